@@ -1,0 +1,119 @@
+package cluster
+
+import "sort"
+
+// Graph is a Terraform configuration's resources and module calls with their
+// dependencies: `depends_on` and references in expressions. Terraform creates a
+// resource after everything it depends on and destroys it before them.
+type Graph struct {
+	Nodes map[string]*Resource
+}
+
+// Resource is a resource, data source or module call. Addresses are the
+// configuration's ("helm_release.karpenter", "module.eks", "data.aws_iam_role.x");
+// resources inside a called module are represented by the module call.
+type Resource struct {
+	Address string
+	// Type is the resource type ("helm_release") or "module" / "data.<type>".
+	Type string
+	Name string
+	// Source and Version are set for module calls.
+	Source  string
+	Version string
+	// Attrs holds the evaluated top-level arguments that checks need, with
+	// JSON-compatible values; unknown values are placeholders (see Unknown).
+	Attrs map[string]any
+	// DependsOn lists explicit depends_on addresses; Refs lists addresses referenced
+	// by expressions. Both are sorted and deduplicated.
+	DependsOn []string
+	Refs      []string
+	Origin    Origin
+	// Count tells whether the resource is conditionally created: "" when always,
+	// otherwise the count/for_each expression as written.
+	Count string
+}
+
+// NewGraph returns an empty graph.
+func NewGraph() *Graph { return &Graph{Nodes: map[string]*Resource{}} }
+
+// Add inserts or replaces a resource.
+func (g *Graph) Add(r *Resource) { g.Nodes[r.Address] = r }
+
+// Addresses returns every address, sorted.
+func (g *Graph) Addresses() []string {
+	out := make([]string, 0, len(g.Nodes))
+	for a := range g.Nodes {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Edges returns the direct dependencies of a resource (depends_on and references),
+// sorted, restricted to addresses present in the graph.
+func (g *Graph) Edges(addr string) []string {
+	r := g.Nodes[addr]
+	if r == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, list := range [][]string{r.DependsOn, r.Refs} {
+		for _, d := range list {
+			if d == addr || seen[d] {
+				continue
+			}
+			if _, ok := g.Nodes[d]; !ok {
+				continue
+			}
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DependsOn reports whether from depends on to, directly or transitively.
+func (g *Graph) DependsOn(from, to string) bool {
+	if from == to {
+		return false
+	}
+	return g.Path(from, to) != nil
+}
+
+// Path returns a dependency chain from -> ... -> to, or nil when there is none.
+func (g *Graph) Path(from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, next := range g.Edges(cur) {
+			if _, ok := prev[next]; ok {
+				continue
+			}
+			prev[next] = cur
+			if next == to {
+				path := []string{to}
+				for p := cur; p != ""; p = prev[p] {
+					path = append([]string{p}, path...)
+				}
+				return path
+			}
+			queue = append(queue, next)
+		}
+	}
+	return nil
+}
+
+// OfType returns the resources of a type, sorted by address.
+func (g *Graph) OfType(typ string) []*Resource {
+	var out []*Resource
+	for _, a := range g.Addresses() {
+		if r := g.Nodes[a]; r.Type == typ {
+			out = append(out, r)
+		}
+	}
+	return out
+}

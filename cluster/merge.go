@@ -1,0 +1,88 @@
+package cluster
+
+// Merge joins partial models from several loaders into one. Lists are concatenated
+// in argument order; for single-valued facts (the cluster, the authentication mode,
+// the Karpenter installation) the first model that knows them wins, and an explicit
+// value beats a defaulted one.
+func Merge(parts ...*Model) *Model {
+	m := &Model{}
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		m.Objects = append(m.Objects, p.Objects...)
+		m.Workloads = append(m.Workloads, p.Workloads...)
+		m.Pods = append(m.Pods, p.Pods...)
+		m.NodeGroups = append(m.NodeGroups, p.NodeGroups...)
+		m.FargateProfiles = append(m.FargateProfiles, p.FargateProfiles...)
+		m.NodePools = append(m.NodePools, p.NodePools...)
+		m.NodeClasses = append(m.NodeClasses, p.NodeClasses...)
+		m.NodeClaims = append(m.NodeClaims, p.NodeClaims...)
+		m.Nodes = append(m.Nodes, p.Nodes...)
+		m.HelmReleases = append(m.HelmReleases, p.HelmReleases...)
+		m.Addons = append(m.Addons, p.Addons...)
+		m.Problems = append(m.Problems, p.Problems...)
+		m.Notes = append(m.Notes, p.Notes...)
+
+		if !m.Cluster.Defined && p.Cluster.Defined {
+			m.Cluster = p.Cluster
+		}
+		mergeIdentity(&m.Identity, &p.Identity)
+		mergeKarpenter(&m.Karpenter, &p.Karpenter)
+
+		if p.Terraform != nil {
+			if m.Terraform == nil {
+				m.Terraform = NewGraph()
+			}
+			for a, r := range p.Terraform.Nodes {
+				m.Terraform.Nodes[a] = r
+			}
+		}
+		if p.Live != nil && m.Live == nil {
+			m.Live = p.Live
+		}
+	}
+	return m
+}
+
+func mergeIdentity(dst, src *Identity) {
+	if src.AuthMode != "" && (dst.AuthMode == "" || (dst.AuthModeDefaulted && !src.AuthModeDefaulted)) {
+		dst.AuthMode, dst.AuthModeDefaulted, dst.AuthModeOrigin = src.AuthMode, src.AuthModeDefaulted, src.AuthModeOrigin
+	}
+	if src.AwsAuth != nil {
+		if dst.AwsAuth == nil {
+			cp := *src.AwsAuth
+			dst.AwsAuth = &cp
+		} else {
+			dst.AwsAuth.Roles = append(dst.AwsAuth.Roles, src.AwsAuth.Roles...)
+			dst.AwsAuth.Complete = dst.AwsAuth.Complete && src.AwsAuth.Complete
+		}
+	}
+	dst.AccessEntries = append(dst.AccessEntries, src.AccessEntries...)
+	dst.Roles = append(dst.Roles, src.Roles...)
+	dst.ServiceAccounts = append(dst.ServiceAccounts, src.ServiceAccounts...)
+}
+
+func mergeKarpenter(dst, src *Karpenter) {
+	if dst.Version == "" && src.Version != "" {
+		dst.Version, dst.VersionFrom = src.Version, src.VersionFrom
+	}
+	if dst.Namespace == "" {
+		dst.Namespace = src.Namespace
+	}
+	if dst.Release == nil {
+		dst.Release = src.Release
+	}
+	if dst.Controller == nil {
+		dst.Controller = src.Controller
+	}
+	if dst.ControllerRole == "" {
+		dst.ControllerRole = src.ControllerRole
+	}
+	if dst.NodeRole == "" {
+		dst.NodeRole = src.NodeRole
+	}
+	if dst.Address == "" {
+		dst.Address, dst.Origin = src.Address, src.Origin
+	}
+}

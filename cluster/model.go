@@ -1,0 +1,344 @@
+package cluster
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Model is everything eksdoctor knows about one cluster configuration.
+type Model struct {
+	// Objects holds every Kubernetes object from every source.
+	Objects []*Object
+
+	Workloads       []*Workload
+	Pods            []*Pod // live pods (static sources describe workloads instead)
+	NodeGroups      []*NodeGroup
+	FargateProfiles []*FargateProfile
+	NodePools       []*NodePool
+	NodeClasses     []*NodeClass
+	NodeClaims      []*NodeClaim
+	Nodes           []*Node
+
+	HelmReleases []*HelmRelease
+	Addons       []*Addon
+
+	Cluster   EKSCluster
+	Identity  Identity
+	Karpenter Karpenter
+
+	// Terraform holds the resources and module calls of a Terraform configuration
+	// with their dependency edges; nil when no Terraform was read.
+	Terraform *Graph
+
+	// Live holds what only a running cluster can show; nil for static inputs.
+	Live *Live
+
+	Problems []Problem
+	Notes    []Note
+}
+
+// EKSCluster is what the configuration says about the EKS cluster itself.
+type EKSCluster struct {
+	Name              string
+	KubernetesVersion string
+	Origin            Origin
+	// Address is the Terraform address of the cluster ("module.eks", "aws_eks_cluster.this").
+	Address string
+	// Module is the terraform-aws-modules/eks version declared ("20.24.0"), if any.
+	ModuleVersion string
+	// Defined reports whether any source declared the cluster (Terraform, eksctl).
+	Defined bool
+}
+
+// Phase is a point in a cluster's life at which scheduling is judged.
+type Phase int
+
+const (
+	_ Phase = iota
+	// Bootstrap: only node groups and Fargate profiles exist. This is what EKS
+	// add-ons and the Karpenter controller see while Terraform creates them.
+	Bootstrap
+	// Steady: bootstrap capacity plus the NodePools Karpenter can act on.
+	Steady
+)
+
+func (p Phase) String() string {
+	switch p {
+	case Bootstrap:
+		return "bootstrap"
+	case Steady:
+		return "steady"
+	}
+	return "unknown"
+}
+
+// Phases lists the phases in order.
+var Phases = []Phase{Bootstrap, Steady}
+
+// Workload is anything that creates pods: a Pod, Deployment, StatefulSet, DaemonSet,
+// ReplicaSet, Job or CronJob, or a workload an EKS add-on or a chart installs.
+type Workload struct {
+	Object   *Object
+	Template corev1.PodTemplateSpec
+	// TemplatePath is the field path of the pod template inside Object
+	// ("spec.template", "spec.jobTemplate.spec.template", "" for a Pod).
+	TemplatePath string
+	Replicas     int32
+
+	// Component identifies well-known components ("karpenter", "coredns",
+	// "ebs-csi-node", "aws-node", "cilium-agent"); empty for the user's own.
+	Component string
+	// Bootstrap, when set, explains why the workload must be schedulable before
+	// any Karpenter capacity exists ("the Karpenter controller launches all
+	// Karpenter capacity", "Terraform waits for the coredns add-on").
+	Bootstrap string
+	// NodeCritical marks DaemonSets that nodes need to work and drain correctly
+	// (CSI node plugins, CNI agents), with the reason.
+	NodeCritical string
+
+	// Release is the Helm release that installs the workload, if any.
+	Release *HelmRelease
+	// Addon is the EKS add-on that installs the workload, if any.
+	Addon *Addon
+}
+
+// Ref is the reference of the object that owns the pod template.
+func (w *Workload) Ref() ObjectRef { return w.Object.Ref() }
+
+// IsDaemonSet reports whether the workload runs one pod per node.
+func (w *Workload) IsDaemonSet() bool { return w.Object.Kind == "DaemonSet" }
+
+// Pod is a live pod.
+type Pod struct {
+	Object   *Object
+	Spec     corev1.PodSpec
+	Status   corev1.PodStatus
+	Owner    ObjectRef // the controlling workload (Deployment rather than ReplicaSet)
+	Workload *Workload
+	// Events are the FailedScheduling messages recorded for the pod, newest last.
+	Events []Event
+}
+
+// Event is a Kubernetes event about an object.
+type Event struct {
+	Reason  string
+	Message string
+	Source  string
+	Count   int32
+}
+
+// CapacityKind tells the kinds of capacity apart.
+type CapacityKind int
+
+const (
+	_ CapacityKind = iota
+	KindNodeGroup
+	KindFargate
+	KindNodePool
+	KindNode
+)
+
+func (k CapacityKind) String() string {
+	switch k {
+	case KindNodeGroup:
+		return "node group"
+	case KindFargate:
+		return "Fargate profile"
+	case KindNodePool:
+		return "nodepool"
+	case KindNode:
+		return "node"
+	}
+	return "unknown"
+}
+
+// NodeGroup is an EKS managed or self-managed node group (an eksctl nodeGroup, a
+// terraform-aws-eks eks_managed_node_groups entry, an aws_eks_node_group).
+type NodeGroup struct {
+	Name    string
+	Managed bool
+	Labels  map[string]string
+	Taints  []corev1.Taint
+	// InstanceTypes lists the instance types the group launches; empty means the
+	// provider's default (see DefaultInstanceType).
+	InstanceTypes []string
+	AMIType       string
+	MinSize       int // -1 when unknown
+	MaxSize       int
+	DesiredSize   int
+	// NodeRole is the IAM role ARN (or an unknown placeholder) the nodes run with.
+	NodeRole string
+	// Unknown lists the fields whose value could not be resolved ("labels", "taints").
+	Unknown []string
+	Origin  Origin
+	// Address is the Terraform address or eksctl path of the group.
+	Address string
+	// CreatedBy is the tool that creates it: "terraform", "eksctl", "cluster".
+	CreatedBy string
+}
+
+// FargateProfile is an EKS Fargate profile.
+type FargateProfile struct {
+	Name             string
+	Selectors        []FargateSelector
+	PodExecutionRole string
+	Unknown          []string
+	Origin           Origin
+	Address          string
+}
+
+// FargateSelector selects pods by namespace and labels; both may use * and ?.
+type FargateSelector struct {
+	Namespace string
+	Labels    map[string]string
+	Origin    Origin
+}
+
+// NodeSelectorRequirement is a NodePool requirement (a node selector requirement
+// with Karpenter's minValues).
+type NodeSelectorRequirement struct {
+	corev1.NodeSelectorRequirement
+	MinValues *int
+}
+
+// NodeClassRef points a NodePool at its node class.
+type NodeClassRef struct {
+	Group string
+	Kind  string
+	Name  string
+}
+
+// NodePool is a Karpenter NodePool (v1 or v1beta1).
+type NodePool struct {
+	Object        *Object
+	Name          string
+	APIVersion    string
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	StartupTaints []corev1.Taint
+	Requirements  []NodeSelectorRequirement
+	Limits        corev1.ResourceList
+	NodeClassRef  NodeClassRef
+	Weight        int32
+}
+
+// NodeClass is a Karpenter EC2NodeClass.
+type NodeClass struct {
+	Object     *Object
+	Name       string
+	APIVersion string
+	// Role is spec.role; InstanceProfile is spec.instanceProfile. Either may be an
+	// unknown placeholder.
+	Role             string
+	InstanceProfile  string
+	AMIFamily        string
+	AMISelectorTerms []map[string]any
+}
+
+// NodeClaim is a Karpenter NodeClaim (live).
+type NodeClaim struct {
+	Object       *Object
+	Name         string
+	NodePool     string
+	NodeClassRef NodeClassRef
+	ProviderID   string
+	NodeName     string
+	Conditions   []Condition
+	Finalizers   []string
+	Deleting     bool
+}
+
+// Condition is a status condition.
+type Condition struct {
+	Type               string
+	Status             string
+	Reason             string
+	Message            string
+	LastTransitionTime string // RFC 3339
+}
+
+// Node is a live node.
+type Node struct {
+	Object        *Object
+	Name          string
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	Allocatable   corev1.ResourceList
+	Unschedulable bool
+	ProviderID    string
+	Ready         bool
+	Finalizers    []string
+	Deleting      bool
+}
+
+// HelmRelease is a Helm release (Terraform helm_release, or a chart given on the
+// command line).
+type HelmRelease struct {
+	Name       string
+	Namespace  string
+	Chart      string // chart name ("karpenter") or local path
+	Repository string
+	Version    string // chart version, "" when unpinned or unknown
+	// Values are the merged values the user passes (values files, values blocks,
+	// set blocks), before chart defaults.
+	Values map[string]any
+	// ValueOrigins maps a dotted values key to where the user set it.
+	ValueOrigins map[string]Origin
+	// ChartDir is the chart on disk when it is local.
+	ChartDir string
+	// Rendered reports whether the chart was rendered (local chart) rather than
+	// described from the built-in knowledge base.
+	Rendered bool
+	// Wait is helm_release.wait; nil when not set (the provider default is true).
+	Wait      *bool
+	DependsOn []string
+	Origin    Origin
+	Address   string
+}
+
+// Addon is an EKS managed add-on.
+type Addon struct {
+	Name    string
+	Version string // "" when the latest/default version is used
+	// ConfigurationValues is the decoded configuration_values JSON; nil when unset.
+	ConfigurationValues map[string]any
+	// ConfigurationRaw is the configuration as written (HCL or JSON text).
+	ConfigurationRaw string
+	// BeforeCompute is terraform-aws-eks' before_compute: the add-on is created
+	// before the node groups.
+	BeforeCompute bool
+	Origin        Origin
+	Address       string
+	// Unknown lists fields that could not be resolved ("configuration_values").
+	Unknown []string
+}
+
+// Live is what only a running cluster shows.
+type Live struct {
+	// Context is the kubeconfig context read; Server its API server URL.
+	Context           string
+	Server            string
+	VolumeAttachments []VolumeAttachment
+	PVCs              []*Object
+	PVs               []*Object
+	CSIDrivers        []string
+	// Skipped lists the resources eksdoctor could not read, with why.
+	Skipped []Skipped
+	// Now is when the state was read (RFC 3339), the clock for age-based checks.
+	Now string
+}
+
+// VolumeAttachment is a storage.k8s.io VolumeAttachment.
+type VolumeAttachment struct {
+	Object   *Object
+	Name     string
+	Attacher string
+	NodeName string
+	PV       string
+	Attached bool
+}
+
+// Skipped records a resource the live source could not list.
+type Skipped struct {
+	Resource string
+	Reason   string
+}

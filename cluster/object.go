@@ -1,0 +1,128 @@
+package cluster
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// IgnoreAnnotation silences checks on one object: "eksdoctor.io/ignore: id[,id]".
+const IgnoreAnnotation = "eksdoctor.io/ignore"
+
+// Object is a Kubernetes object as written by the user (or rendered from a chart, or
+// read from a cluster), with where it came from.
+type Object struct {
+	APIVersion  string
+	Kind        string
+	Namespace   string
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+
+	// Content is the whole object with JSON-compatible values (map[string]any, []any,
+	// string, int64, float64, bool, nil).
+	Content map[string]any
+
+	// Origin is where the object starts.
+	Origin Origin
+	// Lines maps a field path ("spec.template.spec.tolerations", list items as
+	// numbers: "spec.containers.0.image") to its line in Origin.File. Loaders fill it
+	// for the paths they can; At falls back to the nearest known parent.
+	Lines map[string]int
+
+	// Via names what produced the object when it was not a plain manifest: a Terraform
+	// address ("kubectl_manifest.karpenter_node_pool"), a Helm release
+	// ("helm_release.karpenter"), a chart knowledge-base entry, "live".
+	Via string
+	// Manager is the tool that creates and deletes the object: "kubectl" for plain
+	// manifests, "terraform" for objects in kubectl_manifest/kubernetes_manifest/
+	// helm_release, "helm", "eks" for add-ons, "cluster" for objects read live.
+	Manager string
+}
+
+// Ref returns the object's reference.
+func (o *Object) Ref() ObjectRef {
+	return ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// At returns the origin of a field path inside the object; the closest parent path
+// with a known line is used when the exact path has none.
+func (o *Object) At(path string) Origin {
+	org := o.Origin
+	org.Path = path
+	p := path
+	for p != "" {
+		if l, ok := o.Lines[p]; ok {
+			org.Line = l
+			return org
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return org
+}
+
+// Ignores reports whether the object opts out of a check through IgnoreAnnotation.
+func (o *Object) Ignores(checkID string) bool {
+	v, ok := o.Annotations[IgnoreAnnotation]
+	if !ok {
+		return false
+	}
+	for _, id := range strings.Split(v, ",") {
+		id = strings.TrimSpace(id)
+		if id == checkID || id == "*" || id == "all" {
+			return true
+		}
+	}
+	return false
+}
+
+// Get returns the value at a dotted path ("spec.template.spec"), or nil. List items
+// are addressed by index.
+func (o *Object) Get(path string) any { return Lookup(o.Content, path) }
+
+// String returns the string at path, or "".
+func (o *Object) String(path string) string {
+	s, _ := o.Get(path).(string)
+	return s
+}
+
+// Lookup walks a JSON-like tree along a dotted path.
+func Lookup(v any, path string) any {
+	if path == "" {
+		return v
+	}
+	for _, part := range strings.Split(path, ".") {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[part]
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// SortObjects orders objects by kind, namespace, name, then origin, so every listing
+// derived from a model is deterministic.
+func SortObjects(objs []*Object) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if a.Ref() != b.Ref() {
+			return a.Ref().Less(b.Ref())
+		}
+		if a.Origin.File != b.Origin.File {
+			return a.Origin.File < b.Origin.File
+		}
+		return a.Origin.Line < b.Origin.Line
+	})
+}

@@ -1,0 +1,358 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// maxLineDepth bounds how deep field lines are indexed: deep enough for
+// spec.template.spec.containers.0.resources.requests, cheap on large inputs.
+const maxLineDepth = 8
+
+// Decode reads every object in data, the contents of file. Objects keep the file and
+// the line they start on; problems name the file and line of what could not be read.
+func Decode(file string, data []byte) ([]*cluster.Object, []cluster.Problem) {
+	return DecodeAt(file, 1, data)
+}
+
+// DecodeAt is Decode for text that starts at line firstLine of file, e.g. YAML
+// embedded in a Terraform heredoc.
+func DecodeAt(file string, firstLine int, data []byte) ([]*cluster.Object, []cluster.Problem) {
+	var objs []*cluster.Object
+	var probs []cluster.Problem
+	for _, doc := range splitDocuments(data) {
+		o, p := decodeDocument(file, firstLine-1+doc.line, doc.text)
+		objs = append(objs, o...)
+		probs = append(probs, p...)
+	}
+	return objs, probs
+}
+
+type document struct {
+	line int // 1-based line of the first line of text within the input
+	text []byte
+}
+
+// splitDocuments cuts a YAML stream at its "---" separators so that each document is
+// parsed on its own: a syntax error in one cannot hide the rest.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	start, startLine, line := 0, 1, 1
+	for i := 0; i < len(data); {
+		end := bytes.IndexByte(data[i:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = i + end + 1
+		}
+		l := data[i:next]
+		if isSeparator(l) {
+			docs = append(docs, document{line: startLine, text: data[start:i]})
+			start, startLine = next, line+1
+		}
+		i = next
+		line++
+	}
+	docs = append(docs, document{line: startLine, text: data[start:]})
+	return docs
+}
+
+func isSeparator(l []byte) bool {
+	if !bytes.HasPrefix(l, []byte("---")) {
+		return false
+	}
+	rest := bytes.TrimRight(l[3:], "\r\n")
+	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '#'
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+func decodeDocument(file string, offset int, text []byte) ([]*cluster.Object, []cluster.Problem) {
+	if isBlank(text) {
+		return nil, nil
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		line := offset
+		msg := err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			line = offset + n - 1
+			msg = msg[len(m[0]):]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		return nil, []cluster.Problem{{
+			Origin:  cluster.Origin{File: file, Line: line},
+			Message: "YAML syntax error: " + msg,
+		}}
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil, nil
+	}
+	node := root.Content[0]
+	if node.Kind == yaml.ScalarNode && node.Tag == "!!null" {
+		return nil, nil
+	}
+	c := converter{lines: map[string]int{}, offset: offset - 1}
+	v, err := c.value(node, "", 0)
+	if err != nil {
+		return nil, []cluster.Problem{{Origin: cluster.Origin{File: file, Line: offset - 1 + node.Line}, Message: err.Error()}}
+	}
+	content, ok := v.(map[string]any)
+	if !ok {
+		return nil, []cluster.Problem{{
+			Origin:  cluster.Origin{File: file, Line: offset - 1 + node.Line},
+			Message: fmt.Sprintf("expected a Kubernetes object (a mapping with apiVersion and kind), found %s", describe(v)),
+		}}
+	}
+	return objectsFrom(file, offset-1+node.Line, content, c.lines)
+}
+
+func isBlank(text []byte) bool {
+	for _, l := range bytes.Split(text, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+// objectsFrom builds the objects of one document: the document itself, or the items
+// of a List.
+func objectsFrom(file string, line int, content map[string]any, lines map[string]int) ([]*cluster.Object, []cluster.Problem) {
+	kind, _ := content["kind"].(string)
+	apiVersion, _ := content["apiVersion"].(string)
+	if items, ok := content["items"].([]any); ok && strings.HasSuffix(kind, "List") {
+		var objs []*cluster.Object
+		var probs []cluster.Problem
+		for i, it := range items {
+			prefix := "items." + strconv.Itoa(i)
+			m, ok := it.(map[string]any)
+			itemLine := line
+			if l, ok := lines[prefix]; ok {
+				itemLine = l
+			}
+			if !ok {
+				probs = append(probs, cluster.Problem{Origin: cluster.Origin{File: file, Line: itemLine, Path: prefix}, Message: fmt.Sprintf("List item %d is %s, not an object", i, describe(it))})
+				continue
+			}
+			sub := map[string]int{}
+			for k, l := range lines {
+				if rest, ok := strings.CutPrefix(k, prefix+"."); ok {
+					sub[rest] = l
+				}
+			}
+			o, p := objectsFrom(file, itemLine, m, sub)
+			objs = append(objs, o...)
+			probs = append(probs, p...)
+		}
+		return objs, probs
+	}
+	if kind == "" || apiVersion == "" {
+		missing := "kind"
+		if kind != "" {
+			missing = "apiVersion"
+		} else if apiVersion == "" {
+			missing = "apiVersion and kind"
+		}
+		return nil, []cluster.Problem{{Origin: cluster.Origin{File: file, Line: line}, Message: "document has no " + missing + "; it is not a Kubernetes object"}}
+	}
+	o := &cluster.Object{
+		APIVersion: apiVersion,
+		Kind:       kind,
+		Content:    content,
+		Origin:     cluster.Origin{File: file, Line: line},
+		Lines:      lines,
+		Manager:    "kubectl",
+	}
+	if md, ok := content["metadata"].(map[string]any); ok {
+		o.Name, _ = md["name"].(string)
+		o.Namespace, _ = md["namespace"].(string)
+		o.Labels = stringMap(md["labels"])
+		o.Annotations = stringMap(md["annotations"])
+		if o.Name == "" {
+			if gn, ok := md["generateName"].(string); ok {
+				o.Name = gn
+			}
+		}
+	}
+	return []*cluster.Object{o}, nil
+}
+
+func stringMap(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch t := v.(type) {
+		case string:
+			out[k] = t
+		case nil:
+			out[k] = ""
+		default:
+			out[k] = fmt.Sprint(t)
+		}
+	}
+	return out
+}
+
+func describe(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case nil:
+		return "nothing"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// converter turns a yaml.Node tree into JSON-compatible values and records the line
+// of every field path up to maxLineDepth.
+type converter struct {
+	lines  map[string]int
+	offset int
+	depth  int // alias expansion depth, against alias bombs
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (c *converter) value(n *yaml.Node, path string, depth int) (any, error) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return c.value(n.Content[0], path, depth)
+	case yaml.AliasNode:
+		c.depth++
+		defer func() { c.depth-- }()
+		if c.depth > 32 || n.Alias == nil {
+			return nil, fmt.Errorf("line %d: alias nested too deeply", n.Line+c.offset)
+		}
+		return c.value(n.Alias, path, maxLineDepth+1)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" || (k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag != "!!str") {
+				if err := c.merge(m, v, path, depth); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			key := k.Value
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: mapping keys must be strings", k.Line+c.offset)
+			}
+			p := join(path, key)
+			if depth < maxLineDepth {
+				c.lines[p] = k.Line + c.offset
+			}
+			val, err := c.value(v, p, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = val
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, it := range n.Content {
+			p := join(path, strconv.Itoa(i))
+			if depth < maxLineDepth {
+				c.lines[p] = it.Line + c.offset
+			}
+			val, err := c.value(it, p, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = val
+		}
+		return l, nil
+	case yaml.ScalarNode:
+		return scalar(n), nil
+	}
+	return nil, nil
+}
+
+func (c *converter) merge(dst map[string]any, v *yaml.Node, path string, depth int) error {
+	val, err := c.value(v, path, depth)
+	if err != nil {
+		return err
+	}
+	var srcs []any
+	if l, ok := val.([]any); ok {
+		srcs = l
+	} else {
+		srcs = []any{val}
+	}
+	for _, s := range srcs {
+		if m, ok := s.(map[string]any); ok {
+			for k, x := range m {
+				if _, exists := dst[k]; !exists {
+					dst[k] = x
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func scalar(n *yaml.Node) any {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		switch strings.ToLower(n.Value) {
+		case "true", "yes", "on", "y":
+			return true
+		}
+		return false
+	case "!!int":
+		s := strings.ReplaceAll(n.Value, "_", "")
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return i
+		}
+		if strings.HasPrefix(s, "0o") {
+			if i, err := strconv.ParseInt(s[2:], 8, 64); err == nil {
+				return i
+			}
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+		return n.Value
+	case "!!float":
+		s := strings.ToLower(strings.ReplaceAll(n.Value, "_", ""))
+		if strings.Contains(s, "inf") || strings.Contains(s, "nan") {
+			// Not representable in JSON; Kubernetes never uses them.
+			return n.Value
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+		return n.Value
+	}
+	return n.Value
+}
