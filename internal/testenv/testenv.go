@@ -1,0 +1,253 @@
+package testenv
+
+import (
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed crds/*.yaml crds/v1beta1/*.yaml
+var crdFiles embed.FS
+
+// CRDs selects the Karpenter CustomResourceDefinitions installed in the API server.
+type CRDs int
+
+const (
+	_ CRDs = iota
+	// KarpenterV1 installs the current CRDs (karpenter.sh/v1, karpenter.k8s.aws/v1).
+	KarpenterV1
+	// KarpenterV1beta1 installs the v0.37.7 CRDs: stored as v1beta1, v1 served only
+	// through Karpenter's conversion webhook, which does not run in the test.
+	KarpenterV1beta1
+	// NoKarpenter installs no CRDs, like a cluster without Karpenter.
+	NoKarpenter
+)
+
+func (c CRDs) dir() string {
+	switch c {
+	case KarpenterV1:
+		return "crds"
+	case KarpenterV1beta1:
+		return "crds/v1beta1"
+	}
+	return ""
+}
+
+// Options configures Start.
+type Options struct {
+	// CRDs defaults to KarpenterV1.
+	CRDs CRDs
+	// Log receives build progress and start-up messages; os.Stderr when nil.
+	Log io.Writer
+	// StartTimeout bounds the start of each of etcd and kube-apiserver; 90s when
+	// zero (a cold start on a busy two-core machine takes well over envtest's 20s).
+	StartTimeout time.Duration
+}
+
+// Env is a running etcd and kube-apiserver.
+type Env struct {
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// AssetsDir is where the binaries came from.
+	AssetsDir string
+	// StartTime is how long Start took, binaries build included.
+	StartTime time.Duration
+
+	env      *envtest.Environment
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start builds or finds the binaries, starts etcd and kube-apiserver, and installs the
+// selected CRDs. The caller must call Stop.
+func Start(opts Options) (*Env, error) {
+	began := time.Now()
+	log := opts.Log
+	if log == nil {
+		log = os.Stderr
+	}
+	if opts.CRDs == 0 {
+		opts.CRDs = KarpenterV1
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 90 * time.Second
+	}
+	if !binariesCached() {
+		fmt.Fprintln(log, "testenv: building kube-apiserver and etcd from source with hack/testbin.sh; the first build takes several minutes, later runs reuse the cache")
+	}
+	dir, err := AssetsDir(log)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := loadCRDs(opts.CRDs)
+	if err != nil {
+		return nil, err
+	}
+
+	te := &envtest.Environment{
+		BinaryAssetsDirectory:    dir,
+		CRDs:                     crds,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: opts.StartTimeout,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	api := te.ControlPlane.GetAPIServer()
+	api.Path = filepath.Join(dir, "kube-apiserver")
+	args := api.Configure()
+	// envtest advertises 127.0.0.1. The endpoint reconciler would keep publishing
+	// that loopback address as the endpoints of the default kubernetes Service
+	// (writes in the background of every test, through a lease loop); nothing in
+	// the tests talks to that Service, so it is turned off.
+	args.Set("endpoint-reconciler-type", "none")
+	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(dir, "etcd")}
+
+	cfg, err := te.Start()
+	if err != nil {
+		// Start stops what it started when the control plane itself fails, but
+		// not when a later step (CRD installation) does.
+		_ = te.Stop()
+		return nil, fmt.Errorf("start kube-apiserver and etcd from %s: %w", dir, err)
+	}
+	return &Env{Config: cfg, AssetsDir: dir, StartTime: time.Since(began), env: te}, nil
+}
+
+// Stop stops kube-apiserver and etcd and removes their data. It is safe to call more
+// than once and from several goroutines.
+func (e *Env) Stop() error {
+	if e == nil {
+		return nil
+	}
+	e.stopOnce.Do(func() {
+		e.stopErr = e.env.Stop()
+	})
+	return e.stopErr
+}
+
+// loadCRDs decodes the embedded CRDs of one set.
+func loadCRDs(set CRDs) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	dir := set.dir()
+	if dir == "" {
+		return nil, nil
+	}
+	entries, err := fs.ReadDir(crdFiles, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read embedded CRDs: %w", err)
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".yaml" {
+			continue
+		}
+		data, err := crdFiles.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("read embedded CRD %s: %w", e.Name(), err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("decode CRD %s: %w", e.Name(), err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// stopMargin is how long before the test binary's -timeout Main stops the API
+// server: the testing package panics at the deadline without running deferred
+// calls, which would leave etcd and kube-apiserver running.
+const stopMargin = 20 * time.Second
+
+// Main runs a test package against one API server: call it from TestMain as
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { env = e })) }
+//
+// It starts the server, hands it to ready, runs the tests and stops the server. An
+// API server that cannot start fails the package with the reason (tests are not
+// skipped). The server is also stopped on SIGINT/SIGTERM and shortly before the
+// package's -timeout.
+func Main(m *testing.M, opts Options, ready func(*Env)) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	log := opts.Log
+	if log == nil {
+		log = os.Stderr
+	}
+	env, err := Start(opts)
+	if err != nil {
+		fmt.Fprintf(log, "testenv: the integration tests need a running kube-apiserver and etcd, and they could not be started: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(log, "testenv: kube-apiserver and etcd ready in %s (%s)\n", env.StartTime.Round(time.Millisecond), env.AssetsDir)
+
+	done := make(chan struct{})
+	defer close(done)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(log, "testenv: %s: stopping kube-apiserver and etcd\n", s)
+			_ = env.Stop()
+			os.Exit(1)
+		case <-done:
+		}
+	}()
+	if d := testTimeout(); d > 2*stopMargin {
+		t := time.AfterFunc(d-stopMargin, func() {
+			fmt.Fprintf(log, "testenv: the package is about to reach -timeout %s: stopping kube-apiserver and etcd\n", d)
+			_ = env.Stop()
+		})
+		defer t.Stop()
+	}
+
+	ready(env)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintf(log, "testenv: stop kube-apiserver and etcd: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// testTimeout returns the -test.timeout of the running test binary, 0 if none.
+func testTimeout() time.Duration {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return 0
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return 0
+	}
+	d, _ := g.Get().(time.Duration)
+	return d
+}
+
+// errNotStarted is returned by helpers used before Start.
+var errNotStarted = errors.New("test API server is not running")
+
+func (e *Env) check() error {
+	if e == nil || e.env == nil || e.Config == nil {
+		return errNotStarted
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+var env *Env
+
+func TestMain(m *testing.M) {
+	os.Exit(Main(m, Options{}, func(e *Env) { env = e }))
+}
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestKarpenterCRDsAreServed(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gv := range []string{"karpenter.sh/v1", "karpenter.k8s.aws/v1"} {
+		rl, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			t.Fatalf("discover %s: %v", gv, err)
+		}
+		var names []string
+		for _, r := range rl.APIResources {
+			names = append(names, r.Name)
+		}
+		t.Logf("%s serves %v", gv, names)
+		if len(names) == 0 {
+			t.Errorf("%s serves no resources", gv)
+		}
+	}
+}
+
+const rbacManifest = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+rules:
+  - apiGroups: [""]
+    resources: [pods, nodes]
+    verbs: [get, list]
+  - apiGroups: [storage.k8s.io]
+    resources: [volumeattachments]
+    verbs: [list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: reader
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects:
+  - {kind: ServiceAccount, name: somebody-else, namespace: default}
+`
+
+func TestGrantBindsOnlyTheManifestRoles(t *testing.T) {
+	ctx := testContext(t)
+	cfg, err := env.AddUser("grant-reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("list pods before Grant: got %v, want Forbidden", err)
+	}
+	if err := env.Grant(ctx, "grant-reader", []byte(rbacManifest), schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattachments"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list pods after Grant: %v", err)
+	}
+	if _, err := cs.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("list volumeattachments removed from the grant: got %v, want Forbidden", err)
+	}
+	if _, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("list secrets never granted: got %v, want Forbidden", err)
+	}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("create pod with a read-only grant: got %v, want Forbidden", err)
+	}
+}
+
+func TestKubeconfigLoadsLikeUsersDo(t *testing.T) {
+	ctx := testContext(t)
+	data, err := Kubeconfig(env.Config, "admin@test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := clientcmd.NewClientConfigFromBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cc.RawConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.CurrentContext != "admin@test" {
+		t.Errorf("current context = %q, want admin@test", raw.CurrentContext)
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err != nil {
+		t.Errorf("get kube-system through the kubeconfig: %v", err)
+	}
+}
+
+func TestRemoveResources(t *testing.T) {
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods", "nodes"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+	}
+	got := removeResources(rules, []schema.GroupResource{{Group: "", Resource: "pods"}, {Group: "storage.k8s.io", Resource: "volumeattachments"}})
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("removeResources (-want +got):\n%s", diff)
+	}
+	if len(rules[0].Resources) != 2 {
+		t.Errorf("removeResources changed its input: %v", rules[0].Resources)
+	}
+}
