@@ -1,0 +1,143 @@
+package schema
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
+)
+
+// decodeFile reads every object of a fixture; a fixture that does not decode fails the
+// test, since the fixtures are known-good YAML.
+func decodeFile(t testing.TB, file string) []*cluster.Object {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	objs, probs := manifest.Decode(file, data)
+	if len(probs) > 0 {
+		t.Fatalf("decode %s: %v", file, probs)
+	}
+	return objs
+}
+
+// fixtures lists the files matching patterns, sorted; an empty match fails the test so
+// a moved fixture cannot make a test pass vacuously.
+func fixtures(t testing.TB, patterns ...string) []string {
+	t.Helper()
+	var files []string
+	for _, p := range patterns {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			t.Fatalf("glob %s: %v", p, err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no fixtures match %v", patterns)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// karpenterObjects keeps the objects Validate is about.
+func karpenterObjects(objs []*cluster.Object) []*cluster.Object {
+	var out []*cluster.Object
+	for _, o := range objs {
+		if strings.HasPrefix(o.APIVersion, GroupKarpenter+"/") || strings.HasPrefix(o.APIVersion, GroupAWS+"/") {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// heredoc returns the body of the `yaml_body = <<-YAML` heredoc of a Terraform resource
+// ("kubectl_manifest.name"), with the indentation <<- strips removed, and the line the
+// body starts on.
+func heredoc(t testing.TB, file, address string) ([]byte, int) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	typ, name, _ := strings.Cut(address, ".")
+	header := `resource "` + typ + `" "` + name + `"`
+	var body []string
+	start, inResource, inBody := 0, false, false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, header):
+			inResource = true
+		case inResource && !inBody && strings.Contains(line, "yaml_body") && strings.Contains(line, "<<-YAML"):
+			inBody, start = true, n+1
+		case inBody && strings.TrimSpace(line) == "YAML":
+			return []byte(dedent(body)), start
+		case inBody:
+			body = append(body, line)
+		}
+	}
+	t.Fatalf("%s: no yaml_body heredoc in %s", file, address)
+	return nil, 0
+}
+
+// dedent removes the indentation common to all non-blank lines, as <<- does.
+func dedent(lines []string) string {
+	indent := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n := len(l) - len(strings.TrimLeft(l, " \t"))
+		if indent < 0 || n < indent {
+			indent = n
+		}
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		if len(l) >= indent && indent > 0 {
+			l = l[indent:]
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// withAPIVersion returns a copy of obj under another apiVersion, nothing else changed.
+func withAPIVersion(obj *cluster.Object, apiVersion string) *cluster.Object {
+	c := *obj
+	c.APIVersion = apiVersion
+	c.Content, _ = normalize(obj.Content, 0).(map[string]any)
+	c.Content["apiVersion"] = apiVersion
+	return &c
+}
+
+// object wraps content the way a loader would.
+func object(content map[string]any) *cluster.Object {
+	o := &cluster.Object{Content: content}
+	o.APIVersion, _ = content["apiVersion"].(string)
+	o.Kind, _ = content["kind"].(string)
+	if md, ok := content["metadata"].(map[string]any); ok {
+		o.Name, _ = md["name"].(string)
+	}
+	return o
+}
+
+// decodeYAML decodes text that starts at line of file.
+func decodeYAML(t testing.TB, file string, line int, text []byte) []*cluster.Object {
+	t.Helper()
+	objs, probs := manifest.DecodeAt(file, line, text)
+	if len(probs) > 0 {
+		t.Fatalf("decode %s:%d: %v", file, line, probs)
+	}
+	return objs
+}
