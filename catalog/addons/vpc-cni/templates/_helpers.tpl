@@ -1,0 +1,3 @@
+{{- define "vpc-cni.feature" -}}
+{{- if index (.Chart.Annotations | default dict) (printf "eksdoctor.io/feature-%s" .feature) -}}true{{- end -}}
+{{- end -}}

@@ -1,0 +1,250 @@
+package helm
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
+)
+
+// Expand adds to m.Objects the objects of every m.HelmReleases entry and of every
+// m.Addons entry. A release whose ChartDir is set is rendered from disk; any other
+// is synthesized from the knowledge base with the user's values applied (the same
+// template engine reads tolerations, nodeSelector, affinity, podLabels, dnsPolicy,
+// replicas, schedulerName, topologySpreadConstraints, node.tolerateAllTaints, ...).
+// Add-ons are synthesized with their configuration_values applied; keys the add-on
+// version rejects are left out, as EKS would refuse them. What had to be assumed
+// (a version, an unknown chart) is recorded in m.Notes. Call it once per model.
+func Expand(m *cluster.Model) {
+	if m == nil {
+		return
+	}
+	kube := m.Cluster.KubernetesVersion
+	for _, r := range m.HelmReleases {
+		if r == nil {
+			continue
+		}
+		var objs []*cluster.Object
+		var probs []cluster.Problem
+		if r.ChartDir != "" {
+			objs, probs = render(r.ChartDir, r, kube)
+			r.Rendered = true
+		} else {
+			var notes []cluster.Note
+			objs, probs, notes = synthesizeRelease(r, kube)
+			m.Notes = append(m.Notes, notes...)
+		}
+		m.Objects = append(m.Objects, objs...)
+		m.Problems = append(m.Problems, probs...)
+	}
+	for _, a := range m.Addons {
+		if a == nil {
+			continue
+		}
+		objs, probs, notes := synthesizeAddon(a, kube)
+		m.Objects = append(m.Objects, objs...)
+		m.Problems = append(m.Problems, probs...)
+		m.Notes = append(m.Notes, notes...)
+	}
+}
+
+func releaseSubject(r *cluster.HelmRelease) string {
+	if r.Address != "" {
+		return r.Address
+	}
+	return "helm release " + r.Name
+}
+
+func chartRef(r *cluster.HelmRelease) string {
+	if r.Repository != "" && !strings.Contains(r.Chart, "://") {
+		return strings.TrimRight(r.Repository, "/") + "/" + r.Chart
+	}
+	return r.Chart
+}
+
+// synthesizeRelease describes a release whose chart is not on disk.
+func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, []cluster.Problem, []cluster.Note) {
+	subject := releaseSubject(r)
+	if cluster.IsUnknown(r.Chart) || r.Chart == "" {
+		return nil, nil, []cluster.Note{{Origin: r.Origin, Subject: subject, Message: "the chart is not known before apply; nothing was synthesized for this release"}}
+	}
+	version := r.Version
+	if cluster.IsUnknown(version) {
+		version = ""
+	}
+	kb, ok := catalog.ChartFor(chartRef(r), version)
+	if !ok {
+		kb, ok = catalog.ChartFor(r.Chart, version)
+	}
+	if !ok {
+		return nil, nil, []cluster.Note{{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s is not in the knowledge base and not on disk; its objects are not analysed", chartRef(r))}}
+	}
+	var notes []cluster.Note
+	if kb.Assumed != "" {
+		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s: %s", kb.Name, kb.Assumed)})
+	}
+	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, kb.DefaultValues())
+	docs, err := renderChart(ch, r, kube)
+	if err != nil {
+		return nil, []cluster.Problem{{Origin: r.Origin, Message: fmt.Sprintf("chart %s %s with these values does not render: %v", kb.Name, kb.Version, err)}}, notes
+	}
+	objs, probs := decodeSynthesized(docs, r.Origin)
+	for _, o := range objs {
+		finish(o, releaseVia(r), releaseManager(r), releaseNamespace(r, kb.Name))
+		setAnnotation(o, ChartVersionAnnotation, kb.Version)
+		if c, ok := kb.Component(o.Annotations[ComponentAnnotation]); ok {
+			o.Lines = fieldLines(c, r.ValueOrigins, r.Origin)
+		}
+	}
+	return objs, probs, notes
+}
+
+func addonSubject(a *cluster.Addon) string {
+	if a.Address != "" {
+		return a.Address
+	}
+	return "EKS add-on " + a.Name
+}
+
+func addonVia(a *cluster.Addon) string {
+	if a.Address != "" {
+		return a.Address
+	}
+	return "eks-addon:" + a.Name
+}
+
+// synthesizeAddon describes the workloads an EKS add-on creates.
+func synthesizeAddon(a *cluster.Addon, kube string) ([]*cluster.Object, []cluster.Problem, []cluster.Note) {
+	subject := addonSubject(a)
+	version := a.Version
+	if cluster.IsUnknown(version) {
+		version = ""
+	}
+	kb, ok := catalog.AddonFor(a.Name, version)
+	if !ok {
+		return nil, nil, []cluster.Note{{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("EKS add-on %s is not in the knowledge base; its workloads are not analysed", a.Name)}}
+	}
+	var notes []cluster.Note
+	if kb.Assumed != "" {
+		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s: %s", kb.Name, kb.Assumed)})
+	}
+	for _, u := range a.Unknown {
+		if u == "configuration_values" {
+			notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: "configuration_values is not known before apply; the add-on's default configuration is assumed"})
+		}
+	}
+	config := copyValues(a.ConfigurationValues)
+	for _, v := range kb.CheckConfig(config) {
+		if v.Acceptance != catalog.AddonRejected {
+			continue
+		}
+		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s %s does not accept the configuration key %q; EKS rejects the configuration, so it is left out", kb.Name, kb.Version, v.Key)})
+		deletePath(config, v.Key)
+	}
+	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, kb.DefaultValues())
+	rel := &cluster.HelmRelease{Name: kb.Name, Namespace: kb.Namespace, Values: config}
+	docs, err := renderChart(ch, rel, kube)
+	if err != nil {
+		return nil, []cluster.Problem{{Origin: a.Origin, Message: fmt.Sprintf("EKS add-on %s %s with this configuration cannot be described: %v", kb.Name, kb.Version, err)}}, notes
+	}
+	objs, probs := decodeSynthesized(docs, a.Origin)
+	for _, o := range objs {
+		finish(o, addonVia(a), "eks", kb.Namespace)
+		setAnnotation(o, AddonVersionAnnotation, kb.Version)
+	}
+	return objs, probs, notes
+}
+
+// buildChart assembles an in-memory chart from knowledge-base data. Template
+// features become chart annotations, which the reduced templates read.
+func buildChart(name, version, appVersion string, features []string, templates map[string][]byte, values map[string]any) *chart.Chart {
+	ann := map[string]string{}
+	for _, f := range features {
+		ann["eksdoctor.io/feature-"+f] = "true"
+	}
+	ch := &chart.Chart{
+		Metadata: &chart.Metadata{
+			APIVersion:  chart.APIVersionV2,
+			Name:        name,
+			Version:     version,
+			AppVersion:  appVersion,
+			Type:        "application",
+			Annotations: ann,
+		},
+		Values: values,
+	}
+	names := make([]string, 0, len(templates))
+	for n := range templates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ch.Templates = append(ch.Templates, &chart.File{Name: n, Data: templates[n]})
+	}
+	return ch
+}
+
+// decodeSynthesized decodes knowledge-base output and points every object at the
+// user's declaration: the synthesized text itself is nowhere on disk.
+func decodeSynthesized(docs []renderedDoc, at cluster.Origin) ([]*cluster.Object, []cluster.Problem) {
+	var objs []*cluster.Object
+	var probs []cluster.Problem
+	for _, d := range docs {
+		o, p := manifest.DecodeAt(d.name, 1, []byte(d.text))
+		for _, x := range p {
+			// A values-induced YAML error inside synthesized text: report it at
+			// the release, with the engine's words.
+			probs = append(probs, cluster.Problem{Origin: at, Message: "values produce invalid YAML in " + d.name + ": " + x.Message})
+		}
+		for _, obj := range o {
+			obj.Origin = at
+			obj.Lines = nil
+			objs = append(objs, obj)
+		}
+	}
+	return objs, probs
+}
+
+// fieldLines maps the object fields a component's values set to the lines where the
+// user set those values, when they are in the declaration's own file.
+func fieldLines(c *catalog.ChartComponent, origins map[string]cluster.Origin, at cluster.Origin) map[string]int {
+	if len(origins) == 0 || len(c.Fields) == 0 {
+		return nil
+	}
+	lines := map[string]int{}
+	for key, field := range c.Fields {
+		full := key
+		if c.ValuesPrefix != "" {
+			full = c.ValuesPrefix + "." + key
+		}
+		org, ok := origins[full]
+		if !ok || org.Line <= 0 || (org.File != "" && org.File != at.File) {
+			continue
+		}
+		lines[field] = org.Line
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return lines
+}
+
+func deletePath(m map[string]any, key string) {
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		if i == len(parts)-1 {
+			delete(m, p)
+			return
+		}
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			return
+		}
+		m = next
+	}
+}
