@@ -16,6 +16,14 @@ import (
 // spec.template.spec.containers.0.resources.requests, cheap on large inputs.
 const maxLineDepth = 8
 
+// notAnObject starts the message of a document that is not a Kubernetes object at
+// all (no apiVersion and kind, or not a mapping), as opposed to a broken one.
+const notAnObject = "document is not a Kubernetes object: it has no apiVersion and kind"
+
+// IsNotAnObject reports whether a problem only says that a document is not a
+// Kubernetes object; directory walks ignore those (values files, CI configs).
+func IsNotAnObject(p cluster.Problem) bool { return strings.HasPrefix(p.Message, notAnObject) }
+
 // Decode reads every object in data, the contents of file. Objects keep the file and
 // the line they start on; problems name the file and line of what could not be read.
 func Decode(file string, data []byte) ([]*cluster.Object, []cluster.Problem) {
@@ -109,7 +117,7 @@ func decodeDocument(file string, offset int, text []byte) ([]*cluster.Object, []
 	if !ok {
 		return nil, []cluster.Problem{{
 			Origin:  cluster.Origin{File: file, Line: offset - 1 + node.Line},
-			Message: fmt.Sprintf("expected a Kubernetes object (a mapping with apiVersion and kind), found %s", describe(v)),
+			Message: notAnObject + fmt.Sprintf(" (found %s)", describe(v)),
 		}}
 	}
 	return objectsFrom(file, offset-1+node.Line, content, c.lines)
@@ -163,7 +171,11 @@ func objectsFrom(file string, line int, content map[string]any, lines map[string
 		} else if apiVersion == "" {
 			missing = "apiVersion and kind"
 		}
-		return nil, []cluster.Problem{{Origin: cluster.Origin{File: file, Line: line}, Message: "document has no " + missing + "; it is not a Kubernetes object"}}
+		msg := "document has no " + missing + "; it is not a Kubernetes object"
+		if missing == "apiVersion and kind" {
+			msg = notAnObject
+		}
+		return nil, []cluster.Problem{{Origin: cluster.Origin{File: file, Line: line}, Message: msg}}
 	}
 	o := &cluster.Object{
 		APIVersion: apiVersion,
@@ -356,3 +368,17 @@ func scalar(n *yaml.Node) any {
 	}
 	return n.Value
 }
+
+// parseYAMLValue parses a YAML document into JSON-compatible values.
+func parseYAMLValue(text []byte) (any, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		return nil, fmt.Errorf("YAML syntax error: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	c := converter{lines: map[string]int{}}
+	return c.value(&root, "", maxLineDepth)
+}
+
+// ParseValue parses a YAML or JSON value, e.g. Helm values or an add-on's
+// configuration, into JSON-compatible values.
+func ParseValue(data []byte) (any, error) { return decodeValue(data) }

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
+	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source"
+)
+
+type checkOptions struct {
+	report  reportOptions
+	charts  []string
+	values  []string
+	release string
+	ns      string
+	tfvars  []string
+}
+
+func (o *checkOptions) sourceOptions() source.Options {
+	return source.Options{Charts: o.charts, Values: o.values, Release: o.release, Namespace: o.ns, TFVars: o.tfvars}
+}
+
+func newCheckCmd(env *Env) *cobra.Command {
+	o := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "Analyse manifests, eksctl configs, Terraform, plan JSON, charts and snapshots",
+		Long: `check reads every path (files or directories; default: the working directory) and reports
+what will go wrong once it is applied: workloads that fit no capacity, components that need
+Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (see
+'eksdoctor checks').`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && len(o.charts) == 0 {
+				args = []string{"."}
+			}
+			set, err := o.report.resolve(env, false)
+			if err != nil {
+				return err
+			}
+			m, err := source.Load(args, o.sourceOptions())
+			if err != nil {
+				return loadError(err)
+			}
+			return analyse(env, set, m)
+		},
+	}
+	o.report.addFlags(cmd.Flags())
+	addSourceFlags(cmd, o)
+	return cmd
+}
+
+func addSourceFlags(cmd *cobra.Command, o *checkOptions) {
+	fs := cmd.Flags()
+	fs.StringSliceVar(&o.charts, "chart", nil, "render a local Helm chart directory or .tgz (repeatable)")
+	fs.StringSliceVarP(&o.values, "values", "f", nil, "values file for --chart (repeatable)")
+	fs.StringVar(&o.release, "release", "", "release name for --chart (default: the chart name)")
+	fs.StringVar(&o.ns, "chart-namespace", "", "namespace for --chart (default: default)")
+	fs.StringSliceVar(&o.tfvars, "var-file", nil, "extra Terraform variable file (repeatable)")
+}
+
+func loadError(err error) error {
+	if errors.Is(err, source.ErrNoInput) {
+		return usageError{err}
+	}
+	return usageError{err}
+}
+
+// analyse runs the checks and writes the report; it returns an exitError carrying
+// the exit code.
+func analyse(env *Env, set *settings, m *cluster.Model) error {
+	s := sim.New(m)
+	findings := set.apply(lint.Run(m, s, set.checks))
+	if err := write(env, set, findings); err != nil {
+		return err
+	}
+	if code := set.exitCode(findings); code != ExitOK {
+		return exitError{code}
+	}
+	return nil
+}
+
+func write(env *Env, set *settings, findings []lint.Finding) error {
+	var err error
+	switch set.output {
+	case "json":
+		err = report.JSON(env.Stdout, findings)
+	case "sarif":
+		err = report.SARIF(env.Stdout, findings, set.checks, version(env))
+	default:
+		err = report.Text(env.Stdout, findings, report.TextOptions{Color: color(env, env.Stdout)})
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// color is on for a terminal unless NO_COLOR is set (https://no-color.org).
+func color(env *Env, w io.Writer) bool {
+	if _, set := lookupEnv(env, "NO_COLOR"); set {
+		return false
+	}
+	if env.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return env.IsTerminal(w)
+}
+
+func lookupEnv(env *Env, key string) (string, bool) {
+	v := env.Getenv(key)
+	return v, v != ""
+}

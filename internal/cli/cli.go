@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0 // nothing at or above --fail-on
+	ExitFindings = 1 // findings at or above --fail-on
+	ExitUsage    = 2 // usage or input errors that prevented analysis
+)
+
+// Env is what the command line needs from its surroundings, injectable in tests.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Getwd          func() (string, error)
+	// IsTerminal reports whether a writer is a terminal (colors, progress).
+	IsTerminal func(io.Writer) bool
+	// Version overrides the build's version (tests).
+	Version string
+}
+
+// OSEnv is the real environment.
+func OSEnv() Env {
+	return Env{
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Getenv: os.Getenv,
+		Getwd:  os.Getwd,
+		IsTerminal: func(w io.Writer) bool {
+			f, ok := w.(*os.File)
+			return ok && term.IsTerminal(int(f.Fd()))
+		},
+	}
+}
+
+// usageError marks errors that are the user's invocation, not the input.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitError carries an exit code out of a command without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Run runs the command line and returns the process exit code. args excludes the
+// program name; prog is how the program was invoked (kubectl-eksdoctor runs as a
+// kubectl plugin).
+func Run(ctx context.Context, prog string, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.Getwd == nil {
+		env.Getwd = os.Getwd
+	}
+	if env.IsTerminal == nil {
+		env.IsTerminal = func(io.Writer) bool { return false }
+	}
+	root := newRoot(prog, &env)
+	root.SetArgs(args)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(env.Stderr, "%s: %v\n", progName(prog), err)
+	return ExitUsage
+}
+
+func progName(prog string) string {
+	base := filepath.Base(prog)
+	if strings.HasPrefix(base, "kubectl-") {
+		return "kubectl " + strings.TrimPrefix(base, "kubectl-")
+	}
+	if base == "" || base == "." {
+		return "eksdoctor"
+	}
+	return base
+}
+
+func newRoot(prog string, env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   progName(prog),
+		Short: "Find the EKS + Karpenter misconfigurations that leave pods Pending, nodes unjoined, volumes attached and destroys hanging",
+		Long: `eksdoctor reads Kubernetes manifests, eksctl configs, Terraform (terraform-aws-modules/eks,
+Helm releases, kubectl manifests), Helm charts and live clusters, and explains — the way
+kube-scheduler and Karpenter would — which workloads will never schedule, which nodes will
+never join, which volumes stay attached and which destroys will hang, with a fix in your
+own format.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newCheckCmd(env),
+		newExplainCmd(env),
+		newChecksCmd(env),
+		newVersionCmd(env),
+	)
+	for _, c := range extraCommands {
+		root.AddCommand(c(env))
+	}
+	return root
+}
+
+// extraCommands are subcommands defined in other files of this package (live mode,
+// teardown), kept out of newRoot so each lives beside its own flags.
+var extraCommands []func(*Env) *cobra.Command
+
+func version(env *Env) string {
+	if env.Version != "" {
+		return env.Version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
+func newVersionCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(env.Stdout, "eksdoctor %s\n", version(env))
+			return nil
+		},
+	}
+}

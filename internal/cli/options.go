@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/eksdoctor/eksdoctor/lint"
+)
+
+// ConfigFile is the name of the configuration file looked up from the working
+// directory upwards.
+const ConfigFile = ".eksdoctor.yaml"
+
+// Config is the configuration file's content.
+type Config struct {
+	// FailOn is the lowest severity that makes the exit code 1 (error, warning,
+	// info, never).
+	FailOn string `json:"failOn,omitempty"`
+	// Enable restricts the run to these checks; Disable removes checks.
+	Enable  []string `json:"enable,omitempty"`
+	Disable []string `json:"disable,omitempty"`
+	// Severity overrides a check's severity.
+	Severity map[string]string `json:"severity,omitempty"`
+	// Exclude lists path patterns (filepath.Match against the path or its base
+	// name) whose findings are dropped.
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// reportOptions are the flags every analysing command shares.
+type reportOptions struct {
+	output  string
+	failOn  string
+	enable  []string
+	disable []string
+	config  string
+}
+
+func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or sarif")
+	fs.StringVar(&o.failOn, "fail-on", "", "lowest severity that fails the run: error, warning, info or never (default error)")
+	fs.StringSliceVar(&o.enable, "enable", nil, "run only these checks (comma-separated IDs)")
+	fs.StringSliceVar(&o.disable, "disable", nil, "skip these checks (comma-separated IDs)")
+	fs.StringVar(&o.config, "config", "", "configuration file (default: "+ConfigFile+" found upward from the working directory)")
+}
+
+// settings are the resolved flags and configuration.
+type settings struct {
+	output   string
+	failOn   lint.Severity // 0 = never
+	checks   []*lint.Check
+	severity map[string]lint.Severity
+	exclude  []string
+}
+
+var outputs = []string{"text", "json", "sarif"}
+
+func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
+	cfg, err := loadConfig(env, o.config)
+	if err != nil {
+		return nil, err
+	}
+	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude}
+	if !contains(outputs, o.output) {
+		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(outputs, ", "))
+	}
+	failOn := cfg.FailOn
+	if o.failOn != "" {
+		failOn = o.failOn
+	}
+	switch strings.ToLower(failOn) {
+	case "", "error":
+		s.failOn = lint.Error
+	case "never":
+		s.failOn = 0
+	default:
+		sev, err := lint.ParseSeverity(failOn)
+		if err != nil {
+			return nil, usagef("--fail-on: %v (or never)", err)
+		}
+		s.failOn = sev
+	}
+	enable := append(append([]string(nil), cfg.Enable...), o.enable...)
+	disable := append(append([]string(nil), cfg.Disable...), o.disable...)
+	for _, id := range append(append([]string(nil), enable...), disable...) {
+		if _, ok := lint.Lookup(id); !ok {
+			return nil, usagef("unknown check %q (valid: %s)", id, strings.Join(checkIDs(), ", "))
+		}
+	}
+	for id, sv := range cfg.Severity {
+		if _, ok := lint.Lookup(id); !ok {
+			return nil, usagef("configuration: unknown check %q (valid: %s)", id, strings.Join(checkIDs(), ", "))
+		}
+		sev, err := lint.ParseSeverity(sv)
+		if err != nil {
+			return nil, usagef("configuration: severity of %s: %v", id, err)
+		}
+		s.severity[id] = sev
+	}
+	for _, c := range lint.Checks() {
+		if len(enable) > 0 && !contains(enable, c.ID) {
+			continue
+		}
+		if contains(disable, c.ID) {
+			continue
+		}
+		if c.Live && !live {
+			continue
+		}
+		s.checks = append(s.checks, c)
+	}
+	return s, nil
+}
+
+func checkIDs() []string {
+	var ids []string
+	for _, c := range lint.Checks() {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// loadConfig reads an explicit configuration file, or the nearest .eksdoctor.yaml
+// above the working directory.
+func loadConfig(env *Env, explicit string) (*Config, error) {
+	path := explicit
+	if path == "" {
+		wd, err := env.Getwd()
+		if err != nil {
+			return &Config{}, nil
+		}
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			p := filepath.Join(dir, ConfigFile)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				path = p
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	if path == "" {
+		return &Config{}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("read configuration: %v", err)
+	}
+	var cfg Config
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return nil, usagef("configuration %s: %v", path, err)
+	}
+	return &cfg, nil
+}
+
+// apply filters and adjusts findings by the settings.
+func (s *settings) apply(fs []lint.Finding) []lint.Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if excluded(f.Origin.File, s.exclude) {
+			continue
+		}
+		if sev, ok := s.severity[f.Check]; ok {
+			f.Severity = sev
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func excluded(file string, patterns []string) bool {
+	if file == "" {
+		return false
+	}
+	slash := filepath.ToSlash(file)
+	for _, p := range patterns {
+		if ok, _ := filepath.Match(p, slash); ok {
+			return true
+		}
+		if ok, _ := filepath.Match(p, filepath.Base(file)); ok {
+			return true
+		}
+		if strings.HasSuffix(p, "/**") && strings.HasPrefix(slash, strings.TrimSuffix(p, "**")) {
+			return true
+		}
+	}
+	return false
+}
+
+// exitCode maps findings to the exit code.
+func (s *settings) exitCode(fs []lint.Finding) int {
+	if s.failOn == 0 {
+		return ExitOK
+	}
+	for _, f := range fs {
+		if f.Severity >= s.failOn {
+			return ExitFindings
+		}
+	}
+	return ExitOK
+}

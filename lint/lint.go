@@ -1,0 +1,191 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+// Severity orders findings; the zero value is invalid on purpose.
+type Severity int
+
+const (
+	_ Severity = iota
+	Info
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return "invalid"
+}
+
+// ParseSeverity reads error, warning or info.
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(s) {
+	case "error":
+		return Error, nil
+	case "warning":
+		return Warning, nil
+	case "info":
+		return Info, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want error, warning or info)", s)
+}
+
+// Doc documents a check; docs/checks/ is generated from it.
+type Doc struct {
+	// What the check reports, why it matters, how to fix it.
+	What string
+	Why  string
+	Fix  string
+	// Before and After are a minimal example that fires and its fixed twin, in
+	// Format ("yaml", "hcl").
+	Before string
+	After  string
+	Format string
+}
+
+// Check is one rule.
+type Check struct {
+	ID       string
+	Title    string
+	Family   string // F1..F5, or "all" / "input"
+	Severity Severity
+	// Live marks checks that only have something to say about a running cluster.
+	Live bool
+	Doc  Doc
+	Run  func(*Pass)
+}
+
+// Finding is one problem found.
+type Finding struct {
+	Check    string
+	Severity Severity
+	Object   cluster.ObjectRef
+	Origin   cluster.Origin
+	Summary  string
+	Detail   string
+	Fix      *Fix
+}
+
+// Fix is a change the user can paste.
+type Fix struct {
+	Summary string
+	Edits   []Edit
+}
+
+// Edit formats.
+const (
+	FormatYAML   = "yaml"   // a YAML merge patch for the object that starts at File:Line
+	FormatHCL    = "hcl"    // HCL to set in the block at File:Line
+	FormatValues = "values" // Helm values to merge into the release at File:Line
+	FormatShell  = "shell"  // a command to run
+)
+
+// Edit is one change: Text, in Format, applied at File:Line. For FormatYAML the
+// text is a merge patch (RFC 7386: maps merge, lists are replaced whole, so lists
+// in a fix are complete) for the object that starts at that line.
+type Edit struct {
+	File   string
+	Line   int
+	Format string
+	Text   string
+}
+
+// Pass is what a check's Run receives.
+type Pass struct {
+	Model *cluster.Model
+	Sim   *sim.Simulator
+
+	check    *Check
+	findings []Finding
+	ignored  func(ref cluster.ObjectRef) *cluster.Object
+}
+
+// Report records a finding for the running check; the check's ID and default
+// severity are filled in when the finding leaves them empty. Findings on objects
+// that carry the ignore annotation for this check are dropped.
+func (p *Pass) Report(f Finding) {
+	f.Check = p.check.ID
+	if f.Severity == 0 {
+		f.Severity = p.check.Severity
+	}
+	if o := p.ignored(f.Object); o != nil && o.Ignores(p.check.ID) {
+		return
+	}
+	p.findings = append(p.findings, f)
+}
+
+// Run runs checks over a model and returns their findings, sorted.
+func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
+	objects := map[cluster.ObjectRef]*cluster.Object{}
+	for _, o := range m.Objects {
+		if _, ok := objects[o.Ref()]; !ok {
+			objects[o.Ref()] = o
+		}
+	}
+	lookup := func(ref cluster.ObjectRef) *cluster.Object { return objects[ref] }
+	var all []Finding
+	for _, c := range checks {
+		p := &Pass{Model: m, Sim: s, check: c, ignored: lookup}
+		c.Run(p)
+		all = append(all, p.findings...)
+	}
+	Sort(all)
+	return dedupe(all)
+}
+
+// Sort orders findings by file, line, check, object and summary.
+func Sort(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Origin.File != b.Origin.File {
+			return a.Origin.File < b.Origin.File
+		}
+		if a.Origin.Line != b.Origin.Line {
+			return a.Origin.Line < b.Origin.Line
+		}
+		if a.Check != b.Check {
+			return a.Check < b.Check
+		}
+		if a.Object != b.Object {
+			return a.Object.Less(b.Object)
+		}
+		return a.Summary < b.Summary
+	})
+}
+
+func dedupe(fs []Finding) []Finding {
+	out := fs[:0]
+	for i, f := range fs {
+		if i > 0 {
+			p := fs[i-1]
+			if p.Check == f.Check && p.Object == f.Object && p.Origin == f.Origin && p.Summary == f.Summary {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Count tallies findings by severity.
+func Count(fs []Finding) map[Severity]int {
+	c := map[Severity]int{}
+	for _, f := range fs {
+		c[f.Severity]++
+	}
+	return c
+}

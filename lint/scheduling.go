@@ -1,0 +1,285 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+var podUnschedulable = &Check{
+	ID:       "pod-unschedulable",
+	Title:    "Workload fits no capacity",
+	Family:   "F1",
+	Severity: Error,
+	Doc: Doc{
+		What: "A workload's pods fit no capacity source once the cluster is up: no node group, Fargate profile, Karpenter NodePool (or, live, node) accepts them. The detail lists every source and why it refuses, in the words kube-scheduler and Karpenter use.",
+		Why:  "The pods stay Pending forever. kube-scheduler reports `0/N nodes are available: N node(s) had untolerated taint {...}`; Karpenter logs `incompatible with nodepool \"default\", incompatible requirements, label \"workload\" does not have known values` and launches nothing. Nothing in either message says which configuration to change.",
+		Fix:  "Tolerate the taint of the capacity meant for the workload, make a NodePool provide the label the workload selects (template label or requirement), or relax the selector. The proposed fix is the smallest change that makes one source accept the pods; it is verified by re-running the analysis.",
+		Before: `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      nodeSelector: {workload: api}
+      containers: [{name: api, image: api:1}]`,
+		After: `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    metadata:
+      labels: {workload: api}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}`,
+		Format: "yaml",
+	},
+	Run: runPodUnschedulable,
+}
+
+func runPodUnschedulable(p *Pass) {
+	for _, w := range p.Model.Workloads {
+		if p.Model.Live != nil && w.Object.Manager == "cluster" {
+			// Live workloads are judged by their pods (Pending or not).
+			continue
+		}
+		pl := p.Sim.Place(w, cluster.Steady)
+		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
+	}
+}
+
+func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin cluster.Origin, ref cluster.ObjectRef) {
+	if w.Replicas == 0 {
+		return
+	}
+	switch pl.Result() {
+	case sim.Fits:
+		return
+	case sim.Unknown:
+		p.Report(Finding{
+			Severity: Info,
+			Object:   ref,
+			Origin:   origin,
+			Summary:  fmt.Sprintf("%s: could not verify that its pods fit any capacity before apply", ref),
+			Detail:   placementDetail(pl),
+		})
+		return
+	}
+	sev := Error
+	what := "fits no capacity"
+	if w.IsDaemonSet() {
+		what = "runs on no capacity"
+		if w.NodeCritical == "" && w.Bootstrap == "" {
+			sev = Warning
+		}
+	}
+	// When only the absent Karpenter controller stands between the pods and a
+	// NodePool, say so: the root cause is reported by bootstrap-deadlock.
+	if blockedOnlyByController(pl) {
+		sev = Warning
+		what = "fits only NodePools, and the Karpenter controller cannot run to launch them"
+	}
+	f := Finding{
+		Severity: sev,
+		Object:   ref,
+		Origin:   origin,
+		Summary:  fmt.Sprintf("%s %s: %s", ref, what, firstClause(pl)),
+		Detail:   placementDetail(pl),
+	}
+	if pl.Fargate == nil {
+		f.Fix = taintFix(w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
+		if f.Fix == nil {
+			f.Fix = nodePoolLabelFix(p, w, pl)
+		}
+	}
+	p.Report(f)
+}
+
+func blockedOnlyByController(pl *sim.Placement) bool {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindNodePool && len(v.Reasons) == 1 && v.Reasons[0].Code == sim.CodeController {
+			return true
+		}
+	}
+	return false
+}
+
+// firstClause is the most telling part of a placement summary.
+func firstClause(pl *sim.Placement) string {
+	s := pl.Summary()
+	if len(s) > 240 {
+		s = s[:237] + "..."
+	}
+	return s
+}
+
+// placementDetail renders the scheduler-style summary and every source's verdict.
+func placementDetail(pl *sim.Placement) string {
+	var b strings.Builder
+	b.WriteString(pl.Summary())
+	lines := pl.Explain()
+	if len(lines) > 0 {
+		fmt.Fprintf(&b, "\nIn the %s phase:", pl.Phase)
+		for _, l := range lines {
+			b.WriteString("\n  - " + l)
+		}
+	}
+	return b.String()
+}
+
+// nodePoolLabelFix: when a NodePool refuses the workload only because it does not
+// provide a label the workload selects with a single value, add that label to the
+// NodePool's template.
+func nodePoolLabelFix(p *Pass, w *cluster.Workload, pl *sim.Placement) *Fix {
+	for _, v := range pl.Verdicts {
+		np := v.Source.NodePool
+		if np == nil || v.Result != sim.Refuses || len(v.Reasons) != 1 || v.Reasons[0].Code != sim.CodeRequirements {
+			continue
+		}
+		key := v.Reasons[0].Key
+		value, ok := selectedValue(w, key)
+		if !ok || !strings.Contains(v.Reasons[0].Message, "does not have known values") {
+			continue
+		}
+		labels := map[string]any{}
+		for k, val := range np.Labels {
+			labels[k] = val
+		}
+		labels[key] = value
+		patch := nest("spec.template.metadata", map[string]any{"labels": labels})
+		return &Fix{
+			Summary: fmt.Sprintf("label the nodes of nodepool %q with %s=%s, the label the pods select", np.Name, key, value),
+			Edits:   []Edit{objectPatch(np.Object, patch)},
+		}
+	}
+	return nil
+}
+
+// selectedValue returns the single value a workload requires for a label key
+// through its nodeSelector or the first required node affinity term.
+func selectedValue(w *cluster.Workload, key string) (string, bool) {
+	spec := &w.Template.Spec
+	if v, ok := spec.NodeSelector[key]; ok {
+		return v, true
+	}
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, e := range t.MatchExpressions {
+				if e.Key == key && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 {
+					return e.Values[0], true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+var bootstrapDeadlock = &Check{
+	ID:       "bootstrap-deadlock",
+	Title:    "Component needed before Karpenter fits only Karpenter capacity",
+	Family:   "F1",
+	Severity: Error,
+	Doc: Doc{
+		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for.",
+		Why:  "Karpenter cannot launch the node the component needs, because the component (or Karpenter) is not running yet: the pods stay Pending, `terraform apply` hangs on the add-on or Helm release until it times out, and the cluster never scales.",
+		Fix:  "Let the component run on the node group (or Fargate profile) that exists before Karpenter: tolerate the node group's taint, or select its labels. The fix is expressed where the component is configured (manifest, Helm values, add-on configuration_values).",
+		Before: `# node group "system" is tainted karpenter.sh/controller=true:NoSchedule
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}
+spec:
+  template:
+    spec:
+      tolerations:
+      - {key: CriticalAddonsOnly, operator: Exists}`,
+		After: `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}
+spec:
+  template:
+    spec:
+      tolerations:
+      - {key: CriticalAddonsOnly, operator: Exists}
+      - {key: karpenter.sh/controller, operator: Equal, value: "true", effect: NoSchedule}`,
+		Format: "yaml",
+	},
+	Run: runBootstrapDeadlock,
+}
+
+func runBootstrapDeadlock(p *Pass) {
+	for _, w := range p.Model.Workloads {
+		if w.Bootstrap == "" || w.Replicas == 0 {
+			continue
+		}
+		boot := p.Sim.Place(w, cluster.Bootstrap)
+		if w.IsDaemonSet() {
+			reportDaemonSetBootstrap(p, w, boot)
+			continue
+		}
+		if boot.Result() != sim.Refuses {
+			continue
+		}
+		steady := p.Sim.Place(w, cluster.Steady)
+		what := "fits no capacity that exists before Karpenter"
+		if steady.FitsOnlyKind(cluster.KindNodePool) {
+			what = "fits only Karpenter capacity"
+		}
+		detail := fmt.Sprintf("It must run in the bootstrap phase: %s.\n%s", w.Bootstrap, placementDetail(boot))
+		if steady.Result() == sim.Fits {
+			var names []string
+			for _, v := range steady.Fitting() {
+				names = append(names, describeSource(v.Source))
+			}
+			detail += "\nOnce Karpenter runs it would fit: " + strings.Join(names, ", ") + "."
+		}
+		p.Report(Finding{
+			Object:  w.Ref(),
+			Origin:  w.Object.Origin,
+			Summary: fmt.Sprintf("%s %s: %s", w.Ref(), what, firstClause(boot)),
+			Detail:  detail,
+			Fix:     taintFix(w, boot, cluster.KindNodeGroup, cluster.KindNode),
+		})
+	}
+}
+
+// reportDaemonSetBootstrap: a DaemonSet nodes need (the CNI agent) must run on
+// every node group, or those nodes never become Ready.
+func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement) {
+	for _, v := range boot.Verdicts {
+		if v.Source.Kind != cluster.KindNodeGroup || v.Result != sim.Refuses {
+			continue
+		}
+		p.Report(Finding{
+			Object:  w.Ref(),
+			Origin:  w.Object.Origin,
+			Summary: fmt.Sprintf("%s does not run on %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
+			Detail:  fmt.Sprintf("%s.\n%s", w.Bootstrap, v.Line()),
+			Fix:     tolerationFixFor(w, v),
+		})
+	}
+}
+
+func tolerationFixFor(w *cluster.Workload, v sim.Verdict) *Fix {
+	if !onlyTaints(v) {
+		return nil
+	}
+	return tolerationFix(w, blockingTaints(v.Source, w.Template.Spec.Tolerations), describeSource(v.Source))
+}

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/eksdoctor/eksdoctor/lint"
+)
+
+// SARIF 2.1.0, the subset GitHub code scanning reads.
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifText struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown,omitempty"`
+}
+
+type sarifRule struct {
+	ID                   string             `json:"id"`
+	Name                 string             `json:"name"`
+	ShortDescription     sarifText          `json:"shortDescription"`
+	FullDescription      sarifText          `json:"fullDescription"`
+	Help                 sarifText          `json:"help"`
+	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+	Properties           sarifRuleProps     `json:"properties"`
+}
+
+type sarifConfiguration struct {
+	Level string `json:"level"`
+}
+
+type sarifRuleProps struct {
+	Tags []string `json:"tags"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifText         `json:"message"`
+	Locations           []sarifLocation   `json:"locations,omitempty"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Properties          *sarifResultProps `json:"properties,omitempty"`
+}
+
+type sarifResultProps struct {
+	Fix string `json:"fix,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
+	LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+type sarifLogical struct {
+	Name               string `json:"name"`
+	FullyQualifiedName string `json:"fullyQualifiedName"`
+	Kind               string `json:"kind"`
+}
+
+func sarifLevel(s lint.Severity) string {
+	switch s {
+	case lint.Error:
+		return "error"
+	case lint.Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// ruleName turns an ID into the PascalCase name SARIF viewers show.
+func ruleName(id string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range id {
+		if r == '-' {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// SARIF writes findings as a SARIF 2.1.0 log with one rule per check.
+func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version string) error {
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{
+			Name:           "eksdoctor",
+			Version:        version,
+			InformationURI: "https://github.com/eksdoctor/eksdoctor",
+			Rules:          []sarifRule{},
+		}},
+		Results: []sarifResult{},
+	}
+	index := map[string]int{}
+	for i, c := range checks {
+		index[c.ID] = i
+		help := c.Doc.What + "\n\nWhy: " + c.Doc.Why + "\n\nFix: " + c.Doc.Fix
+		md := "**" + c.Title + "**\n\n" + c.Doc.What + "\n\n**Why it matters.** " + c.Doc.Why + "\n\n**How to fix.** " + c.Doc.Fix
+		if c.Doc.Before != "" {
+			md += "\n\nBefore:\n\n```" + c.Doc.Format + "\n" + c.Doc.Before + "\n```\n\nAfter:\n\n```" + c.Doc.Format + "\n" + c.Doc.After + "\n```"
+		}
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
+			ID:                   c.ID,
+			Name:                 ruleName(c.ID),
+			ShortDescription:     sarifText{Text: c.Title},
+			FullDescription:      sarifText{Text: c.Doc.What},
+			Help:                 sarifText{Text: help, Markdown: md},
+			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(c.Severity)},
+			Properties:           sarifRuleProps{Tags: []string{"eksdoctor", c.Family}},
+		})
+	}
+	for _, f := range findings {
+		ri, ok := index[f.Check]
+		if !ok {
+			continue
+		}
+		text := f.Summary
+		if f.Detail != "" {
+			text += "\n" + f.Detail
+		}
+		res := sarifResult{
+			RuleID:    f.Check,
+			RuleIndex: ri,
+			Level:     sarifLevel(f.Severity),
+			Message:   sarifText{Text: text},
+			PartialFingerprints: map[string]string{
+				"eksdoctorFinding/v1": fingerprint(f.Check, f.Object.String(), f.Summary),
+			},
+		}
+		loc := sarifLocation{}
+		if f.Origin.File != "" && !strings.HasPrefix(f.Origin.File, "cluster:") {
+			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: artifactURI(f.Origin.File), URIBaseID: "%SRCROOT%"}}
+			if f.Origin.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Origin.Line}
+			}
+		}
+		if f.Object.Name != "" {
+			loc.LogicalLocations = []sarifLogical{{Name: f.Object.Name, FullyQualifiedName: f.Object.String(), Kind: "object"}}
+		}
+		if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
+			res.Locations = []sarifLocation{loc}
+		}
+		if f.Fix != nil {
+			var b strings.Builder
+			b.WriteString(f.Fix.Summary)
+			for _, e := range f.Fix.Edits {
+				b.WriteString("\n" + e.Text)
+			}
+			res.Properties = &sarifResultProps{Fix: b.String()}
+		}
+		run.Results = append(run.Results, res)
+	}
+	log := sarifLog{
+		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
+		Version: "2.1.0",
+		Runs:    []sarifRun{run},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(log)
+}
+
+// artifactURI makes a relative URI reference from a file path.
+func artifactURI(file string) string {
+	p := filepath.ToSlash(file)
+	p = strings.TrimPrefix(p, "./")
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = strings.NewReplacer("%", "%25", " ", "%20", "#", "%23", "?", "%3F").Replace(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+func fingerprint(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:16])
+}

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/lint"
+)
+
+// TextOptions tune the text report.
+type TextOptions struct {
+	// Color enables ANSI colors (the CLI sets it on a terminal without NO_COLOR).
+	Color bool
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiBlue   = "\x1b[34m"
+	ansiGreen  = "\x1b[32m"
+)
+
+type painter bool
+
+func (p painter) paint(code, s string) string {
+	if !p {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func severityColor(s lint.Severity) string {
+	switch s {
+	case lint.Error:
+		return ansiRed
+	case lint.Warning:
+		return ansiYellow
+	}
+	return ansiBlue
+}
+
+// Text writes findings grouped by object, in the order of their first finding.
+func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
+	p := painter(opts.Color)
+	type group struct {
+		ref      cluster.ObjectRef
+		origin   cluster.Origin
+		findings []lint.Finding
+	}
+	var groups []*group
+	index := map[string]*group{}
+	for _, f := range findings {
+		key := f.Object.String()
+		if f.Object == (cluster.ObjectRef{}) {
+			key = "file:" + f.Origin.File
+		}
+		g, ok := index[key]
+		if !ok {
+			g = &group{ref: f.Object, origin: f.Origin}
+			index[key] = g
+			groups = append(groups, g)
+		}
+		g.findings = append(g.findings, f)
+	}
+	var b strings.Builder
+	for i, g := range groups {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		title := g.ref.String()
+		if g.ref == (cluster.ObjectRef{}) {
+			title = g.origin.File
+		}
+		loc := g.origin.String()
+		fmt.Fprintf(&b, "%s  %s\n", p.paint(ansiBold, title), p.paint(ansiDim, loc))
+		for _, f := range g.findings {
+			sev := fmt.Sprintf("%-7s", f.Severity)
+			fmt.Fprintf(&b, "  %s %s  %s\n", p.paint(severityColor(f.Severity), sev), p.paint(ansiBold, f.Check), f.Summary)
+			if f.Origin != g.origin && f.Origin.File != "" {
+				fmt.Fprintf(&b, "          %s\n", p.paint(ansiDim, "at "+f.Origin.String()))
+			}
+			for _, l := range splitLines(f.Detail) {
+				fmt.Fprintf(&b, "          %s\n", l)
+			}
+			if f.Fix != nil {
+				fmt.Fprintf(&b, "          %s %s\n", p.paint(ansiGreen, "fix:"), f.Fix.Summary)
+				for _, e := range f.Fix.Edits {
+					where := e.File
+					if e.Line > 0 {
+						where = fmt.Sprintf("%s:%d", e.File, e.Line)
+					}
+					fmt.Fprintf(&b, "            %s\n", p.paint(ansiDim, fmt.Sprintf("%s (%s)", where, e.Format)))
+					for _, l := range splitLines(e.Text) {
+						fmt.Fprintf(&b, "              %s\n", l)
+					}
+				}
+			}
+		}
+	}
+	c := lint.Count(findings)
+	if len(findings) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s, %s, %s\n",
+		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func plural(n int, word string) string {
+	if n == 1 || word == "info" {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,259 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// poolInfo is what a NodePool offers, computed once.
+type poolInfo struct {
+	reqs  scheduling.Requirements
+	os    string
+	types []*catalog.InstanceType // instance types the NodePool's requirements allow
+	// notReady explains why Karpenter ignores the NodePool ("" when usable);
+	// unknownClass is set when the node class is simply not in the inputs.
+	notReady     string
+	unknownClass bool
+}
+
+func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
+	s.mu.Lock()
+	if p, ok := s.pools[np]; ok {
+		s.mu.Unlock()
+		return p
+	}
+	s.mu.Unlock()
+	p := &poolInfo{reqs: nodePoolRequirements(np)}
+	nc := s.nodeClass(np)
+	switch {
+	case nc == nil && len(s.m.NodeClasses) == 0:
+		p.unknownClass = true
+	case nc == nil:
+		p.notReady = fmt.Sprintf("%s %q not found; Karpenter ignores NodePools whose node class is not Ready", kindOr(np.NodeClassRef.Kind), np.NodeClassRef.Name)
+	default:
+		p.notReady = nodeClassNotReady(nc)
+		p.os = nodeClassOS(nc)
+	}
+	for _, it := range catalog.InstanceTypes() {
+		if instanceTypeFits(it, p.reqs, p.os) {
+			p.types = append(p.types, it)
+		}
+	}
+	s.mu.Lock()
+	s.pools[np] = p
+	s.mu.Unlock()
+	return p
+}
+
+func kindOr(k string) string {
+	if k == "" {
+		return "EC2NodeClass"
+	}
+	return k
+}
+
+// NodeClassOf returns the node class a NodePool references, or nil.
+func (s *Simulator) NodeClassOf(np *cluster.NodePool) *cluster.NodeClass { return s.nodeClass(np) }
+
+func (s *Simulator) nodeClass(np *cluster.NodePool) *cluster.NodeClass {
+	for _, nc := range s.m.NodeClasses {
+		if nc.Name == np.NodeClassRef.Name {
+			return nc
+		}
+	}
+	return nil
+}
+
+// nodeClassNotReady reports the readiness problems Karpenter itself would find in
+// an EC2NodeClass, so that NodePools using it are left out of the steady phase.
+func nodeClassNotReady(nc *cluster.NodeClass) string {
+	if strings.HasSuffix(nc.APIVersion, "/v1") && len(nc.AMISelectorTerms) == 0 {
+		return fmt.Sprintf("EC2NodeClass %q has no amiSelectorTerms (required in v1), so it never becomes Ready", nc.Name)
+	}
+	if nc.Role == "" && nc.InstanceProfile == "" {
+		return fmt.Sprintf("EC2NodeClass %q sets neither role nor instanceProfile", nc.Name)
+	}
+	return ""
+}
+
+// nodeClassOS is the operating system of the nodes an EC2NodeClass launches.
+func nodeClassOS(nc *cluster.NodeClass) string {
+	fam := strings.ToLower(nc.AMIFamily)
+	for _, t := range nc.AMISelectorTerms {
+		if a, ok := t["alias"].(string); ok {
+			fam = strings.ToLower(a)
+		}
+	}
+	if strings.HasPrefix(fam, "windows") {
+		return "windows"
+	}
+	return "linux"
+}
+
+// ControllerPlacement is where the Karpenter controller can run in the bootstrap
+// phase; nil when the inputs do not install Karpenter.
+func (s *Simulator) ControllerPlacement() *Placement {
+	c := s.m.Karpenter.Controller
+	if c == nil {
+		return nil
+	}
+	return s.Place(c, cluster.Bootstrap)
+}
+
+func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req corev1.ResourceList, w *cluster.Workload) Verdict {
+	v := Verdict{Source: Source{Kind: cluster.KindNodePool, Name: np.Name, Origin: np.Object.Origin, NodePool: np}}
+	info := s.pool(np)
+	prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
+
+	if w.Component != "karpenter" {
+		if cp := s.ControllerPlacement(); cp != nil && cp.Result() == Refuses {
+			v.Reasons = append(v.Reasons, Reason{Code: CodeController, Message: "the Karpenter controller cannot run in the bootstrap phase, so no NodePool launches nodes"})
+		}
+	}
+	if info.notReady != "" {
+		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
+	}
+	var taints []corev1.Taint
+	taints = append(taints, np.Taints...)
+	if t, bad := untolerated(taints, pod.Spec.Tolerations); bad {
+		tt := t
+		v.Reasons = append(v.Reasons, Reason{Code: CodeTaint, Taint: &tt, Message: prefix + ", did not tolerate taint " + TaintText(t)})
+	}
+	terms := podTerms(pod)
+	var termReqs scheduling.Requirements
+	var firstIssues []keyIssue
+	for i, t := range terms {
+		issues := compatible(info.reqs, t, wellKnownLabels())
+		if len(issues) == 0 {
+			termReqs = t
+			break
+		}
+		if i == 0 {
+			firstIssues = issues
+		}
+	}
+	if termReqs == nil {
+		v.Reasons = append(v.Reasons, Reason{Code: CodeRequirements, Key: firstIssues[0].key, Message: prefix + ", incompatible requirements, " + firstIssues[0].message})
+		return finish(v)
+	}
+	combined := scheduling.NewRequirements(info.reqs.Values()...)
+	combined.Add(termReqs.Values()...)
+	over := s.overheadFor("np:"+np.Name, func(d *corev1.Pod) bool {
+		if _, bad := untolerated(np.Taints, d.Spec.Tolerations); bad {
+			return false
+		}
+		for _, t := range podTerms(d) {
+			if len(compatible(info.reqs, t, wellKnownLabels())) == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	v.Overhead = over
+	total := corev1.ResourceList{}
+	addTo(total, req)
+	addTo(total, over)
+	var fit []string
+	var largest *catalog.InstanceType
+	limited := 0
+	for _, it := range info.types {
+		if !instanceTypeFits(it, combined, info.os) {
+			continue
+		}
+		if largest == nil || it.Allocatable.Cpu().Cmp(*largest.Allocatable.Cpu()) > 0 {
+			largest = it
+		}
+		if len(shortfall(total, it.Allocatable, nil)) > 0 {
+			continue
+		}
+		if exceedsLimits(it, np.Limits) {
+			limited++
+			continue
+		}
+		fit = append(fit, it.Name)
+	}
+	v.Compatible = len(fit)
+	if len(fit) > 5 {
+		v.InstanceTypes = fit[:5]
+	} else {
+		v.InstanceTypes = fit
+	}
+	if len(fit) == 0 {
+		switch {
+		case limited > 0:
+			v.Reasons = append(v.Reasons, Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)})
+		default:
+			msg := fmt.Sprintf("%s, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", prefix, resourceJSON(over), resourceJSON(req), combined.String())
+			var short []corev1.ResourceName
+			if largest != nil {
+				short = shortfall(total, largest.Allocatable, nil)
+				msg += fmt.Sprintf(" (largest allowed: %s)", largest.Name)
+			}
+			v.Reasons = append(v.Reasons, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg})
+		}
+	}
+	return finish(v)
+}
+
+func finish(v Verdict) Verdict {
+	if len(v.Reasons) == 0 {
+		v.Result = Fits
+		return v
+	}
+	v.Result = Refuses
+	return v
+}
+
+// exceedsLimits reports whether one node of the type alone would exceed the
+// NodePool's limits (Karpenter counts a node's capacity against them).
+func exceedsLimits(it *catalog.InstanceType, limits corev1.ResourceList) bool {
+	for name, lim := range limits {
+		cap := it.Allocatable[name]
+		if name == corev1.ResourceCPU {
+			cap = *resource.NewQuantity(cpuCapacity(it), resource.DecimalSI)
+		}
+		if name == corev1.ResourceMemory {
+			if mb, err := resource.ParseQuantity(it.Labels["karpenter.k8s.aws/instance-memory"] + "Mi"); err == nil {
+				cap = mb
+			}
+		}
+		if cap.Cmp(lim) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func cpuCapacity(it *catalog.InstanceType) int64 {
+	var n int64
+	fmt.Sscanf(it.Labels["karpenter.k8s.aws/instance-cpu"], "%d", &n)
+	return n
+}
+
+// resourceJSON renders a resource list like Karpenter's log lines: {"cpu":"1","pods":"1"}.
+func resourceJSON(rl corev1.ResourceList) string {
+	m := map[string]string{}
+	for k, v := range rl {
+		m[string(k)] = v.String()
+	}
+	b, _ := json.Marshal(m) // map[string]string always marshals
+	return string(b)
+}
+
+func sortedResourceNames(rl corev1.ResourceList) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(rl))
+	for k := range rl {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

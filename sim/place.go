@@ -1,0 +1,633 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Simulator answers placement questions for one model. It caches what it learns
+// about each capacity source; it is safe for concurrent use.
+type Simulator struct {
+	m *cluster.Model
+
+	mu         sync.Mutex
+	placements map[placementKey]*Placement
+	pools      map[*cluster.NodePool]*poolInfo
+	groups     map[*cluster.NodeGroup][]candidate
+	overhead   map[string]corev1.ResourceList
+	controller *Placement
+}
+
+type placementKey struct {
+	w     *cluster.Workload
+	phase cluster.Phase
+}
+
+// New returns a simulator for m. The model must not change afterwards.
+func New(m *cluster.Model) *Simulator {
+	return &Simulator{
+		m:          m,
+		placements: map[placementKey]*Placement{},
+		pools:      map[*cluster.NodePool]*poolInfo{},
+		groups:     map[*cluster.NodeGroup][]candidate{},
+		overhead:   map[string]corev1.ResourceList{},
+	}
+}
+
+// Model returns the model the simulator answers for.
+func (s *Simulator) Model() *cluster.Model { return s.m }
+
+// Place answers, for every capacity source present in the phase, whether it would
+// run the workload's pods and why not.
+func (s *Simulator) Place(w *cluster.Workload, phase cluster.Phase) *Placement {
+	key := placementKey{w, phase}
+	s.mu.Lock()
+	if p, ok := s.placements[key]; ok {
+		s.mu.Unlock()
+		return p
+	}
+	s.mu.Unlock()
+	p := s.place(w, podOf(w), phase)
+	s.mu.Lock()
+	s.placements[key] = p
+	s.mu.Unlock()
+	return p
+}
+
+// PlacePod answers for a live pod (its own spec, which may differ from its
+// workload's template).
+func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
+	w := &cluster.Workload{Object: p.Object, Replicas: 1}
+	w.Template.ObjectMeta.Labels = p.Object.Labels
+	w.Template.ObjectMeta.Annotations = p.Object.Annotations
+	w.Template.Namespace = p.Object.Namespace
+	w.Template.Spec = p.Spec
+	if p.Workload != nil {
+		w.Component, w.Bootstrap, w.NodeCritical = p.Workload.Component, p.Workload.Bootstrap, p.Workload.NodeCritical
+	}
+	pod := &corev1.Pod{ObjectMeta: w.Template.ObjectMeta, Spec: *p.Spec.DeepCopy()}
+	pod.Namespace = p.Object.Namespace
+	return s.place(w, pod, cluster.Steady)
+}
+
+func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
+	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod)}
+	daemon := w.IsDaemonSet()
+
+	pl.Fargate = SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels)
+	if daemon {
+		pl.Fargate = nil
+	}
+	for _, fp := range s.m.FargateProfiles {
+		pl.Verdicts = append(pl.Verdicts, s.fargateVerdict(fp, pl, pod, daemon))
+	}
+	for _, ng := range s.m.NodeGroups {
+		v := s.nodeGroupVerdict(ng, pod, pl.Requests)
+		s.demoteForFargate(&v, pl)
+		pl.Verdicts = append(pl.Verdicts, v)
+	}
+	for _, n := range s.m.Nodes {
+		v := s.nodeVerdict(n, pod, pl.Requests)
+		s.demoteForFargate(&v, pl)
+		pl.Verdicts = append(pl.Verdicts, v)
+	}
+	if phase == cluster.Steady {
+		for _, np := range s.m.NodePools {
+			v := s.nodePoolVerdict(np, pod, pl.Requests, w)
+			s.demoteForFargate(&v, pl)
+			pl.Verdicts = append(pl.Verdicts, v)
+		}
+	}
+	sortVerdicts(pl.Verdicts)
+	return pl
+}
+
+// demoteForFargate: a pod a Fargate profile selects is mutated to use
+// fargate-scheduler and never considered for EC2 capacity.
+func (s *Simulator) demoteForFargate(v *Verdict, pl *Placement) {
+	if pl.Fargate == nil || v.Result != Fits {
+		return
+	}
+	v.Result = Refuses
+	v.Reasons = append([]Reason{{
+		Code:    CodeFargateSelected,
+		Message: fmt.Sprintf("the pod is selected by Fargate profile %q and scheduled by fargate-scheduler onto Fargate only", pl.Fargate.Name),
+	}}, v.Reasons...)
+}
+
+// untolerated returns the first taint with a blocking effect (NoSchedule or
+// NoExecute) that no toleration matches.
+func untolerated(taints []corev1.Taint, tolerations []corev1.Toleration) (corev1.Taint, bool) {
+	return corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, true)
+}
+
+// Tolerates reports whether tolerations match a taint (any effect).
+func Tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
+	return corev1helpers.TolerationsTolerateTaint(klog.Background(), tolerations, &taint, true)
+}
+
+// taintString renders a taint the way kube-scheduler does: {key: value}.
+func taintString(t corev1.Taint) string {
+	return fmt.Sprintf("{%s: %s}", t.Key, t.Value)
+}
+
+// TaintText renders key=value:Effect.
+func TaintText(t corev1.Taint) string {
+	if t.Value == "" {
+		return fmt.Sprintf("%s:%s", t.Key, t.Effect)
+	}
+	return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
+}
+
+// ---- node groups ----
+
+// candidate is one kind of node a node group can launch.
+type candidate struct {
+	instanceType string
+	labels       map[string]string
+	unknownKeys  sets.Set[string]
+	alloc        corev1.ResourceList
+}
+
+// DefaultInstanceType is the instance type a node group launches when it names
+// none: the EKS API's default for managed groups, eksctl's for eksctl groups, the
+// terraform-aws-eks self-managed default otherwise.
+func DefaultInstanceType(ng *cluster.NodeGroup) string {
+	switch {
+	case ng.CreatedBy == "eksctl":
+		return "m5.large"
+	case ng.Managed:
+		return "t3.medium"
+	}
+	return "m6i.large"
+}
+
+func amiOS(amiType string) string {
+	if strings.Contains(strings.ToUpper(amiType), "WINDOWS") {
+		return "windows"
+	}
+	return "linux"
+}
+
+func (s *Simulator) candidates(ng *cluster.NodeGroup) []candidate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.groups[ng]; ok {
+		return c
+	}
+	types := ng.InstanceTypes
+	if len(types) == 0 {
+		types = []string{DefaultInstanceType(ng)}
+	}
+	var out []candidate
+	for _, t := range types {
+		c := candidate{instanceType: t, labels: map[string]string{}, unknownKeys: sets.New[string]()}
+		if it, ok := catalog.InstanceTypeByName(t); ok {
+			for _, k := range []string{corev1.LabelArchStable, corev1.LabelInstanceTypeStable} {
+				c.labels[k] = it.Labels[k]
+			}
+			c.alloc = it.Allocatable
+		} else {
+			c.labels[corev1.LabelInstanceTypeStable] = t
+			if cluster.IsUnknown(t) {
+				c.unknownKeys.Insert(corev1.LabelInstanceTypeStable, corev1.LabelArchStable)
+			}
+		}
+		c.labels[corev1.LabelOSStable] = amiOS(ng.AMIType)
+		if ng.Managed {
+			c.labels["eks.amazonaws.com/nodegroup"] = ng.Name
+		}
+		for k, v := range ng.Labels {
+			if cluster.IsUnknown(v) || cluster.IsUnknown(k) {
+				c.unknownKeys.Insert(k)
+				continue
+			}
+			c.labels[k] = v
+		}
+		out = append(out, c)
+	}
+	s.groups[ng] = out
+	return out
+}
+
+// groupUndefined are keys a node group's nodes carry with values no configuration
+// states (zone, hostname, ...): requirements on them are assumed satisfiable.
+var groupUndefined = sets.New(
+	corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelHostname,
+	corev1.LabelFailureDomainBetaZone, corev1.LabelFailureDomainBetaRegion,
+	"topology.k8s.aws/zone-id", "eks.amazonaws.com/capacityType", "eks.amazonaws.com/nodegroup-image",
+	"eks.amazonaws.com/sourceLaunchTemplateId", "eks.amazonaws.com/sourceLaunchTemplateVersion",
+	"node.kubernetes.io/lifecycle", "k8s.io/cloud-provider-aws",
+)
+
+func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pod *corev1.Pod, req corev1.ResourceList) Verdict {
+	v := Verdict{Source: Source{Kind: cluster.KindNodeGroup, Name: ng.Name, Origin: ng.Origin, NodeGroup: ng}}
+	unknownTaints := hasField(ng.Unknown, "taints")
+	unknownLabels := hasField(ng.Unknown, "labels")
+	if t, bad := untolerated(ng.Taints, pod.Spec.Tolerations); bad {
+		tt := t
+		v.Reasons = append(v.Reasons, Reason{Code: CodeTaint, Taint: &tt, Message: "node(s) had untolerated taint " + taintString(t)})
+	}
+	cands := s.candidates(ng)
+	var affinity []Reason
+	unknownAff := false
+	var fitting []candidate
+	for _, c := range cands {
+		issues := compatibleWithLabels(c.labels, pod, groupUndefined)
+		if len(issues) > 0 {
+			for _, is := range issues {
+				if c.unknownKeys.Has(is.key) {
+					unknownAff = true
+				}
+			}
+			if len(affinity) == 0 {
+				affinity = append(affinity, Reason{Code: CodeAffinity, Key: issues[0].key, Message: "node(s) didn't match Pod's node affinity/selector: " + issues[0].message})
+			}
+			continue
+		}
+		fitting = append(fitting, c)
+	}
+	if len(fitting) == 0 {
+		v.Reasons = append(v.Reasons, affinity...)
+	}
+	var resReason *Reason
+	var fitTypes []string
+	for _, c := range fitting {
+		if c.alloc == nil {
+			fitTypes = append(fitTypes, c.instanceType)
+			continue
+		}
+		over := s.overheadFor("ng:"+ng.Name, func(d *corev1.Pod) bool {
+			_, bad := untolerated(ng.Taints, d.Spec.Tolerations)
+			return !bad && len(compatibleWithLabels(c.labels, d, groupUndefined)) == 0
+		})
+		v.Overhead = over
+		if short := shortfall(req, c.alloc, over); len(short) > 0 {
+			if resReason == nil {
+				resReason = &Reason{Code: CodeResources, Resources: short, Message: insufficient(short, req, c)}
+			}
+			continue
+		}
+		fitTypes = append(fitTypes, c.instanceType)
+	}
+	if len(fitting) > 0 && len(fitTypes) == 0 && resReason != nil {
+		v.Reasons = append(v.Reasons, *resReason)
+	}
+	v.InstanceTypes, v.Compatible = fitTypes, len(fitTypes)
+	switch {
+	case len(v.Reasons) == 0:
+		v.Result = Fits
+	case (unknownTaints && v.Reasons[0].Code == CodeTaint) || unknownAff || (unknownLabels && onlyCode(v.Reasons, CodeAffinity)):
+		v.Result = Unknown
+		v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: "node group " + strings.Join(ng.Unknown, ", ") + " not known before apply"})
+	default:
+		v.Result = Refuses
+	}
+	if v.Result == Refuses && len(ng.Unknown) > 0 && !unknownTaints && !unknownLabels && hasField(ng.Unknown, "instance_types") && onlyCode(v.Reasons, CodeResources) {
+		v.Result = Unknown
+	}
+	return v
+}
+
+func insufficient(short []corev1.ResourceName, req corev1.ResourceList, c candidate) string {
+	var parts []string
+	for _, r := range short {
+		a := c.alloc[r]
+		q := req[r]
+		parts = append(parts, fmt.Sprintf("Insufficient %s (requests %s, %s allocates %s)", r, q.String(), c.instanceType, a.String()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func hasField(list []string, f string) bool {
+	for _, x := range list {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func onlyCode(rs []Reason, c Code) bool {
+	for _, r := range rs {
+		if r.Code != c {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// compatibleWithLabels checks a pod's node selector and required node affinity
+// against a node's labels; terms are ORed, so the issues of the first term are
+// returned only when no term matches.
+func compatibleWithLabels(labels map[string]string, pod *corev1.Pod, undefined sets.Set[string]) []keyIssue {
+	node := scheduling.NewLabelRequirements(labels)
+	var first []keyIssue
+	for i, term := range podTerms(pod) {
+		issues := compatibleNode(node, term, undefined)
+		if len(issues) == 0 {
+			return nil
+		}
+		if i == 0 {
+			first = issues
+		}
+	}
+	return first
+}
+
+// compatibleNode is compatible for a concrete node: a label the node lacks
+// satisfies only NotIn and DoesNotExist, unless its value is simply not stated
+// anywhere (undefined).
+func compatibleNode(node, pod scheduling.Requirements, undefined sets.Set[string]) []keyIssue {
+	var issues []keyIssue
+	for _, key := range sets.List(pod.Keys()) {
+		incoming := pod.Get(key)
+		op := incoming.Operator()
+		if !node.Has(key) {
+			if undefined.Has(key) && op != corev1.NodeSelectorOpDoesNotExist {
+				continue
+			}
+			if op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist {
+				continue
+			}
+			issues = append(issues, keyIssue{key: key, message: fmt.Sprintf("label %q is not set on the nodes (pod requires %s)", key, incoming)})
+			continue
+		}
+		if !node.Get(key).HasIntersection(incoming) {
+			issues = append(issues, keyIssue{key: key, message: fmt.Sprintf("pod requires %s, nodes have %s", incoming, node.Get(key))})
+		}
+	}
+	return issues
+}
+
+// overheadFor sums the requests of the DaemonSets whose pods would run on a
+// source's nodes (matches decides), cached by the source key.
+func (s *Simulator) overheadFor(key string, matches func(*corev1.Pod) bool) corev1.ResourceList {
+	s.mu.Lock()
+	if o, ok := s.overhead[key]; ok {
+		s.mu.Unlock()
+		return o
+	}
+	s.mu.Unlock()
+	total := corev1.ResourceList{}
+	for _, w := range s.m.Workloads {
+		if !w.IsDaemonSet() {
+			continue
+		}
+		d := podOf(w)
+		if matches(d) {
+			addTo(total, requests(d))
+		}
+	}
+	s.mu.Lock()
+	s.overhead[key] = total
+	s.mu.Unlock()
+	return total
+}
+
+// ---- live nodes ----
+
+func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, req corev1.ResourceList) Verdict {
+	v := Verdict{Source: Source{Kind: cluster.KindNode, Name: n.Name, Origin: n.Object.Origin, Node: n}}
+	taints := append([]corev1.Taint(nil), n.Taints...)
+	if n.Unschedulable {
+		if !Tolerates(pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
+			v.Reasons = append(v.Reasons, Reason{Code: CodeUnschedulable, Message: "node(s) were unschedulable"})
+		}
+	}
+	if t, bad := untolerated(taints, pod.Spec.Tolerations); bad {
+		tt := t
+		v.Reasons = append(v.Reasons, Reason{Code: CodeTaint, Taint: &tt, Message: "node(s) had untolerated taint " + taintString(t)})
+	}
+	node := &corev1.Node{}
+	node.Name = n.Name
+	node.Labels = n.Labels
+	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
+		v.Reasons = append(v.Reasons, Reason{Code: CodeAffinity, Message: "node(s) didn't match Pod's node affinity/selector"})
+	}
+	if n.Allocatable != nil {
+		used := s.usedOn(n.Name)
+		if short := shortfall(req, n.Allocatable, used); len(short) > 0 {
+			var parts []string
+			for _, r := range short {
+				parts = append(parts, "Insufficient "+string(r))
+			}
+			v.Reasons = append(v.Reasons, Reason{Code: CodeResources, Resources: short, Message: strings.Join(parts, ", ")})
+		}
+	}
+	if len(v.Reasons) == 0 {
+		v.Result = Fits
+	} else {
+		v.Result = Refuses
+	}
+	return v
+}
+
+// usedOn sums the requests of the running pods bound to a node.
+func (s *Simulator) usedOn(node string) corev1.ResourceList {
+	key := "node:" + node
+	s.mu.Lock()
+	if o, ok := s.overhead[key]; ok {
+		s.mu.Unlock()
+		return o
+	}
+	s.mu.Unlock()
+	total := corev1.ResourceList{}
+	for _, p := range s.m.Pods {
+		if p.Spec.NodeName != node || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		addTo(total, requests(&corev1.Pod{Spec: p.Spec}))
+	}
+	s.mu.Lock()
+	s.overhead[key] = total
+	s.mu.Unlock()
+	return total
+}
+
+// ---- Fargate ----
+
+// Fargate limits per pod (EKS Fargate pod configuration: up to 16 vCPU, 120 GiB).
+var (
+	fargateMaxCPU    = resource.MustParse("16")
+	fargateMaxMemory = resource.MustParse("120Gi")
+)
+
+// fargateNodeLabels are the labels a Fargate node carries that pods select on.
+var fargateNodeLabels = map[string]string{
+	"eks.amazonaws.com/compute-type": "fargate",
+	corev1.LabelOSStable:             "linux",
+	corev1.LabelArchStable:           "amd64",
+}
+
+func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, pod *corev1.Pod, daemon bool) Verdict {
+	v := Verdict{Source: Source{Kind: cluster.KindFargate, Name: fp.Name, Origin: fp.Origin, Fargate: fp}}
+	switch {
+	case daemon:
+		v.Result = Refuses
+		v.Reasons = []Reason{{Code: CodeFargateDaemonSet, Message: "Fargate does not run DaemonSet pods"}}
+		return v
+	case pl.Fargate != fp:
+		v.Result = Refuses
+		if pl.Fargate != nil {
+			v.Reasons = []Reason{{Code: CodeFargateNotSelected, Message: fmt.Sprintf("profile %q selects the pod first (profiles are tried in name order)", pl.Fargate.Name)}}
+			return v
+		}
+		msg, unknown := whyNotSelected(fp, pod.Namespace, pod.Labels)
+		v.Reasons = []Reason{{Code: CodeFargateNotSelected, Message: msg}}
+		if unknown {
+			v.Result = Unknown
+		}
+		return v
+	}
+	if issues := compatibleWithLabels(fargateNodeLabels, pod, groupUndefined); len(issues) > 0 {
+		v.Reasons = append(v.Reasons, Reason{Code: CodeAffinity, Key: issues[0].key, Message: "Fargate node(s) didn't match Pod's node affinity/selector: " + issues[0].message})
+	}
+	var short []corev1.ResourceName
+	if c, ok := pl.Requests[corev1.ResourceCPU]; ok && c.Cmp(fargateMaxCPU) > 0 {
+		short = append(short, corev1.ResourceCPU)
+	}
+	if m, ok := pl.Requests[corev1.ResourceMemory]; ok && m.Cmp(fargateMaxMemory) > 0 {
+		short = append(short, corev1.ResourceMemory)
+	}
+	if len(short) > 0 {
+		v.Reasons = append(v.Reasons, Reason{Code: CodeResources, Resources: short, Message: "requests exceed the largest Fargate pod (16 vCPU, 120 GiB)"})
+	}
+	if len(v.Reasons) == 0 {
+		v.Result = Fits
+	} else {
+		v.Result = Refuses
+	}
+	return v
+}
+
+// SelectingProfile returns the Fargate profile that selects a pod with these
+// namespace and labels: among the profiles with a matching selector, the first by
+// name. Selectors with values unknown before apply never match.
+func SelectingProfile(profiles []*cluster.FargateProfile, namespace string, labels map[string]string) *cluster.FargateProfile {
+	var best *cluster.FargateProfile
+	for _, fp := range profiles {
+		if _, ok := MatchingSelector(fp, namespace, labels); ok && (best == nil || fp.Name < best.Name) {
+			best = fp
+		}
+	}
+	return best
+}
+
+// MatchingSelector returns the first selector of a profile that selects the pod.
+func MatchingSelector(fp *cluster.FargateProfile, namespace string, labels map[string]string) (int, bool) {
+	for i, sel := range fp.Selectors {
+		if selectorMatches(sel, namespace, labels) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+func selectorMatches(sel cluster.FargateSelector, namespace string, labels map[string]string) bool {
+	if cluster.IsUnknown(sel.Namespace) || !Glob(sel.Namespace, namespace) {
+		return false
+	}
+	for k, want := range sel.Labels {
+		matched := false
+		for lk, lv := range labels {
+			if Glob(k, lk) && Glob(want, lv) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return false
+		}
+	}
+	return true
+}
+
+// whyNotSelected explains the closest selector's mismatch. unknown is set when a
+// selector's namespace or labels are not known before apply.
+func whyNotSelected(fp *cluster.FargateProfile, namespace string, labels map[string]string) (string, bool) {
+	if len(fp.Selectors) == 0 {
+		return fmt.Sprintf("profile %q has no selectors", fp.Name), hasField(fp.Unknown, "selectors")
+	}
+	var parts []string
+	unknown := false
+	for _, sel := range fp.Selectors {
+		if cluster.IsUnknown(sel.Namespace) {
+			unknown = true
+			parts = append(parts, fmt.Sprintf("namespace %s is not known before apply", sel.Namespace))
+			continue
+		}
+		if !Glob(sel.Namespace, namespace) {
+			parts = append(parts, fmt.Sprintf("selects namespace %q, the pod is in %q", sel.Namespace, namespace))
+			continue
+		}
+		var missing []string
+		for _, k := range sortedKeys(sel.Labels) {
+			if cluster.IsUnknown(sel.Labels[k]) {
+				unknown = true
+			}
+			ok := false
+			for lk, lv := range labels {
+				if Glob(k, lk) && Glob(sel.Labels[k], lv) {
+					ok = true
+				}
+			}
+			if !ok {
+				missing = append(missing, fmt.Sprintf("%s=%s", k, sel.Labels[k]))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("selects namespace %q with labels %s, the pod lacks %s", sel.Namespace, labelString(sel.Labels), strings.Join(missing, ", ")))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("profile %q does not select the pod: %s", fp.Name, strings.Join(parts, "; ")), unknown
+}
+
+func labelString(m map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// Glob matches Fargate selector patterns: * is any run of characters, ? exactly one.
+func Glob(pattern, s string) bool {
+	// Iterative wildcard matching with backtracking on the last star: linear in
+	// practice and safe on hostile patterns.
+	p, i, star, mark := 0, 0, -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+			p++
+			i++
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case star >= 0:
+			p = star + 1
+			mark++
+			i = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}

@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Labels Karpenter's AWS provider knows values for from its offerings even though
+// the instance-type catalog does not carry them.
+var awsOfferingLabels = []string{
+	"topology.k8s.aws/zone-id",
+	"karpenter.k8s.aws/capacity-reservation-id",
+	"karpenter.k8s.aws/capacity-reservation-type",
+	"karpenter.k8s.aws/ec2nodeclass",
+}
+
+// wellKnownLabels are the keys a NodePool can satisfy without declaring them:
+// Karpenter's own plus every label the AWS provider puts on instance types.
+var wellKnownLabels = sync.OnceValue(func() sets.Set[string] {
+	s := sets.New[string](karpv1.WellKnownLabels.UnsortedList()...)
+	s.Insert(awsOfferingLabels...)
+	for _, it := range catalog.InstanceTypes() {
+		for k := range it.Labels {
+			s.Insert(k)
+		}
+	}
+	return s
+})
+
+// instanceLabelKeys are the keys whose values come from the instance type.
+var instanceLabelKeys = sync.OnceValue(func() []string {
+	s := sets.New[string]()
+	for _, it := range catalog.InstanceTypes() {
+		for k := range it.Labels {
+			s.Insert(k)
+		}
+	}
+	return sets.List(s)
+})
+
+// podTerms returns the pod's node requirements, one set per required node
+// affinity term (terms are ORed), each including the nodeSelector. A pod with no
+// terms has one set.
+func podTerms(p *corev1.Pod) []scheduling.Requirements {
+	base := func() scheduling.Requirements { return scheduling.NewLabelRequirements(p.Spec.NodeSelector) }
+	na := p.Spec.Affinity
+	if na == nil || na.NodeAffinity == nil || na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil ||
+		len(na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		return []scheduling.Requirements{base()}
+	}
+	var out []scheduling.Requirements
+	for _, term := range na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		r := base()
+		for _, e := range term.MatchExpressions {
+			req, err := newRequirement(e)
+			if err != nil {
+				continue
+			}
+			r.Add(req)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// newRequirement converts a node selector requirement, refusing the malformed ones
+// Karpenter's constructor would mis-handle (Gt/Lt need one integer).
+func newRequirement(e corev1.NodeSelectorRequirement) (*scheduling.Requirement, error) {
+	switch e.Operator {
+	case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		if len(e.Values) != 1 {
+			return nil, fmt.Errorf("operator %s needs exactly one value", e.Operator)
+		}
+		var n int
+		if _, err := fmt.Sscanf(e.Values[0], "%d", &n); err != nil {
+			return nil, fmt.Errorf("operator %s needs an integer value", e.Operator)
+		}
+	default:
+		return nil, fmt.Errorf("unknown operator %q", e.Operator)
+	}
+	return scheduling.NewRequirement(e.Key, e.Operator, append([]string(nil), e.Values...)...), nil
+}
+
+// keyIssue is one requirement the capacity cannot satisfy.
+type keyIssue struct {
+	key     string
+	message string
+}
+
+// compatible mirrors Karpenter's Requirements.Compatible, but checks every key in a
+// stable order and returns all problems, so explanations are complete and
+// deterministic. Custom labels must be defined by the capacity (unless the pod only
+// excludes them); well-known labels may be undefined; defined keys must intersect.
+func compatible(capacity, pod scheduling.Requirements, allowUndefined sets.Set[string]) []keyIssue {
+	var issues []keyIssue
+	for _, key := range sets.List(pod.Keys()) {
+		incoming := pod.Get(key)
+		op := incoming.Operator()
+		if !capacity.Has(key) {
+			if allowUndefined.Has(key) || op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist {
+				continue
+			}
+			issues = append(issues, keyIssue{key: key, message: fmt.Sprintf("label %q does not have known values%s", key, labelHint(capacity, key, allowUndefined))})
+			continue
+		}
+		existing := capacity.Get(key)
+		if existing.HasIntersection(incoming) {
+			continue
+		}
+		if (op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist) &&
+			(existing.Operator() == corev1.NodeSelectorOpNotIn || existing.Operator() == corev1.NodeSelectorOpDoesNotExist) {
+			continue
+		}
+		issues = append(issues, keyIssue{key: key, message: fmt.Sprintf("key %s, %s not in %s", key, incoming, existing)})
+	}
+	return issues
+}
+
+// labelHint suggests the key the user may have meant, like Karpenter's
+// "(typo of ...?)", deterministically.
+func labelHint(r scheduling.Requirements, key string, allowed sets.Set[string]) string {
+	suffix := key
+	if _, after, ok := strings.Cut(key, "/"); ok {
+		suffix = after
+	}
+	for _, cands := range [][]string{sets.List(allowed), sets.List(r.Keys())} {
+		for _, c := range cands {
+			if c != key && (strings.Contains(c, key) || strings.HasSuffix(c, "/"+suffix)) {
+				return fmt.Sprintf(" (typo of %q?)", c)
+			}
+		}
+	}
+	return ""
+}
+
+// nodePoolRequirements are the requirements every node of a NodePool satisfies:
+// its requirements, its template labels, and its own name label.
+func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
+	r := scheduling.NewRequirements()
+	for _, req := range np.Requirements {
+		if nr, err := newRequirement(req.NodeSelectorRequirement); err == nil {
+			nr.MinValues = req.MinValues
+			r.Add(nr)
+		}
+	}
+	for _, k := range sortedKeys(np.Labels) {
+		r.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, np.Labels[k]))
+	}
+	r.Add(scheduling.NewRequirement(karpv1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
+	return r
+}
+
+// instanceTypeFits reports whether an instance type's labels satisfy requirements
+// on the keys the instance type defines.
+func instanceTypeFits(it *catalog.InstanceType, reqs scheduling.Requirements, os string) bool {
+	for _, key := range instanceLabelKeys() {
+		if !reqs.Has(key) {
+			continue
+		}
+		v, ok := it.Labels[key]
+		if key == corev1.LabelOSStable && os != "" {
+			v, ok = os, true
+		}
+		req := reqs.Get(key)
+		if !ok {
+			if op := req.Operator(); op != corev1.NodeSelectorOpNotIn && op != corev1.NodeSelectorOpDoesNotExist {
+				return false
+			}
+			continue
+		}
+		if !req.Has(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Summary renders the placement the way the scheduler's FailedScheduling event and
+// Karpenter's log do, one clause per kind of capacity:
+//
+//	0/1 node groups are available: 1 node group(s) had untolerated taint {karpenter.sh/controller: true}.
+//	incompatible with nodepool "default", incompatible requirements, label "workload" does not have known values.
+func (p *Placement) Summary() string {
+	var parts []string
+	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool} {
+		if s := p.kindSummary(k); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		if p.Phase == cluster.Bootstrap {
+			return "no node group or Fargate profile exists in the bootstrap phase"
+		}
+		return "no capacity is defined: no node group, Fargate profile, NodePool or node"
+	}
+	return strings.Join(parts, " ")
+}
+
+func (p *Placement) kindSummary(k cluster.CapacityKind) string {
+	var vs []Verdict
+	for _, v := range p.Verdicts {
+		if v.Source.Kind == k {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	fits := 0
+	counts := map[string]int{}
+	for _, v := range vs {
+		if v.Result == Fits {
+			fits++
+			continue
+		}
+		if len(v.Reasons) > 0 {
+			counts[v.Reasons[0].Message]++
+		}
+	}
+	switch k {
+	case cluster.KindNodePool:
+		if fits > 0 {
+			return fmt.Sprintf("%d/%d nodepools can launch a node for it.", fits, len(vs))
+		}
+		var msgs []string
+		for _, v := range vs {
+			if len(v.Reasons) > 0 {
+				msgs = append(msgs, v.Reasons[0].Message)
+			}
+		}
+		return strings.Join(msgs, "; ") + "."
+	case cluster.KindFargate:
+		if p.Fargate != nil {
+			return fmt.Sprintf("Fargate profile %q selects it.", p.Fargate.Name)
+		}
+		var msgs []string
+		for _, v := range vs {
+			if len(v.Reasons) > 0 {
+				msgs = append(msgs, v.Reasons[0].Message)
+			}
+		}
+		return fmt.Sprintf("0/%d Fargate profiles select it: %s.", len(vs), strings.Join(msgs, "; "))
+	}
+	noun, unit := "node groups", "node group(s)"
+	if k == cluster.KindNode {
+		noun, unit = "nodes", "node(s)"
+	}
+	var reasons []string
+	for msg, n := range counts {
+		msg = strings.TrimPrefix(msg, "node(s) ")
+		if strings.HasPrefix(msg, "Insufficient") || strings.HasPrefix(msg, "the pod is selected") {
+			reasons = append(reasons, fmt.Sprintf("%d %s", n, msg))
+		} else {
+			reasons = append(reasons, fmt.Sprintf("%d %s %s", n, unit, msg))
+		}
+	}
+	sort.Strings(reasons)
+	if len(reasons) == 0 {
+		return fmt.Sprintf("%d/%d %s are available.", fits, len(vs), noun)
+	}
+	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
+}
+
+// Explain renders every verdict, one line per source, for `explain` and finding
+// details.
+func (p *Placement) Explain() []string {
+	var out []string
+	for _, v := range p.Verdicts {
+		out = append(out, v.Line())
+	}
+	return out
+}
+
+// Line renders one verdict: `node group "karpenter": refuses: node(s) had untolerated taint {...}`.
+func (v Verdict) Line() string {
+	name := fmt.Sprintf("%s %q", v.Source.Kind, v.Source.Name)
+	switch v.Result {
+	case Fits:
+		if len(v.InstanceTypes) > 0 {
+			more := ""
+			if v.Compatible > len(v.InstanceTypes) {
+				more = fmt.Sprintf(" and %d more", v.Compatible-len(v.InstanceTypes))
+			}
+			return fmt.Sprintf("%s: fits (e.g. %s%s)", name, strings.Join(v.InstanceTypes, ", "), more)
+		}
+		return name + ": fits"
+	case Unknown:
+		return fmt.Sprintf("%s: cannot tell before apply: %s", name, reasonList(v.Reasons))
+	}
+	return fmt.Sprintf("%s: refuses: %s", name, reasonList(v.Reasons))
+}
+
+func reasonList(rs []Reason) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, r.Message)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Result is one capacity source's answer for one pod.
+type Result int
+
+const (
+	_ Result = iota
+	// Fits: the source would run the pod.
+	Fits
+	// Refuses: the source can never run the pod; Reasons say why.
+	Refuses
+	// Unknown: the answer depends on values that are not known before apply.
+	Unknown
+)
+
+func (r Result) String() string {
+	switch r {
+	case Fits:
+		return "fits"
+	case Refuses:
+		return "refuses"
+	case Unknown:
+		return "unknown"
+	}
+	return "invalid"
+}
+
+// Code classifies a reason, in the order kube-scheduler's filters and Karpenter's
+// checks run.
+type Code int
+
+const (
+	_                   Code = iota
+	CodeFargateSelected      // the pod goes to Fargate; EC2 capacity is not considered
+	CodeController           // the Karpenter controller cannot run
+	CodeNodeClass            // the NodePool's node class is missing or not ready
+	CodeUnschedulable        // the node is cordoned
+	CodeFargateNotSelected
+	CodeFargateDaemonSet
+	CodeTaint
+	CodeAffinity
+	CodeRequirements
+	CodeResources
+	CodeNoInstanceType
+	CodeLimits
+	CodeUnknownValue
+)
+
+// Reason explains why a source refuses a pod (or why the answer is unknown).
+type Reason struct {
+	Code Code
+	// Message is worded the way kube-scheduler or Karpenter would report it.
+	Message string
+	// Taint is the untolerated taint (CodeTaint).
+	Taint *corev1.Taint
+	// Key is the label key at fault (CodeAffinity, CodeRequirements).
+	Key string
+	// Resources are the resources that do not fit (CodeResources, CodeNoInstanceType).
+	Resources []corev1.ResourceName
+}
+
+// Source is a capacity source.
+type Source struct {
+	Kind      cluster.CapacityKind
+	Name      string
+	Origin    cluster.Origin
+	NodeGroup *cluster.NodeGroup
+	Fargate   *cluster.FargateProfile
+	NodePool  *cluster.NodePool
+	Node      *cluster.Node
+}
+
+// Verdict is one source's answer.
+type Verdict struct {
+	Source  Source
+	Result  Result
+	Reasons []Reason
+	// InstanceTypes names some instance types that would take the pod (node groups
+	// and NodePools), cheapest-sounding first; Compatible counts them all.
+	InstanceTypes []string
+	Compatible    int
+	// Overhead is the DaemonSet overhead counted on this source's nodes.
+	Overhead corev1.ResourceList
+}
+
+// Placement is the answer for one workload in one phase.
+type Placement struct {
+	Workload *cluster.Workload
+	Phase    cluster.Phase
+	Verdicts []Verdict
+	// Fargate is the profile that selects the pod, if any: such a pod is scheduled
+	// by fargate-scheduler onto Fargate only.
+	Fargate *cluster.FargateProfile
+	// Requests is what one pod asks of a node.
+	Requests corev1.ResourceList
+}
+
+// Result combines the verdicts: Fits if any source fits; else Unknown if any answer
+// is unknown; else Refuses (also when there is no capacity at all).
+func (p *Placement) Result() Result {
+	if p.Fargate != nil {
+		for _, v := range p.Verdicts {
+			if v.Source.Fargate == p.Fargate {
+				return v.Result
+			}
+		}
+	}
+	res := Refuses
+	for _, v := range p.Verdicts {
+		switch v.Result {
+		case Fits:
+			return Fits
+		case Unknown:
+			res = Unknown
+		}
+	}
+	return res
+}
+
+// Fitting returns the verdicts of the sources that would run the pod.
+func (p *Placement) Fitting() []Verdict {
+	var out []Verdict
+	for _, v := range p.Verdicts {
+		if v.Result == Fits && (p.Fargate == nil || v.Source.Fargate == p.Fargate) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// FitsOnlyKind reports whether every fitting source is of the given kind (and at
+// least one fits).
+func (p *Placement) FitsOnlyKind(k cluster.CapacityKind) bool {
+	f := p.Fitting()
+	if len(f) == 0 {
+		return false
+	}
+	for _, v := range f {
+		if v.Source.Kind != k {
+			return false
+		}
+	}
+	return true
+}
+
+func sortVerdicts(vs []Verdict) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		a, b := vs[i].Source, vs[j].Source
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+}

@@ -1,0 +1,201 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
+)
+
+// Options tune loading.
+type Options struct {
+	// Charts are local chart directories or .tgz files to render, with Values
+	// files applied to each, as release Release in Namespace.
+	Charts    []string
+	Values    []string
+	Release   string
+	Namespace string
+	// TFVars are extra Terraform variable files.
+	TFVars []string
+}
+
+// ErrNoInput is returned when no path could be read at all.
+var ErrNoInput = errors.New("no input")
+
+// Load reads every path and returns the merged, interpreted model. Unreadable
+// content becomes Problems in the model; an error is returned only when a path does
+// not exist or nothing at all could be read.
+func Load(paths []string, opts Options) (*cluster.Model, error) {
+	var parts []*cluster.Model
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if st.IsDir() {
+			dirParts, dirFiles, err := walk(p, opts)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, dirParts...)
+			files = append(files, dirFiles...)
+			continue
+		}
+		files = append(files, p)
+	}
+	parts = append(parts, readFiles(files, len(paths) == 1 && len(files) == 1)...)
+	for _, c := range opts.Charts {
+		part, err := loadChart(c, opts)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: no manifests, Terraform, charts or snapshots found in %s", ErrNoInput, strings.Join(paths, ", "))
+	}
+	return Build(parts...), nil
+}
+
+// Build merges partial models and completes them: Helm releases and EKS add-ons
+// become objects, objects become workloads and capacity.
+func Build(parts ...*cluster.Model) *cluster.Model {
+	m := cluster.Merge(parts...)
+	expand(m)
+	manifest.Interpret(m)
+	return m
+}
+
+// walk finds inputs under a directory. A directory with .tf files is a Terraform
+// root (its local modules are read through it, not as roots of their own); a
+// directory with Chart.yaml is a Helm chart, read only through a release or --chart.
+func walk(root string, opts Options) ([]*cluster.Model, []string, error) {
+	var parts []*cluster.Model
+	var files []string
+	tfRoots := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("walk %s: %w", path, err)
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			if fileExists(filepath.Join(path, "Chart.yaml")) {
+				return filepath.SkipDir
+			}
+			if hasTF(path) && !underRoot(path, tfRoots) {
+				tfRoots[path] = true
+				part, err := loadTerraform(path, opts)
+				if err != nil {
+					return err
+				}
+				parts = append(parts, part)
+			}
+			return nil
+		}
+		if isManifestName(d.Name()) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	return parts, files, err
+}
+
+func underRoot(path string, roots map[string]bool) bool {
+	for r := range roots {
+		if rel, err := filepath.Rel(r, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasTF(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".tf") || strings.HasSuffix(e.Name(), ".tf.json")) {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func isManifestName(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	switch ext {
+	case ".yaml", ".yml", ".json":
+		return !strings.HasSuffix(name, ".tf.json")
+	case ".gz":
+		return strings.HasSuffix(strings.ToLower(name), ".json.gz")
+	}
+	return false
+}
+
+// readFiles decodes files in parallel, keeping their order. explicit is set when
+// the user named a single file: then a document that is not a Kubernetes object is
+// a problem; in a directory walk such documents (values files, CI configs) are
+// simply not manifests.
+func readFiles(files []string, explicit bool) []*cluster.Model {
+	out := make([]*cluster.Model, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, f string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i] = readFile(f, explicit)
+		}(i, f)
+	}
+	wg.Wait()
+	return out
+}
+
+func readFile(file string, explicit bool) *cluster.Model {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + err.Error()}}}
+	}
+	if m, ok := readSpecial(file, data); ok {
+		return m
+	}
+	objs, probs := manifest.Decode(file, data)
+	if !explicit {
+		probs = dropNonManifest(probs)
+	}
+	return &cluster.Model{Objects: objs, Problems: probs}
+}
+
+func dropNonManifest(probs []cluster.Problem) []cluster.Problem {
+	out := probs[:0]
+	for _, p := range probs {
+		if manifest.IsNotAnObject(p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// isGzip reports gzip magic bytes.
+func isGzip(data []byte) bool { return bytes.HasPrefix(data, []byte{0x1f, 0x8b}) }

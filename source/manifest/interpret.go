@@ -1,0 +1,491 @@
+package manifest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Interpret turns the Kubernetes objects of m into typed model entries: workloads
+// (and live pods), Karpenter NodePools, EC2NodeClasses and NodeClaims, Nodes,
+// VolumeAttachments, the aws-auth mappings, and the node groups, Fargate profiles,
+// add-ons and identities of eksctl ClusterConfig files. Objects that cannot be
+// decoded become Problems. It is idempotent only on a fresh model: call it once,
+// after all sources are merged.
+func Interpret(m *cluster.Model) {
+	cluster.SortObjects(m.Objects)
+	live := m.Live != nil
+	for _, o := range m.Objects {
+		switch {
+		case o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/"):
+			interpretEksctl(m, o)
+		case isGroup(o, "karpenter.sh") && o.Kind == "NodePool":
+			if np, err := decodeNodePool(o); err != nil {
+				m.Problems = append(m.Problems, problem(o, err))
+			} else {
+				m.NodePools = append(m.NodePools, np)
+			}
+		case isGroup(o, "karpenter.k8s.aws") && o.Kind == "EC2NodeClass":
+			m.NodeClasses = append(m.NodeClasses, decodeNodeClass(o))
+		case isGroup(o, "karpenter.sh") && o.Kind == "NodeClaim":
+			m.NodeClaims = append(m.NodeClaims, decodeNodeClaim(o))
+		case o.Kind == "Node" && o.APIVersion == "v1":
+			if n, err := decodeNode(o); err != nil {
+				m.Problems = append(m.Problems, problem(o, err))
+			} else {
+				m.Nodes = append(m.Nodes, n)
+			}
+		case o.Kind == "ConfigMap" && o.APIVersion == "v1" && o.Name == "aws-auth" && o.Namespace == "kube-system":
+			interpretAwsAuth(m, o)
+		case o.Kind == "VolumeAttachment" && strings.HasPrefix(o.APIVersion, "storage.k8s.io/"):
+			if m.Live == nil {
+				m.Live = &cluster.Live{}
+			}
+			m.Live.VolumeAttachments = append(m.Live.VolumeAttachments, decodeVolumeAttachment(o))
+		case o.Kind == "Pod" && live && o.Manager == "cluster":
+			if p, err := decodePod(o); err != nil {
+				m.Problems = append(m.Problems, problem(o, err))
+			} else {
+				m.Pods = append(m.Pods, p)
+			}
+		default:
+			tp, ok := templatePath(o)
+			if !ok {
+				continue
+			}
+			if live && o.Manager == "cluster" && ownedByController(o) {
+				// A ReplicaSet of a Deployment or a Job of a CronJob: its
+				// owner is the workload the user knows.
+				continue
+			}
+			w, err := decodeWorkload(o, tp)
+			if err != nil {
+				m.Problems = append(m.Problems, problem(o, err))
+				continue
+			}
+			m.Workloads = append(m.Workloads, w)
+		}
+	}
+	if live {
+		linkPods(m)
+	}
+	recognize(m)
+}
+
+func isGroup(o *cluster.Object, group string) bool {
+	return strings.HasPrefix(o.APIVersion, group+"/")
+}
+
+func problem(o *cluster.Object, err error) cluster.Problem {
+	return cluster.Problem{Origin: o.Origin, Object: o.Ref(), Message: err.Error()}
+}
+
+// templatePath returns where the pod template of a workload kind lives.
+func templatePath(o *cluster.Object) (string, bool) {
+	switch o.Kind {
+	case "Pod":
+		return "", o.APIVersion == "v1"
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet":
+		return "spec.template", strings.HasPrefix(o.APIVersion, "apps/") || strings.HasPrefix(o.APIVersion, "extensions/")
+	case "ReplicationController":
+		return "spec.template", o.APIVersion == "v1"
+	case "Job":
+		return "spec.template", strings.HasPrefix(o.APIVersion, "batch/")
+	case "CronJob":
+		return "spec.jobTemplate.spec.template", strings.HasPrefix(o.APIVersion, "batch/")
+	}
+	return "", false
+}
+
+func ownedByController(o *cluster.Object) bool {
+	refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
+	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok && m["controller"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
+	w := &cluster.Workload{Object: o, TemplatePath: tp, Replicas: 1}
+	if tp == "" {
+		// A bare Pod: its metadata and spec are the template.
+		if err := fromUnstructured(o.Content["spec"], &w.Template.Spec); err != nil {
+			return nil, fmt.Errorf("cannot decode pod spec: %w", err)
+		}
+		w.Template.ObjectMeta.Labels = o.Labels
+		w.Template.ObjectMeta.Annotations = o.Annotations
+	} else {
+		tmpl, _ := o.Get(tp).(map[string]any)
+		if tmpl == nil {
+			return nil, fmt.Errorf("%s has no %s", o.Kind, tp)
+		}
+		if err := fromUnstructured(tmpl, &w.Template); err != nil {
+			return nil, fmt.Errorf("cannot decode pod template at %s: %w", tp, err)
+		}
+	}
+	if ns := o.Namespace; ns != "" {
+		w.Template.Namespace = ns
+	} else if w.Template.Namespace == "" {
+		w.Template.Namespace = "default"
+	}
+	switch o.Kind {
+	case "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController":
+		if r, ok := o.Get("spec.replicas").(int64); ok {
+			w.Replicas = int32(r)
+		}
+	case "Job":
+		if r, ok := o.Get("spec.parallelism").(int64); ok {
+			w.Replicas = int32(r)
+		}
+	case "DaemonSet":
+		w.Replicas = -1
+	}
+	return w, nil
+}
+
+// fromUnstructured decodes JSON-like content into a typed API struct, turning a
+// panic of the converter on hostile input into an error.
+func fromUnstructured(v any, into any) (err error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return nil
+		}
+		return fmt.Errorf("expected an object, found %s", describe(v))
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed object: %v", r)
+		}
+	}()
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
+}
+
+func decodePod(o *cluster.Object) (*cluster.Pod, error) {
+	p := &cluster.Pod{Object: o}
+	if err := fromUnstructured(o.Content["spec"], &p.Spec); err != nil {
+		return nil, fmt.Errorf("cannot decode pod spec: %w", err)
+	}
+	if err := fromUnstructured(o.Content["status"], &p.Status); err != nil {
+		return nil, fmt.Errorf("cannot decode pod status: %w", err)
+	}
+	p.Owner = o.Ref()
+	refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
+	for _, r := range refs {
+		if rm, ok := r.(map[string]any); ok && rm["controller"] == true {
+			kind, _ := rm["kind"].(string)
+			name, _ := rm["name"].(string)
+			p.Owner = cluster.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: name}
+		}
+	}
+	return p, nil
+}
+
+// linkPods attaches live pods to their workloads (a ReplicaSet's pod to its
+// Deployment) and their FailedScheduling events.
+func linkPods(m *cluster.Model) {
+	owners := map[cluster.ObjectRef]cluster.ObjectRef{}
+	for _, o := range m.Objects {
+		if (o.Kind == "ReplicaSet" || o.Kind == "Job") && o.Manager == "cluster" {
+			refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
+			for _, r := range refs {
+				if rm, ok := r.(map[string]any); ok && rm["controller"] == true {
+					kind, _ := rm["kind"].(string)
+					name, _ := rm["name"].(string)
+					owners[o.Ref()] = cluster.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: name}
+				}
+			}
+		}
+	}
+	workloads := map[cluster.ObjectRef]*cluster.Workload{}
+	for _, w := range m.Workloads {
+		workloads[w.Ref()] = w
+	}
+	events := map[cluster.ObjectRef][]cluster.Event{}
+	for _, o := range m.Objects {
+		if o.Kind != "Event" {
+			continue
+		}
+		kind, _ := o.Get("involvedObject.kind").(string)
+		name, _ := o.Get("involvedObject.name").(string)
+		ns, _ := o.Get("involvedObject.namespace").(string)
+		reason, _ := o.Get("reason").(string)
+		msg, _ := o.Get("message").(string)
+		src, _ := o.Get("source.component").(string)
+		if src == "" {
+			src, _ = o.Get("reportingComponent").(string)
+		}
+		cnt, _ := o.Get("count").(int64)
+		ref := cluster.ObjectRef{Kind: kind, Namespace: ns, Name: name}
+		events[ref] = append(events[ref], cluster.Event{Reason: reason, Message: msg, Source: src, Count: int32(cnt)})
+	}
+	for _, p := range m.Pods {
+		if o, ok := owners[p.Owner]; ok {
+			p.Owner = o
+		}
+		p.Workload = workloads[p.Owner]
+		p.Events = events[p.Object.Ref()]
+	}
+}
+
+func decodeTaints(v any) ([]corev1.Taint, error) {
+	l, ok := v.([]any)
+	if !ok || len(l) == 0 {
+		return nil, nil
+	}
+	var out []corev1.Taint
+	for i, it := range l {
+		var t corev1.Taint
+		if err := fromUnstructured(it, &t); err != nil {
+			return nil, fmt.Errorf("taint %d: %w", i, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
+	np := &cluster.NodePool{Object: o, Name: o.Name, APIVersion: o.APIVersion}
+	np.Labels = stringMap(o.Get("spec.template.metadata.labels"))
+	var err error
+	if np.Taints, err = decodeTaints(o.Get("spec.template.spec.taints")); err != nil {
+		return nil, fmt.Errorf("spec.template.spec.taints: %w", err)
+	}
+	if np.StartupTaints, err = decodeTaints(o.Get("spec.template.spec.startupTaints")); err != nil {
+		return nil, fmt.Errorf("spec.template.spec.startupTaints: %w", err)
+	}
+	reqs, _ := o.Get("spec.template.spec.requirements").([]any)
+	for i, r := range reqs {
+		rm, ok := r.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("spec.template.spec.requirements.%d is not an object", i)
+		}
+		var req cluster.NodeSelectorRequirement
+		if err := fromUnstructured(rm, &req.NodeSelectorRequirement); err != nil {
+			return nil, fmt.Errorf("spec.template.spec.requirements.%d: %w", i, err)
+		}
+		if mv, ok := rm["minValues"].(int64); ok {
+			n := int(mv)
+			req.MinValues = &n
+		}
+		np.Requirements = append(np.Requirements, req)
+	}
+	if lim, ok := o.Get("spec.limits").(map[string]any); ok {
+		np.Limits = corev1.ResourceList{}
+		for k, v := range lim {
+			q, err := quantity(v)
+			if err != nil {
+				return nil, fmt.Errorf("spec.limits.%s: %w", k, err)
+			}
+			np.Limits[corev1.ResourceName(k)] = q
+		}
+	}
+	ref := "spec.template.spec.nodeClassRef"
+	np.NodeClassRef = cluster.NodeClassRef{Group: o.String(ref + ".group"), Kind: o.String(ref + ".kind"), Name: o.String(ref + ".name")}
+	if np.NodeClassRef.Kind == "" && strings.HasSuffix(o.APIVersion, "/v1beta1") {
+		// v1beta1 defaulted the kind to the provider's node class.
+		np.NodeClassRef.Kind = "EC2NodeClass"
+	}
+	if w, ok := o.Get("spec.weight").(int64); ok {
+		np.Weight = int32(w)
+	}
+	return np, nil
+}
+
+func quantity(v any) (resource.Quantity, error) {
+	switch t := v.(type) {
+	case string:
+		return resource.ParseQuantity(t)
+	case int64:
+		return *resource.NewQuantity(t, resource.DecimalSI), nil
+	case float64:
+		return resource.ParseQuantity(fmt.Sprint(t))
+	}
+	return resource.Quantity{}, fmt.Errorf("not a quantity: %s", describe(v))
+}
+
+func decodeNodeClass(o *cluster.Object) *cluster.NodeClass {
+	nc := &cluster.NodeClass{
+		Object: o, Name: o.Name, APIVersion: o.APIVersion,
+		Role:            o.String("spec.role"),
+		InstanceProfile: o.String("spec.instanceProfile"),
+		AMIFamily:       o.String("spec.amiFamily"),
+	}
+	terms, _ := o.Get("spec.amiSelectorTerms").([]any)
+	for _, t := range terms {
+		if tm, ok := t.(map[string]any); ok {
+			nc.AMISelectorTerms = append(nc.AMISelectorTerms, tm)
+		}
+	}
+	return nc
+}
+
+func decodeConditions(v any) []cluster.Condition {
+	l, _ := v.([]any)
+	var out []cluster.Condition
+	for _, it := range l {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		c := cluster.Condition{}
+		c.Type, _ = m["type"].(string)
+		c.Status, _ = m["status"].(string)
+		c.Reason, _ = m["reason"].(string)
+		c.Message, _ = m["message"].(string)
+		c.LastTransitionTime, _ = m["lastTransitionTime"].(string)
+		out = append(out, c)
+	}
+	return out
+}
+
+func stringList(v any) []string {
+	l, _ := v.([]any)
+	var out []string
+	for _, it := range l {
+		if s, ok := it.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func decodeNodeClaim(o *cluster.Object) *cluster.NodeClaim {
+	ref := "spec.nodeClassRef"
+	return &cluster.NodeClaim{
+		Object:       o,
+		Name:         o.Name,
+		NodePool:     o.Labels["karpenter.sh/nodepool"],
+		NodeClassRef: cluster.NodeClassRef{Group: o.String(ref + ".group"), Kind: o.String(ref + ".kind"), Name: o.String(ref + ".name")},
+		ProviderID:   o.String("status.providerID"),
+		NodeName:     o.String("status.nodeName"),
+		Conditions:   decodeConditions(o.Get("status.conditions")),
+		Finalizers:   stringList(o.Get("metadata.finalizers")),
+		Deleting:     o.String("metadata.deletionTimestamp") != "",
+	}
+}
+
+func decodeNode(o *cluster.Object) (*cluster.Node, error) {
+	n := &cluster.Node{
+		Object:     o,
+		Name:       o.Name,
+		Labels:     o.Labels,
+		ProviderID: o.String("spec.providerID"),
+		Finalizers: stringList(o.Get("metadata.finalizers")),
+		Deleting:   o.String("metadata.deletionTimestamp") != "",
+	}
+	n.Unschedulable, _ = o.Get("spec.unschedulable").(bool)
+	var err error
+	if n.Taints, err = decodeTaints(o.Get("spec.taints")); err != nil {
+		return nil, fmt.Errorf("spec.taints: %w", err)
+	}
+	if alloc, ok := o.Get("status.allocatable").(map[string]any); ok {
+		n.Allocatable = corev1.ResourceList{}
+		for k, v := range alloc {
+			q, err := quantity(v)
+			if err != nil {
+				return nil, fmt.Errorf("status.allocatable.%s: %w", k, err)
+			}
+			n.Allocatable[corev1.ResourceName(k)] = q
+		}
+	}
+	for _, c := range decodeConditions(o.Get("status.conditions")) {
+		if c.Type == "Ready" {
+			n.Ready = c.Status == "True"
+		}
+	}
+	return n, nil
+}
+
+func decodeVolumeAttachment(o *cluster.Object) cluster.VolumeAttachment {
+	va := cluster.VolumeAttachment{
+		Object:   o,
+		Name:     o.Name,
+		Attacher: o.String("spec.attacher"),
+		NodeName: o.String("spec.nodeName"),
+		PV:       o.String("spec.source.persistentVolumeName"),
+	}
+	va.Attached, _ = o.Get("status.attached").(bool)
+	return va
+}
+
+// interpretAwsAuth reads mapRoles of the aws-auth ConfigMap.
+func interpretAwsAuth(m *cluster.Model, o *cluster.Object) {
+	auth := &cluster.AwsAuth{Complete: true, Managed: "user", Origin: o.Origin, Address: o.Via}
+	if o.Manager == "cluster" {
+		auth.Managed = "cluster"
+	}
+	if raw, ok := o.Get("data.mapRoles").(string); ok {
+		roles, err := ParseMapRoles(raw, o.At("data.mapRoles"))
+		if err != nil {
+			m.Problems = append(m.Problems, problem(o, fmt.Errorf("data.mapRoles: %w", err)))
+			auth.Complete = false
+		}
+		auth.Roles = roles
+	}
+	if m.Identity.AwsAuth == nil {
+		m.Identity.AwsAuth = auth
+	} else {
+		m.Identity.AwsAuth.Roles = append(m.Identity.AwsAuth.Roles, auth.Roles...)
+	}
+}
+
+// ParseMapRoles decodes the mapRoles YAML of aws-auth.
+func ParseMapRoles(raw string, at cluster.Origin) ([]cluster.RoleMapping, error) {
+	if cluster.IsUnknown(raw) && strings.HasPrefix(strings.TrimSpace(raw), "${") {
+		return nil, fmt.Errorf("mapRoles is not known before apply")
+	}
+	objs, probs := decodeValue([]byte(raw))
+	if probs != nil {
+		return nil, probs
+	}
+	l, ok := objs.([]any)
+	if !ok {
+		if objs == nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("mapRoles must be a list, found %s", describe(objs))
+	}
+	var out []cluster.RoleMapping
+	for i, it := range l {
+		e, ok := it.(map[string]any)
+		if !ok {
+			return out, fmt.Errorf("mapRoles entry %d is not an object", i)
+		}
+		rm := cluster.RoleMapping{Origin: at}
+		rm.RoleARN, _ = e["rolearn"].(string)
+		rm.Username, _ = e["username"].(string)
+		rm.Groups = stringList(e["groups"])
+		out = append(out, rm)
+	}
+	return out, nil
+}
+
+// decodeValue parses one YAML value (not necessarily an object).
+func decodeValue(data []byte) (any, error) {
+	docs := splitDocuments(data)
+	for _, d := range docs {
+		if isBlank(d.text) {
+			continue
+		}
+		return parseYAMLValue(d.text)
+	}
+	return nil, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
