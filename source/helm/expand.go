@@ -248,3 +248,41 @@ func deletePath(m map[string]any, key string) {
 		m = next
 	}
 }
+
+// ChartDefaults returns the object a well-known chart version creates for a
+// component when the user sets no values, e.g. to read its default tolerations when
+// a fix must keep them. The version is resolved as in catalog.ChartFor.
+func ChartDefaults(chartName, version, component string) (*cluster.Object, bool) {
+	r := &cluster.HelmRelease{Name: chartBaseName(chartName), Namespace: "kube-system", Chart: chartName, Version: version}
+	objs, _, _ := synthesizeRelease(r, DefaultKubernetesVersion)
+	return pick(objs, component)
+}
+
+// AddonDefaults returns the object an EKS add-on version creates for a component with
+// no configuration_values.
+func AddonDefaults(addon, version, component string) (*cluster.Object, bool) {
+	objs, _, _ := synthesizeAddon(&cluster.Addon{Name: addon, Version: version}, DefaultKubernetesVersion)
+	return pick(objs, component)
+}
+
+func pick(objs []*cluster.Object, component string) (*cluster.Object, bool) {
+	for _, o := range objs {
+		if o.Annotations[ComponentAnnotation] == component {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+// chartBaseName is the release name a chart reference suggests
+// ("oci://public.ecr.aws/karpenter/karpenter" → "karpenter").
+func chartBaseName(ref string) string {
+	ref = strings.TrimRight(ref, "/")
+	if i := strings.LastIndexByte(ref, '/'); i >= 0 {
+		ref = ref[i+1:]
+	}
+	if ref == "" {
+		return "release"
+	}
+	return ref
+}
