@@ -109,9 +109,9 @@ func amiHint(family any) string {
 	case "Custom":
 		return base + "amiFamily: Custom needs terms that select your AMIs (id, name, tags or ssmParameter)"
 	case "":
-		return base + "add amiSelectorTerms: [{alias: al2023@latest}] for the EKS-optimized Amazon Linux 2023 AMI (the v1beta1 default family)"
+		return base + "Add an alias for the family the nodes should run, e.g. amiSelectorTerms: [{alias: al2023@latest}] for the EKS-optimized Amazon Linux 2023 AMI"
 	}
-	return base + "add terms that select your AMIs, or an alias such as - alias: al2023@latest"
+	return base + "Add terms that select your AMIs, or an alias such as amiSelectorTerms: [{alias: al2023@latest}]"
 }
 
 // familyAlias maps v1beta1 amiFamily values to the v1 alias family.

@@ -37,9 +37,10 @@ func extraRules(gvk groupVersionKind, obj map[string]any) []Violation {
 		// an instance profile name; an ARN fails every launch.
 		if p, ok := lookupPath(obj, "spec.instanceProfile").(string); ok && strings.HasPrefix(p, "arn:") && !cluster.IsUnknown(p) {
 			out = append(out, Violation{
-				Path:    "spec.instanceProfile",
-				Message: fmt.Sprintf("spec.instanceProfile: Invalid value: %q: must be an instance profile name, not an ARN", p),
-				Kind:    Invalid,
+				Path:     "spec.instanceProfile",
+				Message:  fmt.Sprintf("spec.instanceProfile: Invalid value: %q: must be an instance profile name, not an ARN", p),
+				Kind:     Invalid,
+				Accepted: true,
 				Hint: fmt.Sprintf("the API server accepts it, but Karpenter passes instanceProfile to EC2 as a name, so every launch fails; use instanceProfile: %s",
 					instanceProfileName(p)),
 			})

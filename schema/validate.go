@@ -162,9 +162,10 @@ func validateWith(obj *cluster.Object, gvk groupVersionKind, r Release, c *compi
 			continue
 		}
 		vs = append(vs, Violation{
-			Path:    path,
-			Message: fmt.Sprintf("unknown field %q", up),
-			Kind:    UnknownField,
+			Path:     path,
+			Message:  fmt.Sprintf("unknown field %q", up),
+			Kind:     UnknownField,
+			Accepted: true,
 		})
 	}
 	for _, e := range errs {

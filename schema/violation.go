@@ -69,6 +69,10 @@ type Violation struct {
 	// Move is the ID of the entry in Moves this violation comes from, or "" when the
 	// violation is not a v1beta1 → v1 change.
 	Move string
+	// Accepted is true when the API server accepts the object as written, so nothing
+	// fails at apply time: an unknown field it drops, or a value it lets through that
+	// Karpenter cannot use. These are the silent ones.
+	Accepted bool
 }
 
 // kindOf maps the API server's error types onto Kinds.
