@@ -157,9 +157,13 @@ func (h hintContext) unknownFieldHint(path string) string {
 		"(Terraform providers, client libraries) get at most a warning and the setting silently has no effect"
 	segs := strings.Split(path, ".")
 	name := segs[len(segs)-1]
-	if s, err := lookup(h.release, h.gvk); err == nil && s != nil {
+	if len(segs) == 2 && segs[0] == "metadata" {
+		if guess := closest(name, objectMetaFields); guess != "" {
+			hint += fmt.Sprintf("; did you mean %q?", guess)
+		}
+	} else if s, err := lookup(h.release, h.gvk); err == nil && s != nil {
 		if parent := schemaAt(s.structural, segs[:len(segs)-1]); parent != nil {
-			if guess := closest(name, parent.Properties); guess != "" {
+			if guess := closest(name, propertyNames(parent)); guess != "" {
 				hint += fmt.Sprintf("; did you mean %q?", guess)
 			}
 		}
@@ -172,11 +176,19 @@ func (h hintContext) unknownFieldHint(path string) string {
 			return hint + fmt.Sprintf("; the field exists in newer Karpenter CRDs (%s): upgrade Karpenter and its CRDs, or remove it", releaseLabel(r))
 		}
 	}
-	if h.gvk.version == "v1" {
+	switch h.gvk.version {
+	case "v1":
 		old := h.gvk
 		old.version = "v1beta1"
 		if s, err := lookup(V0_37, old); err == nil && s != nil && schemaAt(s.structural, segs) != nil {
 			return hint + fmt.Sprintf("; it is a %s field that %s removed", old.apiVersion(), h.gvk.apiVersion())
+		}
+	case "v1beta1":
+		v1 := h.gvk
+		v1.version = "v1"
+		if s, err := lookup(Current, v1); err == nil && s != nil && schemaAt(s.structural, segs) != nil {
+			return hint + fmt.Sprintf("; it is a %s field, which %s does not have: write the object as %s (Fix does the mechanical part)",
+				v1.apiVersion(), h.gvk.apiVersion(), v1.apiVersion())
 		}
 	}
 	return hint
@@ -222,14 +234,22 @@ func schemaAt(s *structuralschema.Structural, segs []string) *structuralschema.S
 	return s
 }
 
-// closest returns the property name a misspelt field most likely meant: the same name
-// in another case, or one within two edits.
-func closest(name string, props map[string]structuralschema.Structural) string {
-	keys := make([]string, 0, len(props))
-	for k := range props {
+// objectMetaFields are the fields of metadata a manifest may set; the CRDs leave
+// metadata to the API server, so their schemas do not list them.
+var objectMetaFields = []string{"annotations", "finalizers", "generateName", "labels", "name", "namespace", "ownerReferences"}
+
+func propertyNames(s *structuralschema.Structural) []string {
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return keys
+}
+
+// closest returns the name a misspelt field most likely meant: the same name in
+// another case, or one within two edits. keys must be sorted, so ties are stable.
+func closest(name string, keys []string) string {
 	best, bestD := "", 3
 	for _, k := range keys {
 		if strings.EqualFold(k, name) {

@@ -245,14 +245,18 @@ func (c *compiled) rulesFor(e *field.Error) []string {
 
 var selfRef = regexp.MustCompile(`\bself\b(\.([A-Za-z_][A-Za-z0-9_]*)(\()?)?`)
 
-// selfReferences lists the fields of self a rule reads ("has(self.role)",
-// "self.amiSelectorTerms.exists(...)"), or whole when it reads self itself
-// ("self.all(...)", "self != ”", "size(self)").
+// selfReferences lists the fields of self whose values a rule reads
+// ("self.amiSelectorTerms.exists(...)" reads amiSelectorTerms), or whole when it reads
+// self itself ("self.all(...)", "self != x", "size(self)"). A field only tested for
+// presence ("has(self.role)") is not read: a placeholder there is still present.
 func selfReferences(rule string) (fields []string, whole bool) {
 	for _, m := range selfRef.FindAllStringSubmatchIndex(rule, -1) {
 		if m[4] < 0 || m[6] >= 0 {
 			// bare self, or a method called on self
 			return nil, true
+		}
+		if strings.HasSuffix(rule[:m[0]], "has(") && strings.HasPrefix(rule[m[1]:], ")") {
+			continue
 		}
 		fields = append(fields, rule[m[4]:m[5]])
 	}
