@@ -5,6 +5,7 @@ import "sort"
 // registry is every check, sorted by ID. Adding a check means adding it here.
 var registry = []*Check{
 	bootstrapDeadlock,
+	disruptionTolerationMissing,
 	invalidInput,
 	podUnschedulable,
 }

@@ -1,0 +1,679 @@
+package lint
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+var disruptionTolerationMissing = &Check{
+	ID:       "disruption-toleration-missing",
+	Title:    "Node-critical DaemonSet does not tolerate Karpenter's disruption taint",
+	Family:   "F3",
+	Severity: Error,
+	Doc: Doc{
+		What: "A DaemonSet that nodes need to drain correctly (a CSI node plugin such as ebs-csi-node, efs-csi-node, fsx-csi-node or s3-csi-node; a CNI agent such as aws-node, cilium or calico-node) can run on Karpenter nodes but does not tolerate the taint the Karpenter version in use puts on a node it disrupts: `karpenter.sh/disrupted:NoSchedule` in v1, `karpenter.sh/disruption=disrupting:NoSchedule` in v0.32 to v0.37. DaemonSets are recognized by their containers, host paths and chart, not by name. The check knows the aws-ebs-csi-driver chart history (`node.tolerateAllTaints` false in charts 1.0.0 to 2.10.x; with it false, the disruption tolerations are added only from chart 2.36.0), tolerations that name only the other generation's key, and `effect: NoExecute` tolerations (the chart's default `node.tolerations`) that do not match a NoSchedule taint. It also warns when the EBS driver's preStop hook predates the v1 taint (driver older than v1.36.0) and when Karpenter older than v1.0, which does not wait for volumes to detach, drains nodes with EBS volumes. Applications are never asked to tolerate the taint: Karpenter advises against it.",
+		Why:  "Karpenter evicts every pod that does not tolerate its disruption taint, DaemonSet pods included, and the DaemonSet controller does not bring them back on the tainted node. A CSI node plugin evicted before the node's volumes are unmounted, unstaged and detached leaves them attached: the replacement pod on another node fails with `Multi-Attach error for volume \"pvc-...\" Volume is already exclusively attached to one node and can't be attached to another` until the attach/detach controller force-detaches after 6 minutes. A CNI agent evicted early cuts the network of pods that are still shutting down.",
+		Fix:  "Tolerate the disruption taint where the DaemonSet is configured: `node.tolerateAllTaints: true` (or the `node.tolerations` list) in the aws-ebs-csi-driver Helm values or EKS add-on `configuration_values`, `tolerations` in the Cilium values, or the DaemonSet's own tolerations. The fix keeps every toleration the DaemonSet already has (lists are replaced whole) and is verified by re-running the analysis.",
+		Before: `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ebs-csi-node, namespace: kube-system}
+spec:
+  template:
+    spec:
+      priorityClassName: system-node-critical
+      tolerations:
+      - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+      containers:
+      - {name: ebs-plugin, image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.36.0}
+      - {name: node-driver-registrar, image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.12.0}`,
+		After: `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ebs-csi-node, namespace: kube-system}
+spec:
+  template:
+    spec:
+      priorityClassName: system-node-critical
+      tolerations:
+      - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+      - {key: karpenter.sh/disrupted, operator: Exists, effect: NoSchedule}
+      containers:
+      - {name: ebs-plugin, image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.36.0}
+      - {name: node-driver-registrar, image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.12.0}`,
+		Format: "yaml",
+	},
+	Run: runDisruptionTolerations,
+}
+
+const ebsDriver = "ebs.csi.aws.com"
+
+// preStopTaintVersion is the first EBS CSI driver whose preStop hook recognises
+// karpenter.sh/disrupted (aws-ebs-csi-driver cmd/hooks/prestop.go, commit 361df2cb).
+const preStopTaintVersion = "1.36.0"
+
+func runDisruptionTolerations(p *Pass) {
+	d := p.Sim.Disruption()
+	installed := p.Model.Karpenter.Controller != nil || p.Model.Karpenter.Release != nil
+	for _, w := range p.Model.Workloads {
+		if !w.IsDaemonSet() || w.NodeCritical == "" || w.Replicas == 0 {
+			continue
+		}
+		pools, unknown := karpenterPools(p, w)
+		tolerated := d.ToleratedBy(sim.PodTolerations(w))
+		switch {
+		case len(pools) == 0 && !tolerated && (len(unknown) > 0 || installed && len(p.Model.NodePools) == 0):
+			reportUnverifiedDisruption(p, w, d, unknown)
+		case len(pools) == 0:
+		case !tolerated:
+			reportMissingToleration(p, w, d, pools)
+		}
+	}
+	reportNoVolumeWait(p, d)
+}
+
+// karpenterPools returns the NodePools whose nodes would run the DaemonSet, and
+// those for which that cannot be told before apply.
+func karpenterPools(p *Pass, w *cluster.Workload) (fits, unknown []*cluster.NodePool) {
+	for _, np := range p.Model.NodePools {
+		switch p.Sim.RunsOn(w, np) {
+		case sim.Fits:
+			fits = append(fits, np)
+		case sim.Unknown:
+			unknown = append(unknown, np)
+		}
+	}
+	return fits, unknown
+}
+
+func poolNames(pools []*cluster.NodePool) string {
+	var names []string
+	for _, np := range pools {
+		names = append(names, fmt.Sprintf("%q", np.Name))
+	}
+	if len(names) == 1 {
+		return "NodePool " + names[0]
+	}
+	return "NodePools " + strings.Join(names, ", ")
+}
+
+func reportUnverifiedDisruption(p *Pass, w *cluster.Workload, d sim.Disruption, unknown []*cluster.NodePool) {
+	why := "no NodePool is in the inputs"
+	if len(unknown) > 0 {
+		why = "whether it runs on the nodes of " + poolNames(unknown) + " is not known before apply"
+	}
+	p.Report(Finding{
+		Severity: Info,
+		Object:   w.Ref(),
+		Origin:   w.Object.At(podSpecPath(w) + ".tolerations"),
+		Summary:  fmt.Sprintf("%s does not tolerate %s; could not verify whether it runs on Karpenter nodes: %s", w.Ref(), sim.TaintText(d.Taint), why),
+		Detail:   fmt.Sprintf("If it runs on Karpenter nodes, Karpenter evicts it when it drains them: %s.\n%s", w.NodeCritical, d.Describe()),
+	})
+}
+
+func reportMissingToleration(p *Pass, w *cluster.Workload, d sim.Disruption, pools []*cluster.NodePool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Karpenter puts %s on a node before draining it and evicts every pod that does not tolerate it, DaemonSet pods included. %s runs on the nodes of %s and is needed there: %s.",
+		d.Describe(), w.Ref(), poolNames(pools), w.NodeCritical)
+	if lines := tolerationMismatches(w.Template.Spec.Tolerations, d); len(lines) > 0 {
+		b.WriteString("\nIts tolerations do not match the taint:")
+		for _, l := range lines {
+			b.WriteString("\n  - " + l)
+		}
+	} else if len(w.Template.Spec.Tolerations) == 0 {
+		b.WriteString("\nIt has no tolerations of its own.")
+	}
+	if h := chartHistory(w); h != "" {
+		b.WriteString("\n" + h)
+	}
+	for _, np := range pools {
+		if s := drainStory(p.Sim.DrainNodePool(np), w); s != "" {
+			b.WriteString("\n" + s)
+			break
+		}
+	}
+	if s := preStopStory(p.Sim, w, d); s != "" {
+		b.WriteString("\n" + s)
+	}
+	p.Report(Finding{
+		Object:  w.Ref(),
+		Origin:  w.Object.At(podSpecPath(w) + ".tolerations"),
+		Summary: fmt.Sprintf("%s does not tolerate %s, so Karpenter evicts it while draining a node of %s", w.Ref(), sim.TaintText(d.Taint), poolNames(pools)),
+		Detail:  b.String(),
+		Fix:     disruptionFix(p.Model, w, d),
+	})
+}
+
+// tolerationMismatches explains why tolerations that look related do not match
+// the disruption taint.
+func tolerationMismatches(ts []corev1.Toleration, d sim.Disruption) []string {
+	var out []string
+	for _, t := range ts {
+		text := tolerationText(t)
+		switch {
+		case t.Key == "" && t.Operator == corev1.TolerationOpExists && t.Effect != "" && t.Effect != d.Taint.Effect:
+			line := fmt.Sprintf("%s matches only %s taints; the disruption taint is %s", text, t.Effect, d.Taint.Effect)
+			if t.Effect == corev1.TaintEffectNoExecute {
+				line += " (this is the aws-ebs-csi-driver chart's default node.tolerations)"
+			}
+			out = append(out, line)
+		case t.Key == d.Taint.Key && t.Effect != "" && t.Effect != d.Taint.Effect:
+			out = append(out, fmt.Sprintf("%s has effect %s; the disruption taint is %s", text, t.Effect, d.Taint.Effect))
+		case t.Key == d.Taint.Key && t.Operator != corev1.TolerationOpExists && t.Value != d.Taint.Value:
+			out = append(out, fmt.Sprintf("%s requires the value %q; the taint's value is %q (use operator: Exists)", text, t.Value, d.Taint.Value))
+		case t.Key == sim.DisruptingTaint.Key && d.Generation == sim.GenV1:
+			out = append(out, fmt.Sprintf("%s names the v1beta1 key (Karpenter v0.32 to v0.37); v1 renamed the taint %s", text, sim.DisruptedTaint.Key))
+		case t.Key == sim.DisruptedTaint.Key && d.Generation == sim.GenBeta:
+			out = append(out, fmt.Sprintf("%s names the v1 key; Karpenter v%s still uses %s", text, strings.TrimPrefix(d.Version, "v"), sim.TaintText(sim.DisruptingTaint)))
+		}
+	}
+	return out
+}
+
+// tolerationText renders a toleration the way users write it: {key: k, operator: Exists}.
+func tolerationText(t corev1.Toleration) string {
+	var parts []string
+	if t.Key != "" {
+		parts = append(parts, "key: "+t.Key)
+	}
+	op := t.Operator
+	if op == "" {
+		op = corev1.TolerationOpEqual
+	}
+	parts = append(parts, "operator: "+string(op))
+	if t.Value != "" {
+		parts = append(parts, "value: "+t.Value)
+	}
+	if t.Effect != "" {
+		parts = append(parts, "effect: "+string(t.Effect))
+	}
+	if t.TolerationSeconds != nil {
+		parts = append(parts, fmt.Sprintf("tolerationSeconds: %d", *t.TolerationSeconds))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// chartHistory explains how the aws-ebs-csi-driver chart version the DaemonSet
+// comes from decides its tolerations.
+func chartHistory(w *cluster.Workload) string {
+	var version string
+	switch {
+	case w.Release != nil && chartBase(w.Release.Chart) == "aws-ebs-csi-driver":
+		version = w.Object.Annotations[chartVersionAnnotation]
+		if version == "" {
+			version = w.Release.Version
+		}
+		if version == "" {
+			return ""
+		}
+		all, set := lookupBool(w.Release.Values, "node.tolerateAllTaints")
+		setBy := "the chart default"
+		if set {
+			setBy = "set in the values"
+		}
+		if all {
+			return ""
+		}
+		s := fmt.Sprintf("aws-ebs-csi-driver chart %s renders node.tolerateAllTaints: false (%s).", version, setBy)
+		if !set {
+			s += " The chart defaulted it to false from 1.0.0 to 2.10.x and to true again since 2.11.0."
+		}
+		if catalog.ChartVersionLess(version, "2.36.0") {
+			s += " With it false, charts before 2.36.0 add no toleration for Karpenter's disruption taints (2.36.0 appends karpenter.sh/disrupted and karpenter.sh/disruption)."
+		}
+		return s
+	case w.Addon != nil && w.Addon.Name == "aws-ebs-csi-driver":
+		if all, set := lookupBool(w.Addon.ConfigurationValues, "node.tolerateAllTaints"); set && !all {
+			return "The EKS add-on's configuration_values set node.tolerateAllTaints: false (the add-on default is true)."
+		}
+	}
+	return ""
+}
+
+// drainStory tells what the drain of one node does to the DaemonSet and to the
+// volumes it serves.
+func drainStory(dr *sim.Drain, w *cluster.Workload) string {
+	self, ok := dr.Find(w)
+	if !ok || self.Group == sim.NotEvicted {
+		return ""
+	}
+	var users []string
+	var when sim.VolumeTiming
+	for _, v := range dr.Volumes {
+		if v.Plugin.Workload != w {
+			continue
+		}
+		name := v.User.Ref().String()
+		if v.Assumed {
+			name += " (driver of its claims assumed)"
+		}
+		users = append(users, name)
+		if when == 0 || v.When < when {
+			when = v.When
+		}
+	}
+	s := fmt.Sprintf("Draining a node of NodePool %q evicts it in group %s", dr.NodePool.Name, self.Group)
+	if len(users) == 0 {
+		return s + "."
+	}
+	sort.Strings(users)
+	if len(users) > 5 {
+		users = append(users[:5], fmt.Sprintf("and %d more", len(users)-5))
+	}
+	return fmt.Sprintf("%s, %s: %s. Volumes it has not unmounted, unstaged and detached stay attached to the old node until the attach/detach controller force-detaches them after 6 minutes (Multi-Attach errors meanwhile).", s, when, strings.Join(users, ", "))
+}
+
+var imageTagRE = regexp.MustCompile(`:v?(\d+\.\d+\.\d+)`)
+
+// ebsDriverVersion returns the driver version of an EBS CSI node plugin from its
+// ebs-plugin container image; ok is false when the image does not say.
+func ebsDriverVersion(w *cluster.Workload) (string, bool) {
+	for _, c := range w.Template.Spec.Containers {
+		if c.Name != "ebs-plugin" && !strings.Contains(c.Image, "aws-ebs-csi-driver:") {
+			continue
+		}
+		if cluster.IsUnknown(c.Image) {
+			return "", false
+		}
+		if m := imageTagRE.FindStringSubmatch(c.Image); m != nil {
+			return m[1], true
+		}
+	}
+	return "", false
+}
+
+// preStopStory explains what the EBS driver's preStop hook does under the
+// Karpenter version in use: since driver v1.36.0 it waits for the node's
+// VolumeAttachments to go when the node carries karpenter.sh/disrupted; older
+// hooks only know the v1beta1 taint, the cordon and the cluster-autoscaler taint.
+func preStopStory(s *sim.Simulator, w *cluster.Workload, d sim.Disruption) string {
+	if s.PluginDriver(w) != ebsDriver || d.Generation != sim.GenV1 {
+		return ""
+	}
+	v, ok := ebsDriverVersion(w)
+	if !ok {
+		return ""
+	}
+	if !catalog.ChartVersionLess(v, preStopTaintVersion) {
+		return fmt.Sprintf("Its preStop hook (driver v%s) waits for the node's VolumeAttachments to be removed once it sees %s, which delays its exit but does not stop the eviction.", v, sim.DisruptedTaint.Key)
+	}
+	return fmt.Sprintf("Its preStop hook (driver v%s) does not recognise %s (driver v%s added it), so when the node plugin is stopped on a node Karpenter disrupts it exits at once instead of waiting for the node's VolumeAttachments to be removed.", v, sim.DisruptedTaint.Key, preStopTaintVersion)
+}
+
+// reportNoVolumeWait warns when a Karpenter version that does not wait for
+// VolumeAttachments drains nodes where pods use EBS volumes.
+func reportNoVolumeWait(p *Pass, d sim.Disruption) {
+	if d.Assumed || d.WaitsForVolumes {
+		return
+	}
+	ebsPlugin := false
+	for _, w := range p.Model.Workloads {
+		if p.Sim.PluginDriver(w) == ebsDriver {
+			ebsPlugin = true
+		}
+	}
+	users := map[string]bool{}
+	var pools []*cluster.NodePool
+	for _, np := range p.Model.NodePools {
+		dr := p.Sim.DrainNodePool(np)
+		found := false
+		for _, pd := range append(dr.Evicted(), dr.Stays...) {
+			for _, c := range pd.Claims {
+				if c.Driver == ebsDriver || c.Driver == "" && ebsPlugin {
+					users[pd.Ref().String()] = true
+					found = true
+				}
+			}
+		}
+		if found {
+			pools = append(pools, np)
+		}
+	}
+	if len(users) == 0 {
+		return
+	}
+	names := make([]string, 0, len(users))
+	for n := range users {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	ref, origin := pools[0].Object.Ref(), pools[0].Object.Origin
+	if c := p.Model.Karpenter.Controller; c != nil {
+		ref, origin = c.Ref(), c.Object.Origin
+	}
+	p.Report(Finding{
+		Severity: Warning,
+		Object:   ref,
+		Origin:   origin,
+		Summary:  fmt.Sprintf("Karpenter v%s terminates drained nodes without waiting for their EBS volumes to detach; %s mount EBS volumes on the nodes of %s", strings.TrimPrefix(d.Version, "v"), strings.Join(names, ", "), poolNames(pools)),
+		Detail:   fmt.Sprintf("Karpenter before v1.0 terminates the instance as soon as the node is drained; v1.0 and later wait until the VolumeAttachments of the drained pods are deleted. A volume still attached to the terminated instance is detached only by the attach/detach controller's 6-minute force-detach, and the pod that needs it on another node reports a Multi-Attach error meanwhile.\n%s\nUpgrade Karpenter to v1 (see the v1 migration guide), or keep stateful workloads off Karpenter nodes.", d.Describe()),
+	})
+}
+
+// ---- fixes ----
+
+// disruptionTolerations are the tolerations a fix adds: the taint of the
+// generation in use, and for v1beta1 also the v1 key so the upgrade keeps working.
+func disruptionTolerations(d sim.Disruption) []corev1.Toleration {
+	tol := func(t corev1.Taint) corev1.Toleration {
+		return corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpExists, Effect: t.Effect}
+	}
+	switch d.Generation {
+	case sim.GenBeta:
+		return []corev1.Toleration{tol(sim.DisruptingTaint), tol(sim.DisruptedTaint)}
+	case sim.GenAlpha:
+		return []corev1.Toleration{tol(sim.CordonTaint)}
+	}
+	return []corev1.Toleration{tol(sim.DisruptedTaint)}
+}
+
+func tolerationKeys(ts []corev1.Toleration) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, fmt.Sprintf("%s:%s", t.Key, t.Effect))
+	}
+	return strings.Join(out, " and ")
+}
+
+// disruptionFix proposes the tolerations in the format the DaemonSet is configured
+// in: Helm values, EKS add-on configuration, or the manifest itself.
+func disruptionFix(m *cluster.Model, w *cluster.Workload, d sim.Disruption) *Fix {
+	add := disruptionTolerations(d)
+	summary := fmt.Sprintf("tolerate %s so Karpenter leaves %s running while it drains the node", tolerationKeys(add), w.Object.Name)
+	if w.Release != nil {
+		if e, s, ok := releaseTolerationEdit(w, add); ok {
+			return &Fix{Summary: s, Edits: []Edit{e}}
+		}
+	}
+	if w.Addon != nil {
+		if e, s, ok := addonTolerationEdit(m, w, add); ok {
+			return &Fix{Summary: s, Edits: []Edit{e}}
+		}
+	}
+	all := append(append([]corev1.Toleration(nil), w.Template.Spec.Tolerations...), add...)
+	patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
+	return &Fix{Summary: summary, Edits: []Edit{objectPatch(w.Object, patch)}}
+}
+
+// chartVersionAnnotation is set by the Helm knowledge base on synthesized objects.
+const chartVersionAnnotation = "eksdoctor.io/chart-version"
+
+func chartBase(ref string) string {
+	ref = strings.TrimRight(ref, "/")
+	if i := strings.LastIndexByte(ref, '/'); i >= 0 {
+		ref = ref[i+1:]
+	}
+	return ref
+}
+
+// tolerationsKey is the values key (under the component's prefix) that sets the
+// pod tolerations of a chart component.
+func tolerationsKey(c *catalog.ChartComponent) (string, bool) {
+	if f, ok := c.Fields["tolerations"]; ok && strings.HasSuffix(f, "spec.tolerations") {
+		return joinKey(c.ValuesPrefix, "tolerations"), true
+	}
+	var keys []string
+	for k, f := range c.Fields {
+		if strings.HasSuffix(f, "spec.tolerations") && k != "tolerateAllTaints" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", false
+	}
+	sort.Strings(keys)
+	return joinKey(c.ValuesPrefix, keys[0]), true
+}
+
+func joinKey(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// releaseTolerationEdit is a Helm values change for a DaemonSet a release installs.
+func releaseTolerationEdit(w *cluster.Workload, add []corev1.Toleration) (Edit, string, bool) {
+	r := w.Release
+	version := w.Object.Annotations[chartVersionAnnotation]
+	if version == "" {
+		version = r.Version
+	}
+	kb, ok := catalog.ChartFor(r.Chart, version)
+	if !ok {
+		return Edit{}, "", false
+	}
+	comp, ok := kb.Component(w.Component)
+	if !ok {
+		return Edit{}, "", false
+	}
+	values := map[string]any{}
+	allKey := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
+	if _, isKey := comp.Fields["tolerateAllTaints"]; isKey {
+		if all, set := lookupBool(r.Values, allKey); !set || all {
+			setPath(values, allKey, true)
+			return valuesEdit(r, values), fmt.Sprintf("set %s: true in the %s values (the chart default since 2.11.0): the node plugin then tolerates every taint, Karpenter's disruption taint included", allKey, kb.Name), true
+		}
+	}
+	key, ok := tolerationsKey(comp)
+	if !ok {
+		return Edit{}, "", false
+	}
+	list := currentList(r.Values, kb.DefaultValues(), key)
+	list = append(list, tolerationMaps(add)...)
+	setPath(values, key, list)
+	return valuesEdit(r, values), fmt.Sprintf("add %s to %s in the %s values (the list replaces the chart's, so it keeps the tolerations already there)", tolerationKeys(add), key, kb.Name), true
+}
+
+// currentList returns the list at key in the user's values, else in the defaults.
+func currentList(user, defaults map[string]any, key string) []any {
+	for _, src := range []map[string]any{user, defaults} {
+		if l, ok := cluster.Lookup(src, key).([]any); ok {
+			return copyJSON(l).([]any)
+		}
+	}
+	return nil
+}
+
+// valuesEdit merges values into a release: at the helm_release (or chart) that
+// declares it, or into the last values file given for a local chart.
+func valuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
+	e := Edit{File: r.Origin.File, Line: r.Origin.Line, Format: FormatValues, Text: yamlText(values)}
+	if r.Address == "" && r.ChartDir != "" {
+		var files []string
+		for _, o := range r.ValueOrigins {
+			if o.File != "" {
+				files = append(files, o.File)
+			}
+		}
+		sort.Strings(files)
+		if len(files) > 0 {
+			e.File, e.Line = files[len(files)-1], 1
+		}
+	}
+	return e
+}
+
+// addonTolerationEdit is an EKS add-on configuration change.
+func addonTolerationEdit(m *cluster.Model, w *cluster.Workload, add []corev1.Toleration) (Edit, string, bool) {
+	a := w.Addon
+	kb, ok := catalog.AddonFor(a.Name, a.Version)
+	if !ok {
+		return Edit{}, "", false
+	}
+	comp, ok := kb.Component(w.Component)
+	if !ok {
+		return Edit{}, "", false
+	}
+	config := map[string]any{}
+	if a.ConfigurationValues != nil {
+		config = copyJSON(a.ConfigurationValues).(map[string]any)
+	}
+	var summary string
+	allKey := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
+	all, set := lookupBool(config, allKey)
+	tolKey := joinKey(comp.ValuesPrefix, "tolerations")
+	switch {
+	case a.Name == "aws-ebs-csi-driver" && (!set || all) && kb.Accepts(allKey) != catalog.AddonRejected:
+		setPath(config, allKey, true)
+		summary = fmt.Sprintf("set %s: true in the add-on configuration: the node plugin then tolerates every taint, Karpenter's disruption taint included", allKey)
+	case kb.Accepts(tolKey) != catalog.AddonRejected:
+		list := currentList(config, kb.DefaultValues(), tolKey)
+		setPath(config, tolKey, append(list, tolerationMaps(add)...))
+		summary = fmt.Sprintf("add %s to %s in the add-on configuration", tolerationKeys(add), tolKey)
+	default:
+		return Edit{}, "", false
+	}
+	if strings.HasPrefix(a.Address, "addons.") {
+		if e, ok := eksctlAddonEdit(m, a, "configurationValues", jsonText(config)); ok {
+			return e, summary, true
+		}
+		return Edit{}, "", false
+	}
+	return Edit{File: a.Origin.File, Line: a.Origin.Line, Format: FormatHCL, Text: "configuration_values = jsonencode(" + hclValue(config, 0) + ")\n"}, summary, true
+}
+
+// eksctlAddonEdit sets a field of one entry of an eksctl ClusterConfig's addons
+// list; the patch carries the whole list, since a merge patch replaces lists.
+func eksctlAddonEdit(m *cluster.Model, a *cluster.Addon, field string, value any) (Edit, bool) {
+	var idx int
+	if _, err := fmt.Sscanf(a.Address, "addons.%d", &idx); err != nil {
+		return Edit{}, false
+	}
+	for _, o := range m.Objects {
+		if o.Kind != "ClusterConfig" || o.Origin.File != a.Origin.File {
+			continue
+		}
+		list, ok := o.Get("addons").([]any)
+		if !ok || idx < 0 || idx >= len(list) {
+			continue
+		}
+		list = copyJSON(list).([]any)
+		entry, ok := list[idx].(map[string]any)
+		if !ok {
+			continue
+		}
+		entry[field] = value
+		return objectPatch(o, map[string]any{"addons": list}), true
+	}
+	return Edit{}, false
+}
+
+// ---- JSON-like values ----
+
+func lookupBool(m map[string]any, key string) (value, set bool) {
+	v := cluster.Lookup(m, key)
+	switch t := v.(type) {
+	case bool:
+		return t, true
+	case string:
+		switch strings.ToLower(t) {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// setPath sets a dotted key, creating maps on the way.
+func setPath(m map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+func copyJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = copyJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = copyJSON(x)
+		}
+		return out
+	}
+	return v
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+var hclIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// hclValue renders a JSON-like value as an HCL expression, keys sorted.
+func hclValue(v any, indent int) string {
+	pad := strings.Repeat("  ", indent+1)
+	end := strings.Repeat("  ", indent)
+	switch t := v.(type) {
+	case map[string]any:
+		if len(t) == 0 {
+			return "{}"
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		b.WriteString("{\n")
+		for _, k := range keys {
+			name := k
+			if !hclIdent.MatchString(k) {
+				name = hclString(k)
+			}
+			fmt.Fprintf(&b, "%s%s = %s\n", pad, name, hclValue(t[k], indent+1))
+		}
+		return b.String() + end + "}"
+	case []any:
+		if len(t) == 0 {
+			return "[]"
+		}
+		var b strings.Builder
+		b.WriteString("[\n")
+		for _, x := range t {
+			fmt.Fprintf(&b, "%s%s,\n", pad, hclValue(x, indent+1))
+		}
+		return b.String() + end + "]"
+	case string:
+		return hclString(t)
+	case nil:
+		return "null"
+	case bool, int, int64, float64:
+		return fmt.Sprint(t)
+	}
+	return hclString(fmt.Sprint(v))
+}
+
+func hclString(s string) string {
+	b, _ := json.Marshal(s)
+	out := string(b)
+	// ${ and %{ start template sequences in HCL strings.
+	out = strings.ReplaceAll(out, "${", "$${")
+	return strings.ReplaceAll(out, "%{", "%%{")
+}
