@@ -1,0 +1,193 @@
+package terraform
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// maxFileSize bounds every file the loader reads: configuration, tfvars, templates.
+const maxFileSize = 8 << 20
+
+// modConfig is one module directory: its blocks by kind, from every .tf file in it.
+type modConfig struct {
+	dir       string
+	files     []string
+	variables map[string]*hclsyntax.Block
+	locals    map[string]*hclsyntax.Attribute
+	outputs   map[string]*hclsyntax.Block
+	resources []*hclsyntax.Block // managed resources and data sources, in file order
+	modules   []*hclsyntax.Block
+	// hasConfig reports whether any .tf file was found.
+	hasConfig bool
+}
+
+// readModule parses the .tf files of dir. Files that do not parse become problems and
+// are left out; the others are still read.
+func (l *loader) readModule(dir string) (*modConfig, error) {
+	if cfg, ok := l.configs[dir]; ok {
+		return cfg, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read terraform directory %s: %w", dir, err)
+	}
+	cfg := &modConfig{
+		dir:       dir,
+		variables: map[string]*hclsyntax.Block{},
+		locals:    map[string]*hclsyntax.Attribute{},
+		outputs:   map[string]*hclsyntax.Block{},
+	}
+	l.configs[dir] = cfg
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(name, ".tf"):
+			if name == "override.tf" || strings.HasSuffix(name, "_override.tf") {
+				l.note(cluster.Origin{File: filepath.Join(dir, name)}, "", "override files are not merged; "+name+" is ignored")
+				continue
+			}
+			names = append(names, name)
+		case strings.HasSuffix(name, ".tf.json"):
+			l.note(cluster.Origin{File: filepath.Join(dir, name)}, "", "JSON configuration files are not read; "+name+" is ignored")
+		}
+	}
+	sort.Strings(names)
+	seen := map[string]hcl.Range{}
+	for _, name := range names {
+		file := filepath.Join(dir, name)
+		src, err := l.readFile(file)
+		if err != nil {
+			l.problem(cluster.Origin{File: file}, err.Error())
+			continue
+		}
+		cfg.hasConfig = true
+		f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
+		if diags.HasErrors() {
+			l.diagProblems(file, diags)
+			continue
+		}
+		cfg.files = append(cfg.files, file)
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		cfg.add(l, body, seen)
+	}
+	return cfg, nil
+}
+
+func (cfg *modConfig) add(l *loader, body *hclsyntax.Body, seen map[string]hcl.Range) {
+	dup := func(key string, rng hcl.Range) bool {
+		if first, ok := seen[key]; ok {
+			l.problem(originOf(rng), fmt.Sprintf("duplicate %s; the first definition at %s:%d is used", key, first.Filename, first.Start.Line))
+			return true
+		}
+		seen[key] = rng
+		return false
+	}
+	for _, b := range body.Blocks {
+		switch b.Type {
+		case "variable":
+			if len(b.Labels) == 1 && !dup("variable "+b.Labels[0], b.DefRange()) {
+				cfg.variables[b.Labels[0]] = b
+			}
+		case "locals":
+			for _, name := range sortedKeys(b.Body.Attributes) {
+				a := b.Body.Attributes[name]
+				if !dup("local value "+name, a.SrcRange) {
+					cfg.locals[name] = a
+				}
+			}
+		case "output":
+			if len(b.Labels) == 1 && !dup("output "+b.Labels[0], b.DefRange()) {
+				cfg.outputs[b.Labels[0]] = b
+			}
+		case "resource":
+			if len(b.Labels) == 2 && !dup("resource "+b.Labels[0]+"."+b.Labels[1], b.DefRange()) {
+				cfg.resources = append(cfg.resources, b)
+			}
+		case "data":
+			if len(b.Labels) == 2 && !dup("data source "+b.Labels[0]+"."+b.Labels[1], b.DefRange()) {
+				cfg.resources = append(cfg.resources, b)
+			}
+		case "module":
+			if len(b.Labels) == 1 && !dup("module "+b.Labels[0], b.DefRange()) {
+				cfg.modules = append(cfg.modules, b)
+			}
+		}
+	}
+}
+
+// readFile reads a regular file of bounded size and keeps its text for expression
+// sources.
+func (l *loader) readFile(file string) ([]byte, error) {
+	if src, ok := l.files[file]; ok {
+		return src, nil
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("file %s does not exist", file)
+		}
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	if st.Size() > maxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", file, maxFileSize)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	l.files[file] = src
+	return src, nil
+}
+
+// diagProblems turns HCL diagnostics into problems naming file and line.
+func (l *loader) diagProblems(file string, diags hcl.Diagnostics) {
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		org := cluster.Origin{File: file}
+		if d.Subject != nil {
+			org = originOf(*d.Subject)
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		l.problem(org, "Terraform syntax error: "+msg)
+	}
+}
+
+func originOf(rng hcl.Range) cluster.Origin {
+	return cluster.Origin{File: rng.Filename, Line: rng.Start.Line}
+}
+
+// blockAttr returns a block's attribute expression, nil when absent.
+func blockAttr(b *hclsyntax.Block, name string) hcl.Expression {
+	if b == nil {
+		return nil
+	}
+	if a, ok := b.Body.Attributes[name]; ok {
+		return a.Expr
+	}
+	return nil
+}

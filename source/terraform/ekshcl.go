@@ -1,0 +1,1002 @@
+package terraform
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// The terraform-aws-modules/eks modules are not read from disk (their source is
+// usually not there, and their internals depend on data sources): eksdoctor knows, per
+// major version, which resources they create for their inputs, and synthesizes those
+// resources at the addresses the module gives them, so that they become model entries
+// exactly as the same resources read from a plan would.
+
+// modIn reads a module call instance's inputs.
+type modIn struct {
+	ci *callInst
+	m  *modInst // the caller
+}
+
+func (in modIn) get(name string) (cty.Value, bool) {
+	v, ok := in.ci.input(name)
+	if !ok {
+		return cty.NilVal, false
+	}
+	if v.IsKnown() && unmark(v).IsNull() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// boolean returns an input's value, def when it is not set; an unknown value counts
+// as def, and the caller is told it was unknown.
+func (in modIn) boolean(name string, def bool) (bool, bool) {
+	v, ok := in.get(name)
+	if !ok {
+		return def, true
+	}
+	b, known := knownBool(v)
+	if !known {
+		return def, false
+	}
+	return b, true
+}
+
+func (in modIn) str(name, def string) any {
+	v, ok := in.get(name)
+	if !ok {
+		return def
+	}
+	return toGo(v, in.ci.addr+"."+name)
+}
+
+func (in modIn) origin(name string) cluster.Origin {
+	if rng, ok := in.ci.call.attrRange(name); ok {
+		return originOf(rng)
+	}
+	return originOf(in.ci.call.block.DefRange())
+}
+
+// entryOrigin returns where key is written in the map-valued input name.
+func (in modIn) entryOrigin(name, key string) cluster.Origin {
+	a, ok := in.ci.call.block.Body.Attributes[name]
+	if !ok {
+		return originOf(in.ci.call.block.DefRange())
+	}
+	if rng, ok := in.m.itemLine(a.Expr, key, 0); ok {
+		return originOf(rng)
+	}
+	return originOf(a.SrcRange)
+}
+
+// entryExpr returns the expression of the value of key in the map-valued input name,
+// when it is written as an object.
+func (in modIn) entryExpr(name, key string) hcl.Expression {
+	a, ok := in.ci.call.block.Body.Attributes[name]
+	if !ok {
+		return nil
+	}
+	return in.m.itemValue(a.Expr, key, 0)
+}
+
+// itemValue finds the value expression of a key of a map written as an object,
+// following locals and merge().
+func (m *modInst) itemValue(expr hcl.Expression, key string, depth int) hcl.Expression {
+	if expr == nil || depth > 8 {
+		return nil
+	}
+	switch e := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			if k, ok := staticKey(item.KeyExpr); ok && k == key {
+				return item.ValueExpr
+			}
+		}
+	case *hclsyntax.ScopeTraversalExpr:
+		if e.Traversal.RootName() == "local" && len(e.Traversal) == 2 {
+			if a, ok := e.Traversal[1].(hcl.TraverseAttr); ok {
+				if la, ok := m.cfg.locals[a.Name]; ok {
+					return m.itemValue(la.Expr, key, depth+1)
+				}
+			}
+		}
+	case *hclsyntax.FunctionCallExpr:
+		if e.Name == "merge" {
+			for i := len(e.Args) - 1; i >= 0; i-- {
+				if x := m.itemValue(e.Args[i], key, depth+1); x != nil {
+					return x
+				}
+			}
+		}
+	case *hclsyntax.ParenthesesExpr:
+		return m.itemValue(e.Expression, key, depth+1)
+	}
+	return nil
+}
+
+type entry struct {
+	key string
+	val cty.Value
+}
+
+// entries returns the elements of a known map or object, by key.
+func entries(v cty.Value) ([]entry, bool) {
+	if !v.IsKnown() {
+		return nil, false
+	}
+	v = unmark(v)
+	if v.IsNull() {
+		return nil, true
+	}
+	if !isMapLike(v.Type()) {
+		return nil, false
+	}
+	var out []entry
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		out = append(out, entry{key: k.AsString(), val: e})
+	}
+	return out, true
+}
+
+// field returns an attribute of an object value (or element of a map), if present and
+// not null.
+func field(v cty.Value, name string) (cty.Value, bool) {
+	if v == cty.NilVal || !v.IsKnown() {
+		return cty.NilVal, false
+	}
+	v = unmark(v)
+	if v.IsNull() {
+		return cty.NilVal, false
+	}
+	ty := v.Type()
+	var out cty.Value
+	switch {
+	case ty.IsObjectType():
+		if !ty.HasAttribute(name) {
+			return cty.NilVal, false
+		}
+		out = v.GetAttr(name)
+	case ty.IsMapType():
+		k := cty.StringVal(name)
+		if !v.HasIndex(k).True() {
+			return cty.NilVal, false
+		}
+		out = v.Index(k)
+	default:
+		return cty.NilVal, false
+	}
+	if out.IsKnown() && unmark(out).IsNull() {
+		return cty.NilVal, false
+	}
+	return out, true
+}
+
+// groupIn reads one node group / Fargate profile / add-on entry, with the module's
+// *_defaults object as fallback.
+type groupIn struct {
+	val, defaults cty.Value
+	text          string // for unknowns without a name
+}
+
+func (g groupIn) get(name string) (cty.Value, bool) {
+	if v, ok := field(g.val, name); ok {
+		return v, true
+	}
+	return field(g.defaults, name)
+}
+
+func (g groupIn) goVal(name string) (any, bool) {
+	v, ok := g.get(name)
+	if !ok {
+		return nil, false
+	}
+	return toGo(v, g.text+"."+name), true
+}
+
+func (g groupIn) boolean(name string, def bool) bool {
+	v, ok := g.get(name)
+	if !ok {
+		return def
+	}
+	if b, known := knownBool(v); known {
+		return b
+	}
+	return def
+}
+
+func (g groupIn) str(name, def string) string {
+	v, ok := g.goVal(name)
+	if !ok {
+		return def
+	}
+	if s := str(v); s != "" {
+		return s
+	}
+	return def
+}
+
+func (g groupIn) num(name string, def int64) any {
+	v, ok := g.goVal(name)
+	if !ok {
+		return def
+	}
+	return v
+}
+
+func quoteKey(k string) string { return strconv.Quote(k) }
+
+// trustPolicy is the assume-role policy a module writes for a role.
+func trustPolicy(typ string, ids ...string) string {
+	var p any = ids[0]
+	if len(ids) > 1 {
+		var l []any
+		for _, id := range ids {
+			l = append(l, id)
+		}
+		p = l
+	}
+	doc := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{map[string]any{
+			"Effect":    "Allow",
+			"Action":    "sts:AssumeRole",
+			"Principal": map[string]any{typ: p},
+		}},
+	}
+	b, _ := json.Marshal(doc)
+	return string(b)
+}
+
+// semantics synthesizes the resources of the terraform-aws-eks modules of a module
+// instance.
+func (m *modInst) semantics(call *moduleCall, ci *callInst, b *builder, add func(*resInst)) {
+	in := modIn{ci: ci, m: m}
+	if create, known := in.boolean("create", true); !create {
+		return
+	} else if !known {
+		m.l.note(in.origin("create"), ci.addr, "create is not known statically; the module is assumed to create its resources")
+	}
+	s := &semModule{addr: ci.addr, kind: call.kind, major: call.major, version: call.version, origin: originOf(call.block.DefRange())}
+	b.sems = append(b.sems, s)
+	switch call.kind {
+	case kindEKS:
+		m.eksRoot(in, s, add)
+	case kindKarpenter:
+		m.karpenterModule(in, s, add)
+	case kindManagedNodeGroup:
+		g := groupIn{val: inputsObject(ci), text: ci.addr}
+		name := g.str("name", "")
+		add(managedNodeGroup(ci.addr, name, g, s.origin, ci.addr, call.major, false))
+		if g.boolean("create_iam_role", true) {
+			add(nodeRole(ci.addr+".aws_iam_role.this[0]", name+"-eks-node-group", g, s.origin))
+		}
+	case kindSelfManagedNodeGroup:
+		g := groupIn{val: inputsObject(ci), text: ci.addr}
+		name := g.str("name", "")
+		for _, r := range selfManagedNodeGroup(ci.addr, name, g, s.origin, ci.addr, call.major, false) {
+			add(r)
+		}
+	case kindFargateProfile:
+		g := groupIn{val: inputsObject(ci), text: ci.addr}
+		name := g.str("name", "")
+		for _, r := range fargateProfile(ci.addr, name, g, s.origin, cluster.Unknown(ci.addr+".fargate_profile_pod_execution_role_arn"), nil) {
+			add(r)
+		}
+	case kindAwsAuth:
+		manage, _ := in.boolean("manage_aws_auth_configmap", true)
+		createCM, _ := in.boolean("create_aws_auth_configmap", false)
+		if !manage && !createCM {
+			return
+		}
+		addr := ci.addr + ".kubernetes_config_map_v1_data.aws_auth[0]"
+		typ := "kubernetes_config_map_v1_data"
+		if createCM && !manage {
+			addr, typ = ci.addr+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map"
+		}
+		roles, origins := m.awsAuthRoles(in, "aws_auth_roles")
+		add(awsAuthResource(addr, typ, roles, origins, in.origin("aws_auth_roles")))
+	}
+}
+
+// inputsObject returns all inputs of a module call instance as one object.
+func inputsObject(ci *callInst) cty.Value {
+	vals := map[string]cty.Value{}
+	for name := range ci.inputs {
+		v, _ := ci.input(name)
+		vals[name] = v
+	}
+	return cty.ObjectVal(vals)
+}
+
+func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
+	A := in.ci.addr
+	major := s.major
+	nameKey, versionKey, addonsKey := "cluster_name", "cluster_version", "cluster_addons"
+	if major >= 21 {
+		nameKey, versionKey, addonsKey = "name", "kubernetes_version", "addons"
+	}
+	cl := newResInst(A+".aws_eks_cluster.this[0]", "managed", "aws_eks_cluster", "this", s.origin)
+	cl.vals["name"] = in.str(nameKey, "")
+	cl.vals["version"] = in.str(versionKey, "")
+	switch {
+	case major <= 19:
+		cl.vals["access_config"] = []any{map[string]any{"authentication_mode": cluster.AuthConfigMap}}
+		cl.x.authDefaulted = true
+		m.l.note(s.origin, A, "terraform-aws-modules/eks v19 supports only the CONFIG_MAP authentication mode")
+	default:
+		mode := in.str("authentication_mode", "")
+		if mode == "" {
+			mode = cluster.AuthAPIAndConfigMap
+			cl.x.authDefaulted = true
+			m.l.note(s.origin, A, "authentication_mode is not set; the module default API_AND_CONFIG_MAP applies")
+		} else {
+			cl.lines["access_config.0.authentication_mode"] = in.origin("authentication_mode").Line
+		}
+		cl.vals["access_config"] = []any{map[string]any{"authentication_mode": mode}}
+	}
+	add(cl)
+
+	var awsAuth []map[string]any
+	var awsAuthOrigins []cluster.Origin
+	mapNode := func(role any, org cluster.Origin, windows bool) {
+		groups := []any{"system:bootstrappers", "system:nodes"}
+		if windows {
+			groups = append([]any{"eks:kube-proxy-windows"}, groups...)
+		}
+		awsAuth = append(awsAuth, map[string]any{"rolearn": role, "username": "system:node:{{EC2PrivateDNSName}}", "groups": groups})
+		awsAuthOrigins = append(awsAuthOrigins, org)
+	}
+
+	// Managed node groups.
+	defaults, _ := in.get("eks_managed_node_group_defaults")
+	if v, ok := in.get("eks_managed_node_groups"); ok {
+		list, known := entries(v)
+		if !known {
+			m.l.note(in.origin("eks_managed_node_groups"), A, "eks_managed_node_groups is not known statically; its node groups are not analysed")
+		}
+		for _, e := range list {
+			g := groupIn{val: e.val, defaults: defaults, text: A + ".eks_managed_node_groups[" + quoteKey(e.key) + "]"}
+			if !g.boolean("create", true) {
+				continue
+			}
+			base := A + ".module.eks_managed_node_group[" + quoteKey(e.key) + "]"
+			org := in.entryOrigin("eks_managed_node_groups", e.key)
+			name := g.str("name", e.key)
+			ng := managedNodeGroup(base, name, g, org, g.text, major, true)
+			add(ng)
+			if g.boolean("create_iam_role", true) {
+				add(nodeRole(base+".aws_iam_role.this[0]", name+"-eks-node-group", g, org))
+			}
+			mapNode(ng.vals["node_role_arn"], org, false)
+		}
+	}
+
+	// Self-managed node groups.
+	defaults, _ = in.get("self_managed_node_group_defaults")
+	if v, ok := in.get("self_managed_node_groups"); ok {
+		list, known := entries(v)
+		if !known {
+			m.l.note(in.origin("self_managed_node_groups"), A, "self_managed_node_groups is not known statically; its node groups are not analysed")
+		}
+		for _, e := range list {
+			g := groupIn{val: e.val, defaults: defaults, text: A + ".self_managed_node_groups[" + quoteKey(e.key) + "]"}
+			if !g.boolean("create", true) {
+				continue
+			}
+			base := A + ".module.self_managed_node_group[" + quoteKey(e.key) + "]"
+			org := in.entryOrigin("self_managed_node_groups", e.key)
+			rs := selfManagedNodeGroup(base, g.str("name", e.key), g, org, g.text, major, true)
+			for _, r := range rs {
+				add(r)
+			}
+			mapNode(rs[0].x.nodeRole, org, rs[0].x.windows())
+		}
+	}
+
+	// Fargate profiles.
+	defaults, _ = in.get("fargate_profile_defaults")
+	var fargateRoles []any
+	var fargateOrigins []cluster.Origin
+	if v, ok := in.get("fargate_profiles"); ok {
+		list, known := entries(v)
+		if !known {
+			m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is not known statically; its profiles are not analysed")
+		}
+		for _, e := range list {
+			g := groupIn{val: e.val, defaults: defaults, text: A + ".fargate_profiles[" + quoteKey(e.key) + "]"}
+			if !g.boolean("create", true) {
+				continue
+			}
+			base := A + ".module.fargate_profile[" + quoteKey(e.key) + "]"
+			org := in.entryOrigin("fargate_profiles", e.key)
+			rs := fargateProfile(base, g.str("name", e.key), g, org,
+				cluster.Unknown(A+".fargate_profiles["+quoteKey(e.key)+"].fargate_profile_pod_execution_role_arn"),
+				in.selectorOrigins("fargate_profiles", e.key))
+			for _, r := range rs {
+				add(r)
+			}
+			fargateRoles = append(fargateRoles, rs[0].vals["pod_execution_role_arn"])
+			fargateOrigins = append(fargateOrigins, org)
+		}
+	}
+
+	// EKS add-ons.
+	if v, ok := in.get(addonsKey); ok {
+		list, known := entries(v)
+		if !known {
+			m.l.note(in.origin(addonsKey), A, addonsKey+" is not known statically; its add-ons are not analysed")
+		}
+		for _, e := range list {
+			g := groupIn{val: e.val, text: A + "." + addonsKey + "[" + quoteKey(e.key) + "]"}
+			if !g.boolean("create", true) {
+				continue
+			}
+			res := "this"
+			if g.boolean("before_compute", false) {
+				res = "before_compute"
+			}
+			r := newResInst(A+".aws_eks_addon."+res+"["+quoteKey(e.key)+"]", "managed", "aws_eks_addon", res, in.entryOrigin(addonsKey, e.key))
+			r.vals["addon_name"] = g.str("name", e.key)
+			if v, ok := g.goVal("addon_version"); ok {
+				r.vals["addon_version"] = v
+			}
+			if cv, ok := g.get("configuration_values"); ok {
+				r.vals["configuration_values"] = toGo(cv, g.text+".configuration_values")
+				if !cv.IsKnown() {
+					r.unknown["configuration_values"] = true
+				}
+				if x := in.entryExpr(addonsKey, e.key); x != nil {
+					if cvx := m.itemValue(x, "configuration_values", 0); cvx != nil {
+						r.x.configRaw = m.l.source(cvx.Range())
+						r.lines["configuration_values"] = cvx.Range().Start.Line
+					}
+				}
+			}
+			add(r)
+		}
+	}
+
+	// Access entries (v20+).
+	if major >= 20 {
+		if v, ok := in.get("access_entries"); ok {
+			list, known := entries(v)
+			if !known {
+				m.l.note(in.origin("access_entries"), A, "access_entries is not known statically; its entries are not analysed")
+			}
+			for _, e := range list {
+				g := groupIn{val: e.val, text: A + ".access_entries[" + quoteKey(e.key) + "]"}
+				r := newResInst(A+".aws_eks_access_entry.this["+quoteKey(e.key)+"]", "managed", "aws_eks_access_entry", "this", in.entryOrigin("access_entries", e.key))
+				r.vals["principal_arn"], _ = g.goVal("principal_arn")
+				r.vals["type"] = g.str("type", cluster.AccessStandard)
+				if v, ok := g.goVal("kubernetes_groups"); ok {
+					r.vals["kubernetes_groups"] = v
+				}
+				if v, ok := g.goVal("user_name"); ok {
+					r.vals["user_name"] = v
+				}
+				add(r)
+			}
+		}
+		if admin, _ := in.boolean("enable_cluster_creator_admin_permissions", false); admin {
+			r := newResInst(A+`.aws_eks_access_entry.this["cluster_creator"]`, "managed", "aws_eks_access_entry", "this", in.origin("enable_cluster_creator_admin_permissions"))
+			r.vals["principal_arn"] = cluster.Unknown(A + ".data.aws_iam_session_context.current[0].issuer_arn")
+			r.vals["type"] = cluster.AccessStandard
+			add(r)
+		}
+	}
+
+	// aws-auth, which v19 manages itself when asked to: the node and Fargate roles it
+	// creates, then aws_auth_roles.
+	if major <= 19 {
+		manage, _ := in.boolean("manage_aws_auth_configmap", false)
+		createCM, _ := in.boolean("create_aws_auth_configmap", false)
+		if !manage && !createCM {
+			return
+		}
+		for _, name := range []string{"aws_auth_node_iam_role_arns_non_windows", "aws_auth_node_iam_role_arns_windows"} {
+			if v, ok := in.get(name); ok {
+				for _, arn := range listOf(toGo(v, A+"."+name)) {
+					mapNode(arn, in.origin(name), strings.HasSuffix(name, "_windows") && !strings.HasSuffix(name, "non_windows"))
+				}
+			}
+		}
+		if v, ok := in.get("aws_auth_fargate_profile_pod_execution_role_arns"); ok {
+			for _, arn := range listOf(toGo(v, A+".aws_auth_fargate_profile_pod_execution_role_arns")) {
+				fargateRoles = append(fargateRoles, arn)
+				fargateOrigins = append(fargateOrigins, in.origin("aws_auth_fargate_profile_pod_execution_role_arns"))
+			}
+		}
+		for i, role := range fargateRoles {
+			awsAuth = append(awsAuth, map[string]any{
+				"rolearn":  role,
+				"username": "system:node:{{SessionName}}",
+				"groups":   []any{"system:bootstrappers", "system:nodes", "system:node-proxier"},
+			})
+			awsAuthOrigins = append(awsAuthOrigins, fargateOrigins[i])
+		}
+		roles, origins := m.awsAuthRoles(in, "aws_auth_roles")
+		awsAuth = append(awsAuth, roles...)
+		awsAuthOrigins = append(awsAuthOrigins, origins...)
+		addr, typ := A+".kubernetes_config_map_v1_data.aws_auth[0]", "kubernetes_config_map_v1_data"
+		if createCM && !manage {
+			addr, typ = A+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map"
+		}
+		add(awsAuthResource(addr, typ, awsAuth, awsAuthOrigins, in.origin("manage_aws_auth_configmap")))
+	}
+}
+
+// selectorOrigins returns the line of each selector of a Fargate profile entry.
+func (in modIn) selectorOrigins(name, key string) []cluster.Origin {
+	x := in.entryExpr(name, key)
+	if x == nil {
+		return nil
+	}
+	sel := in.m.itemValue(x, "selectors", 0)
+	t, ok := sel.(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return nil
+	}
+	var out []cluster.Origin
+	for _, e := range t.Exprs {
+		out = append(out, originOf(e.Range()))
+	}
+	return out
+}
+
+// awsAuthRoles returns the entries of an aws_auth_roles input with their origins.
+func (m *modInst) awsAuthRoles(in modIn, name string) ([]map[string]any, []cluster.Origin) {
+	v, ok := in.get(name)
+	if !ok {
+		return nil, nil
+	}
+	var exprs []hcl.Expression
+	if a, ok := in.ci.call.block.Body.Attributes[name]; ok {
+		if t, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+			for _, x := range t.Exprs {
+				exprs = append(exprs, x)
+			}
+		}
+	}
+	var out []map[string]any
+	var origins []cluster.Origin
+	g := toGo(v, in.ci.addr+"."+name)
+	if isWhollyUnknown(str(g)) {
+		out = append(out, map[string]any{"rolearn": g})
+		origins = append(origins, in.origin(name))
+		return out, origins
+	}
+	for i, e := range listOf(g) {
+		em, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		out = append(out, em)
+		org := in.origin(name)
+		if i < len(exprs) {
+			org = originOf(exprs[i].Range())
+		}
+		origins = append(origins, org)
+	}
+	return out, origins
+}
+
+func awsAuthResource(addr, typ string, roles []map[string]any, origins []cluster.Origin, org cluster.Origin) *resInst {
+	r := newResInst(addr, "managed", typ, "aws_auth", org)
+	r.vals["metadata"] = []any{map[string]any{"name": "aws-auth", "namespace": "kube-system"}}
+	list := make([]any, len(roles))
+	for i, x := range roles {
+		list[i] = x
+	}
+	text, err := yaml.Marshal(list)
+	if err != nil {
+		return r
+	}
+	r.vals["data"] = map[string]any{"mapRoles": string(text)}
+	r.vals["force"] = true
+	r.x.mapOrigins = origins
+	return r
+}
+
+// managedNodeGroup synthesizes the aws_eks_node_group of an eks-managed-node-group
+// module instance at base. refPrefix names the group's outputs.
+func managedNodeGroup(base, name string, g groupIn, org cluster.Origin, refPrefix string, major int, fromRoot bool) *resInst {
+	r := newResInst(base+".aws_eks_node_group.this[0]", "managed", "aws_eks_node_group", "this", org)
+	if g.boolean("use_name_prefix", true) {
+		r.vals["node_group_name_prefix"] = name + "-"
+	} else {
+		r.vals["node_group_name"] = name
+	}
+	if v, ok := g.goVal("labels"); ok {
+		r.vals["labels"] = v
+		if isWhollyUnknown(str(v)) {
+			r.unknown["labels"] = true
+		}
+	}
+	if v, ok := g.get("taints"); ok {
+		t, known := taintList(v, g.text+".taints")
+		r.vals["taint"] = t
+		if !known {
+			r.unknown["taint"] = true
+		}
+	}
+	for _, k := range []string{"instance_types", "ami_type", "capacity_type"} {
+		if v, ok := g.goVal(k); ok {
+			r.vals[k] = v
+		}
+	}
+	minDef, maxDef, desDef := int64(0), int64(3), int64(1)
+	if fromRoot {
+		minDef = 1
+	}
+	r.vals["scaling_config"] = []any{map[string]any{
+		"min_size":     g.num("min_size", minDef),
+		"max_size":     g.num("max_size", maxDef),
+		"desired_size": g.num("desired_size", desDef),
+	}}
+	if g.boolean("create_iam_role", true) {
+		r.vals["node_role_arn"] = cluster.Unknown(refPrefix + ".iam_role_arn")
+	} else {
+		r.vals["node_role_arn"], _ = g.goVal("iam_role_arn")
+	}
+	r.x.labels, r.x.taints = nodeUserData(g)
+	return r
+}
+
+// taintList normalises a taints input (a map of objects or a list of objects) into
+// the provider's taint blocks.
+func taintList(v cty.Value, text string) ([]any, bool) {
+	if !v.IsKnown() {
+		return nil, false
+	}
+	g := toGo(v, text)
+	var items []any
+	switch t := g.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			items = append(items, t[k])
+		}
+	case []any:
+		items = t
+	default:
+		return nil, false
+	}
+	var out []any
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		out = append(out, map[string]any{"key": m["key"], "value": m["value"], "effect": m["effect"]})
+	}
+	return out, true
+}
+
+// nodeUserData returns the labels and taints a node group's user data gives its
+// nodes.
+func nodeUserData(g groupIn) (map[string]string, []corev1.Taint) {
+	var texts []string
+	for _, k := range []string{"bootstrap_extra_args", "pre_bootstrap_user_data", "kubelet_extra_args"} {
+		if s := g.str(k, ""); s != "" {
+			texts = append(texts, s)
+		}
+	}
+	if v, ok := g.goVal("cloudinit_pre_nodeadm"); ok {
+		for _, part := range listOf(v) {
+			if pm, ok := part.(map[string]any); ok {
+				texts = append(texts, str(pm["content"]))
+			}
+		}
+	}
+	labels := map[string]string{}
+	var taints []corev1.Taint
+	for _, t := range texts {
+		l, ts := userDataLabels(t)
+		for k, v := range l {
+			labels[k] = v
+		}
+		taints = append(taints, ts...)
+	}
+	if len(labels) == 0 {
+		labels = nil
+	}
+	return labels, taints
+}
+
+// nodeRole synthesizes the IAM role a node group module creates.
+func nodeRole(addr, defName string, g groupIn, org cluster.Origin) *resInst {
+	r := newResInst(addr, "managed", "aws_iam_role", "this", org)
+	name := g.str("iam_role_name", defName)
+	if g.boolean("iam_role_use_name_prefix", true) {
+		r.vals["name_prefix"] = name + "-"
+	} else {
+		r.vals["name"] = name
+	}
+	if p := g.str("iam_role_path", ""); p != "" {
+		r.vals["path"] = p
+	}
+	r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
+	return r
+}
+
+func (x extras) windows() bool { return x.amiType != "" && strings.HasPrefix(x.amiType, "WINDOWS") }
+
+// selfManagedNodeGroup synthesizes the autoscaling group, IAM role and access entry of
+// a self-managed-node-group module instance.
+func selfManagedNodeGroup(base, name string, g groupIn, org cluster.Origin, refPrefix string, major int, fromRoot bool) []*resInst {
+	r := newResInst(base+".aws_autoscaling_group.this[0]", "managed", "aws_autoscaling_group", "this", org)
+	if g.boolean("use_name_prefix", true) {
+		r.vals["name_prefix"] = name + "-"
+	} else {
+		r.vals["name"] = name
+	}
+	r.vals["min_size"] = g.num("min_size", 0)
+	r.vals["max_size"] = g.num("max_size", 3)
+	r.vals["desired_capacity"] = g.num("desired_size", 1)
+	types := map[string]bool{}
+	if v, ok := g.goVal("instance_type"); ok {
+		if s := str(v); s != "" {
+			types[s] = true
+		}
+	} else {
+		types["m6i.large"] = true
+	}
+	for _, t := range strList(mustGo(g, "instance_types")) {
+		types[t] = true
+	}
+	if mip, ok := g.goVal("mixed_instances_policy"); ok {
+		lt := first(first(mip)["launch_template"])
+		for _, o := range listOf(lt["override"]) {
+			if om, ok := o.(map[string]any); ok {
+				if s := str(om["instance_type"]); s != "" {
+					types[s] = true
+				}
+			}
+		}
+	}
+	r.x.instanceTypes = sortStrings(sortedKeys(types))
+	r.x.amiType = g.str("ami_type", "")
+	if g.str("platform", "") == "windows" && r.x.amiType == "" {
+		r.x.amiType = "WINDOWS_CORE_2022_x86_64"
+	}
+	r.x.labels, r.x.taints = nodeUserData(g)
+	if v, ok := g.goVal("labels"); ok {
+		if r.x.labels == nil {
+			r.x.labels = map[string]string{}
+		}
+		for k, val := range strMap(v) {
+			r.x.labels[k] = val
+		}
+	}
+	if v, ok := g.get("taints"); ok {
+		t, _ := taintList(v, g.text+".taints")
+		r.x.taints = append(r.x.taints, taintsOf(t)...)
+	}
+	out := []*resInst{r}
+	if g.boolean("create_iam_role", true) {
+		r.x.nodeRole = cluster.Unknown(refPrefix + ".iam_role_arn")
+		out = append(out, nodeRole(base+".aws_iam_role.this[0]", name+"-node-group", g, org))
+	} else if v, ok := g.goVal("iam_role_arn"); ok {
+		r.x.nodeRole = str(v)
+	}
+	if major >= 20 && g.boolean("create_access_entry", true) && r.x.nodeRole != "" {
+		e := newResInst(base+".aws_eks_access_entry.this[0]", "managed", "aws_eks_access_entry", "this", org)
+		e.vals["principal_arn"] = r.x.nodeRole
+		e.vals["type"] = cluster.AccessEC2Linux
+		if r.x.windows() {
+			e.vals["type"] = cluster.AccessEC2Windows
+		}
+		e.x.implicit = true
+		out = append(out, e)
+	}
+	return out
+}
+
+func mustGo(g groupIn, name string) any {
+	v, _ := g.goVal(name)
+	return v
+}
+
+// fargateProfile synthesizes a fargate-profile module instance: the profile and its
+// pod execution role.
+func fargateProfile(base, name string, g groupIn, org cluster.Origin, rolePlaceholder string, selectorOrigins []cluster.Origin) []*resInst {
+	r := newResInst(base+".aws_eks_fargate_profile.this[0]", "managed", "aws_eks_fargate_profile", "this", org)
+	r.vals["fargate_profile_name"] = name
+	create := g.boolean("create_iam_role", true)
+	if create {
+		r.vals["pod_execution_role_arn"] = rolePlaceholder
+	} else {
+		r.vals["pod_execution_role_arn"], _ = g.goVal("iam_role_arn")
+	}
+	if v, ok := g.get("selectors"); ok {
+		gv := toGo(v, g.text+".selectors")
+		if isWhollyUnknown(str(gv)) {
+			r.unknown["selector"] = true
+		}
+		var sel []any
+		for i, s := range listOf(gv) {
+			sm, ok := s.(map[string]any)
+			if !ok {
+				continue
+			}
+			sel = append(sel, map[string]any{"namespace": sm["namespace"], "labels": sm["labels"]})
+			if i < len(selectorOrigins) {
+				r.lines["selector."+strconv.Itoa(i)] = selectorOrigins[i].Line
+			}
+		}
+		r.vals["selector"] = sel
+	}
+	out := []*resInst{r}
+	if create {
+		role := newResInst(base+".aws_iam_role.this[0]", "managed", "aws_iam_role", "this", org)
+		rn := g.str("iam_role_name", name)
+		if g.boolean("iam_role_use_name_prefix", true) {
+			role.vals["name_prefix"] = rn + "-"
+		} else {
+			role.vals["name"] = rn
+		}
+		if p := g.str("iam_role_path", ""); p != "" {
+			role.vals["path"] = p
+		}
+		role.vals["assume_role_policy"] = trustPolicy("Service", "eks-fargate-pods.amazonaws.com")
+		out = append(out, role)
+	}
+	return out
+}
+
+// karpenterModule synthesizes what the karpenter sub-module creates: the node role and
+// (v20+) its access entry, the controller role with its trust, and the pod identity
+// association; v19's node role and IRSA role carry different output names.
+func (m *modInst) karpenterModule(in modIn, s *semModule, add func(*resInst)) {
+	K := in.ci.addr
+	g := groupIn{val: inputsObject(in.ci), text: K}
+	clusterName := g.str("cluster_name", "")
+	if s.major <= 19 {
+		if g.boolean("create_iam_role", true) {
+			r := newResInst(K+".aws_iam_role.this[0]", "managed", "aws_iam_role", "this", s.origin)
+			name := g.str("iam_role_name", "Karpenter-"+clusterName)
+			if g.boolean("iam_role_use_name_prefix", true) {
+				r.vals["name_prefix"] = name + "-"
+			} else {
+				r.vals["name"] = name
+			}
+			r.vals["path"] = g.str("iam_role_path", "/")
+			r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
+			add(r)
+			s.nodeRole, s.nodeRoleCreated = cluster.Unknown(K+".role_arn"), true
+		} else {
+			s.nodeRole = g.str("iam_role_arn", "")
+		}
+		if g.boolean("create_instance_profile", true) {
+			p := newResInst(K+".aws_iam_instance_profile.this[0]", "managed", "aws_iam_instance_profile", "this", s.origin)
+			p.vals["role"] = cluster.Unknown(K + ".role_name")
+			if !s.nodeRoleCreated {
+				p.vals["role"] = s.nodeRole
+			}
+			add(p)
+		}
+		sas := []string{"karpenter:karpenter"}
+		if v, ok := g.goVal("irsa_namespace_service_accounts"); ok {
+			sas = strList(v)
+		}
+		if g.boolean("create_irsa", true) {
+			r := newResInst(K+".aws_iam_role.irsa[0]", "managed", "aws_iam_role", "irsa", s.origin)
+			name := g.str("irsa_name", "KarpenterIRSA-"+clusterName)
+			if g.boolean("irsa_use_name_prefix", true) {
+				r.vals["name_prefix"] = name + "-"
+			} else {
+				r.vals["name"] = name
+			}
+			r.vals["path"] = g.str("irsa_path", "/")
+			oidc := g.str("irsa_oidc_provider_arn", "")
+			if oidc == "" {
+				oidc = cluster.Unknown(K + ".irsa_oidc_provider_arn")
+			}
+			r.vals["assume_role_policy"] = trustPolicy("Federated", oidc)
+			add(r)
+			s.controllerRole, s.ctrlCreated = cluster.Unknown(K+".irsa_arn"), true
+			m.irsaServiceAccounts(sas, s.controllerRole, in.origin("irsa_namespace_service_accounts"))
+		}
+		if len(sas) > 0 {
+			s.namespace, s.serviceAccount, _ = strings.Cut(sas[0], ":")
+		}
+		return
+	}
+
+	// v20 and v21.
+	s.namespace = g.str("namespace", "kube-system")
+	s.serviceAccount = g.str("service_account", "karpenter")
+	if g.boolean("create_iam_role", true) {
+		r := newResInst(K+".aws_iam_role.controller[0]", "managed", "aws_iam_role", "controller", s.origin)
+		name := g.str("iam_role_name", "KarpenterController")
+		if g.boolean("iam_role_use_name_prefix", true) {
+			r.vals["name_prefix"] = name + "-"
+		} else {
+			r.vals["name"] = name
+		}
+		r.vals["path"] = g.str("iam_role_path", "/")
+		var stmts []any
+		if s.major >= 21 || g.boolean("enable_pod_identity", true) {
+			stmts = append(stmts, map[string]any{"Effect": "Allow", "Action": []any{"sts:AssumeRole", "sts:TagSession"}, "Principal": map[string]any{"Service": "pods.eks.amazonaws.com"}})
+		}
+		irsa := s.major == 20 && g.boolean("enable_irsa", false)
+		if irsa {
+			oidc := g.str("irsa_oidc_provider_arn", "")
+			if oidc == "" {
+				oidc = cluster.Unknown(K + ".irsa_oidc_provider_arn")
+			}
+			stmts = append(stmts, map[string]any{"Effect": "Allow", "Action": "sts:AssumeRoleWithWebIdentity", "Principal": map[string]any{"Federated": oidc}})
+		}
+		doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": stmts})
+		r.vals["assume_role_policy"] = string(doc)
+		add(r)
+		s.controllerRole, s.ctrlCreated = cluster.Unknown(K+".iam_role_arn"), true
+		podIdentityDefault := s.major >= 21
+		if pi, _ := in.boolean("create_pod_identity_association", podIdentityDefault); pi {
+			p := newResInst(K+".aws_eks_pod_identity_association.karpenter[0]", "managed", "aws_eks_pod_identity_association", "karpenter", in.origin("create_pod_identity_association"))
+			p.vals["namespace"] = s.namespace
+			p.vals["service_account"] = s.serviceAccount
+			p.vals["role_arn"] = s.controllerRole
+			p.vals["cluster_name"] = clusterName
+			add(p)
+		}
+		if irsa {
+			sas := []string{"karpenter:karpenter"}
+			if v, ok := g.goVal("irsa_namespace_service_accounts"); ok {
+				sas = strList(v)
+			}
+			m.irsaServiceAccounts(sas, s.controllerRole, in.origin("irsa_namespace_service_accounts"))
+		}
+	}
+	if g.boolean("create_node_iam_role", true) {
+		r := newResInst(K+".aws_iam_role.node[0]", "managed", "aws_iam_role", "node", s.origin)
+		name := g.str("node_iam_role_name", "")
+		if name == "" {
+			name = "Karpenter-" + clusterName
+		}
+		if g.boolean("node_iam_role_use_name_prefix", true) {
+			r.vals["name_prefix"] = name + "-"
+		} else {
+			r.vals["name"] = name
+		}
+		r.vals["path"] = g.str("node_iam_role_path", "/")
+		r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
+		add(r)
+		s.nodeRole, s.nodeRoleCreated = cluster.Unknown(K+".node_iam_role_arn"), true
+	} else {
+		s.nodeRole = g.str("node_iam_role_arn", "")
+	}
+	if g.boolean("create_access_entry", true) {
+		e := newResInst(K+".aws_eks_access_entry.node[0]", "managed", "aws_eks_access_entry", "node", in.origin("create_access_entry"))
+		e.vals["principal_arn"] = s.nodeRole
+		e.vals["type"] = g.str("access_entry_type", cluster.AccessEC2Linux)
+		e.vals["cluster_name"] = clusterName
+		e.x.implicit = true
+		add(e)
+	}
+	if g.boolean("create_instance_profile", false) {
+		p := newResInst(K+".aws_iam_instance_profile.this[0]", "managed", "aws_iam_instance_profile", "this", s.origin)
+		p.vals["role"] = cluster.Unknown(K + ".node_iam_role_name")
+		if !s.nodeRoleCreated {
+			p.vals["role"] = s.nodeRole
+		}
+		add(p)
+	}
+}
+
+func (m *modInst) irsaServiceAccounts(sas []string, role string, org cluster.Origin) {
+	for _, sa := range sas {
+		ns, name, _ := strings.Cut(sa, ":")
+		m.l.serviceAccounts = append(m.l.serviceAccounts, cluster.ServiceAccountIdentity{Namespace: ns, Name: name, RoleARN: role, Mechanism: "irsa", Origin: org})
+	}
+}
+

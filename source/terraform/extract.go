@@ -1,0 +1,747 @@
+package terraform
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// semModule is a terraform-aws-modules/eks module instance: what it is, which version's
+// semantics apply, and what it says about Karpenter.
+type semModule struct {
+	addr    string
+	kind    moduleKind
+	major   int
+	version string // as declared
+	origin  cluster.Origin
+	// Karpenter sub-module.
+	namespace, serviceAccount     string
+	nodeRole, controllerRole      string
+	nodeRoleCreated, ctrlCreated  bool
+	karpenterDisabled             bool
+	authDefaulted                 bool
+}
+
+// builder turns resource instances into model entries.
+type builder struct {
+	m        *cluster.Model
+	sems     []*semModule
+	profiles []*resInst
+	seenNG   map[string]bool
+}
+
+func newBuilder() *builder {
+	return &builder{m: &cluster.Model{}, seenNG: map[string]bool{}}
+}
+
+func (b *builder) note(org cluster.Origin, subject, msg string) {
+	b.m.Notes = append(b.m.Notes, cluster.Note{Origin: org, Subject: subject, Message: msg})
+}
+
+// sem returns the terraform-aws-eks module an address lies in, with the address
+// inside it ("aws_iam_role.node[0]").
+func (b *builder) sem(addr string) (*semModule, string) {
+	var best *semModule
+	for _, s := range b.sems {
+		if strings.HasPrefix(addr, s.addr+".") && (best == nil || len(s.addr) > len(best.addr)) {
+			best = s
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best, addr[len(best.addr)+1:]
+}
+
+var (
+	innerModuleRE = regexp.MustCompile(`^module\.(eks_managed_node_group|self_managed_node_group|fargate_profile)\[("(?:[^"\\]|\\.)*")\]\.(.*)$`)
+)
+
+// keyRef renders a map key step as a caller writes it: ["k"]; an identifier key is
+// also reachable as .k, which roleRefs lists too.
+func keyRefs(prefix string, quoted string, suffix string) []string {
+	out := []string{prefix + "[" + quoted + "]" + suffix}
+	if k, err := strconv.Unquote(quoted); err == nil && isIdentifier(k) {
+		out = append(out, prefix+"."+k+suffix)
+	}
+	return out
+}
+
+// roleSemantics returns what a role created by a terraform-aws-eks module is and the
+// expressions (module outputs) that denote it.
+func (b *builder) roleSemantics(addr string) (kind cluster.RoleKind, refs []string) {
+	s, inner := b.sem(addr)
+	if s == nil {
+		return cluster.RoleUnknown, nil
+	}
+	A := s.addr
+	switch s.kind {
+	case kindEKS:
+		mm := innerModuleRE.FindStringSubmatch(inner)
+		if mm == nil || mm[3] != "aws_iam_role.this[0]" {
+			return cluster.RoleUnknown, nil
+		}
+		switch mm[1] {
+		case "eks_managed_node_group":
+			return cluster.RoleNode, append(keyRefs(A+".eks_managed_node_groups", mm[2], ".iam_role_arn"), keyRefs(A+".eks_managed_node_groups", mm[2], ".iam_role_name")...)
+		case "self_managed_node_group":
+			return cluster.RoleNode, append(keyRefs(A+".self_managed_node_groups", mm[2], ".iam_role_arn"), keyRefs(A+".self_managed_node_groups", mm[2], ".iam_role_name")...)
+		case "fargate_profile":
+			refs = keyRefs(A+".fargate_profiles", mm[2], ".fargate_profile_pod_execution_role_arn")
+			refs = append(refs, keyRefs(A+".fargate_profiles", mm[2], ".iam_role_arn")...)
+			refs = append(refs, keyRefs(A+".fargate_profiles", mm[2], ".iam_role_name")...)
+			return cluster.RoleFargate, refs
+		}
+	case kindManagedNodeGroup, kindSelfManagedNodeGroup:
+		if inner == "aws_iam_role.this[0]" {
+			return cluster.RoleNode, []string{A + ".iam_role_arn", A + ".iam_role_name"}
+		}
+	case kindFargateProfile:
+		if inner == "aws_iam_role.this[0]" {
+			return cluster.RoleFargate, []string{A + ".fargate_profile_pod_execution_role_arn", A + ".iam_role_arn", A + ".iam_role_name"}
+		}
+	case kindKarpenter:
+		if s.major <= 19 {
+			switch inner {
+			case "aws_iam_role.this[0]":
+				return cluster.RoleNode, []string{A + ".role_arn", A + ".role_name"}
+			case "aws_iam_role.irsa[0]":
+				return cluster.RoleController, []string{A + ".irsa_arn", A + ".irsa_name"}
+			}
+			return cluster.RoleUnknown, nil
+		}
+		switch inner {
+		case "aws_iam_role.node[0]":
+			return cluster.RoleNode, []string{A + ".node_iam_role_arn", A + ".node_iam_role_name"}
+		case "aws_iam_role.controller[0]":
+			return cluster.RoleController, []string{A + ".iam_role_arn", A + ".iam_role_name"}
+		}
+	}
+	return cluster.RoleUnknown, nil
+}
+
+// profileSemantics returns the module outputs that denote an instance profile.
+func (b *builder) profileSemantics(addr string) []string {
+	s, inner := b.sem(addr)
+	if s == nil || s.kind != kindKarpenter || inner != "aws_iam_instance_profile.this[0]" {
+		return nil
+	}
+	return []string{s.addr + ".instance_profile_arn", s.addr + ".instance_profile_name", s.addr + ".instance_profile_id"}
+}
+
+// nodeRolePlaceholder is the node role of a node group or Fargate profile a module
+// creates, as the module output that names it.
+func (b *builder) rolePlaceholder(addr string) string {
+	s, inner := b.sem(addr)
+	if s == nil {
+		return ""
+	}
+	switch s.kind {
+	case kindEKS:
+		if mm := innerModuleRE.FindStringSubmatch(inner); mm != nil {
+			switch mm[1] {
+			case "eks_managed_node_group":
+				return cluster.Unknown(s.addr + ".eks_managed_node_groups[" + mm[2] + "].iam_role_arn")
+			case "self_managed_node_group":
+				return cluster.Unknown(s.addr + ".self_managed_node_groups[" + mm[2] + "].iam_role_arn")
+			case "fargate_profile":
+				return cluster.Unknown(s.addr + ".fargate_profiles[" + mm[2] + "].fargate_profile_pod_execution_role_arn")
+			}
+		}
+	case kindManagedNodeGroup, kindSelfManagedNodeGroup:
+		return cluster.Unknown(s.addr + ".iam_role_arn")
+	case kindFargateProfile:
+		return cluster.Unknown(s.addr + ".fargate_profile_pod_execution_role_arn")
+	case kindKarpenter:
+		if s.major <= 19 {
+			return cluster.Unknown(s.addr + ".role_arn")
+		}
+		return cluster.Unknown(s.addr + ".node_iam_role_arn")
+	}
+	return ""
+}
+
+// add turns one resource instance into model entries.
+func (b *builder) add(r *resInst) {
+	if r.mode != "managed" {
+		return
+	}
+	switch r.typ {
+	case "aws_eks_cluster":
+		b.eksCluster(r)
+	case "aws_eks_node_group":
+		b.nodeGroup(r)
+	case "aws_autoscaling_group":
+		if s, _ := b.sem(r.addr); s != nil && (s.kind == kindEKS || s.kind == kindSelfManagedNodeGroup) {
+			b.selfManagedGroup(r)
+		}
+	case "aws_eks_fargate_profile":
+		b.fargateProfile(r)
+	case "aws_eks_addon":
+		b.addon(r)
+	case "aws_eks_access_entry":
+		b.accessEntry(r)
+	case "aws_eks_pod_identity_association":
+		b.podIdentity(r)
+	case "aws_iam_role":
+		b.iamRole(r)
+	case "aws_iam_instance_profile":
+		b.profiles = append(b.profiles, r)
+	case "helm_release":
+		b.helmRelease(r)
+	case "kubectl_manifest":
+		b.kubectlManifest(r)
+	case "kubernetes_manifest":
+		b.kubernetesManifest(r)
+	case "kubernetes_config_map", "kubernetes_config_map_v1", "kubernetes_config_map_v1_data":
+		b.configMap(r)
+	}
+}
+
+func (b *builder) eksCluster(r *resInst) {
+	if b.m.Cluster.Defined {
+		b.note(r.origin, r.addr, "more than one EKS cluster is defined; "+b.m.Cluster.Address+" is the one analysed")
+		return
+	}
+	c := cluster.EKSCluster{
+		Name:              str(r.vals["name"]),
+		KubernetesVersion: str(r.vals["version"]),
+		Origin:            r.origin,
+		Address:           r.addr,
+		Defined:           true,
+	}
+	if s, _ := b.sem(r.addr); s != nil && s.kind == kindEKS {
+		c.Address = s.addr
+		c.ModuleVersion = s.version
+		if c.ModuleVersion == "" {
+			c.ModuleVersion = strconv.Itoa(s.major)
+		}
+	}
+	b.m.Cluster = c
+	mode := str(first(r.vals["access_config"])["authentication_mode"])
+	id := &b.m.Identity
+	switch {
+	case mode != "" && !cluster.IsUnknown(mode):
+		id.AuthMode = mode
+		id.AuthModeDefaulted = r.x.authDefaulted
+		id.AuthModeOrigin = r.at("access_config.0.authentication_mode")
+	case mode == "" && !r.unknown["access_config"]:
+		id.AuthMode = cluster.AuthConfigMap
+		id.AuthModeDefaulted = true
+		id.AuthModeOrigin = r.origin
+		b.note(r.origin, r.addr, "access_config.authentication_mode is not set; the EKS default CONFIG_MAP applies")
+	}
+}
+
+var effects = map[string]corev1.TaintEffect{
+	"NO_SCHEDULE":        corev1.TaintEffectNoSchedule,
+	"NO_EXECUTE":         corev1.TaintEffectNoExecute,
+	"PREFER_NO_SCHEDULE": corev1.TaintEffectPreferNoSchedule,
+	"NoSchedule":         corev1.TaintEffectNoSchedule,
+	"NoExecute":          corev1.TaintEffectNoExecute,
+	"PreferNoSchedule":   corev1.TaintEffectPreferNoSchedule,
+}
+
+// taintEffect converts the EKS API spelling (NO_SCHEDULE) to Kubernetes' (NoSchedule).
+func taintEffect(s string) corev1.TaintEffect {
+	if e, ok := effects[s]; ok {
+		return e
+	}
+	return corev1.TaintEffect(s)
+}
+
+func taintsOf(v any) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range listOf(v) {
+		tm, ok := t.(map[string]any)
+		if !ok {
+			continue
+		}
+		out = append(out, corev1.Taint{Key: str(tm["key"]), Value: str(tm["value"]), Effect: taintEffect(str(tm["effect"]))})
+	}
+	return out
+}
+
+func sortTaints(ts []corev1.Taint) {
+	sort.SliceStable(ts, func(i, j int) bool {
+		if ts[i].Key != ts[j].Key {
+			return ts[i].Key < ts[j].Key
+		}
+		if ts[i].Effect != ts[j].Effect {
+			return ts[i].Effect < ts[j].Effect
+		}
+		return ts[i].Value < ts[j].Value
+	})
+}
+
+func (b *builder) nodeGroup(r *resInst) {
+	ng := &cluster.NodeGroup{
+		Name:          str(r.vals["node_group_name"]),
+		Managed:       true,
+		Labels:        strMap(r.vals["labels"]),
+		Taints:        taintsOf(r.vals["taint"]),
+		InstanceTypes: strList(r.vals["instance_types"]),
+		AMIType:       str(r.vals["ami_type"]),
+		NodeRole:      str(r.vals["node_role_arn"]),
+		Origin:        r.origin,
+		Address:       r.addr,
+		CreatedBy:     "terraform",
+	}
+	if ng.Name == "" {
+		ng.Name = strings.TrimSuffix(str(r.vals["node_group_name_prefix"]), "-")
+	}
+	sc := first(r.vals["scaling_config"])
+	ng.MinSize, ng.MaxSize, ng.DesiredSize = size(sc["min_size"]), size(sc["max_size"]), size(sc["desired_size"])
+	if ng.NodeRole == "" {
+		ng.NodeRole = b.rolePlaceholder(r.addr)
+	}
+	for _, f := range []struct{ arg, field string }{{"labels", "labels"}, {"taint", "taints"}, {"instance_types", "instance_types"}, {"node_role_arn", "node_role"}, {"scaling_config", "scaling_config"}} {
+		if r.unknown[f.arg] || isWhollyUnknown(r.vals[f.arg]) {
+			ng.Unknown = append(ng.Unknown, f.field)
+		}
+	}
+	b.applyNodeExtras(ng, r)
+	b.m.NodeGroups = append(b.m.NodeGroups, ng)
+}
+
+// applyNodeExtras adds what user data does to a node group's nodes.
+func (b *builder) applyNodeExtras(ng *cluster.NodeGroup, r *resInst) {
+	if len(r.x.labels) > 0 && ng.Labels == nil {
+		ng.Labels = map[string]string{}
+	}
+	for k, v := range r.x.labels {
+		if _, ok := ng.Labels[k]; !ok {
+			ng.Labels[k] = v
+		}
+	}
+	for _, t := range r.x.taints {
+		dup := false
+		for _, o := range ng.Taints {
+			if o.Key == t.Key && o.Effect == t.Effect {
+				dup = true
+			}
+		}
+		if !dup {
+			ng.Taints = append(ng.Taints, t)
+		}
+	}
+	sortTaints(ng.Taints)
+	if len(ng.InstanceTypes) == 0 {
+		ng.InstanceTypes = r.x.instanceTypes
+	}
+	if ng.AMIType == "" {
+		ng.AMIType = r.x.amiType
+	}
+	ng.Unknown = dedupe(append(ng.Unknown, r.x.unknownFields...))
+}
+
+func size(v any) int {
+	if n, ok := intOf(v); ok {
+		return n
+	}
+	return -1
+}
+
+func isWhollyUnknown(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	_, ok = cluster.UnknownExpr(s)
+	return ok
+}
+
+// selfManagedGroup is a node group a terraform-aws-eks self-managed node group module
+// creates: an autoscaling group whose nodes join with the module's node role.
+func (b *builder) selfManagedGroup(r *resInst) {
+	ng := &cluster.NodeGroup{
+		Name:        str(r.vals["name"]),
+		Managed:     false,
+		NodeRole:    r.x.nodeRole,
+		Origin:      r.origin,
+		Address:     r.addr,
+		CreatedBy:   "terraform",
+		MinSize:     size(r.vals["min_size"]),
+		MaxSize:     size(r.vals["max_size"]),
+		DesiredSize: size(r.vals["desired_capacity"]),
+	}
+	if ng.Name == "" {
+		ng.Name = strings.TrimSuffix(str(r.vals["name_prefix"]), "-")
+	}
+	if ng.NodeRole == "" {
+		ng.NodeRole = b.rolePlaceholder(r.addr)
+	}
+	b.applyNodeExtras(ng, r)
+	b.m.NodeGroups = append(b.m.NodeGroups, ng)
+}
+
+func (b *builder) fargateProfile(r *resInst) {
+	fp := &cluster.FargateProfile{
+		Name:             str(r.vals["fargate_profile_name"]),
+		PodExecutionRole: str(r.vals["pod_execution_role_arn"]),
+		Origin:           r.origin,
+		Address:          r.addr,
+	}
+	if fp.PodExecutionRole == "" {
+		fp.PodExecutionRole = b.rolePlaceholder(r.addr)
+	}
+	for i, s := range listOf(r.vals["selector"]) {
+		sm, ok := s.(map[string]any)
+		if !ok {
+			continue
+		}
+		fp.Selectors = append(fp.Selectors, cluster.FargateSelector{
+			Namespace: str(sm["namespace"]),
+			Labels:    strMap(sm["labels"]),
+			Origin:    r.at("selector." + strconv.Itoa(i)),
+		})
+	}
+	if r.unknown["selector"] || isWhollyUnknown(r.vals["selector"]) {
+		fp.Unknown = append(fp.Unknown, "selectors")
+	}
+	if isWhollyUnknown(fp.PodExecutionRole) && r.unknown["pod_execution_role_arn"] {
+		fp.Unknown = append(fp.Unknown, "pod_execution_role")
+	}
+	b.m.FargateProfiles = append(b.m.FargateProfiles, fp)
+}
+
+func (b *builder) addon(r *resInst) {
+	a := &cluster.Addon{
+		Name:    str(r.vals["addon_name"]),
+		Version: str(r.vals["addon_version"]),
+		Origin:  r.origin,
+		Address: r.addr,
+	}
+	if s, inner := b.sem(r.addr); s != nil && s.kind == kindEKS && strings.HasPrefix(inner, "aws_eks_addon.before_compute[") {
+		a.BeforeCompute = true
+	}
+	if cluster.IsUnknown(a.Version) {
+		a.Unknown = append(a.Unknown, "addon_version")
+	}
+	cv, present := r.vals["configuration_values"]
+	raw := str(cv)
+	switch {
+	case !present || cv == nil:
+	case isWhollyUnknown(raw) || r.unknown["configuration_values"] && raw == "":
+		a.Unknown = append(a.Unknown, "configuration_values")
+		a.ConfigurationRaw = raw
+	default:
+		a.ConfigurationRaw = raw
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: r.at("configuration_values"), Message: "configuration_values of " + r.addr + " is not valid JSON: " + err.Error()})
+			break
+		}
+		if m, ok := normalizeJSON(v).(map[string]any); ok {
+			a.ConfigurationValues = m
+		}
+		if strings.Contains(raw, "${") {
+			a.Unknown = append(a.Unknown, "configuration_values")
+		}
+	}
+	if r.x.configRaw != "" {
+		a.ConfigurationRaw = r.x.configRaw
+	}
+	b.m.Addons = append(b.m.Addons, a)
+}
+
+func (b *builder) accessEntry(r *resInst) {
+	e := cluster.AccessEntry{
+		PrincipalARN:     str(r.vals["principal_arn"]),
+		Type:             str(r.vals["type"]),
+		Username:         str(r.vals["user_name"]),
+		KubernetesGroups: strList(r.vals["kubernetes_groups"]),
+		Origin:           r.origin,
+		Address:          r.addr,
+		Implicit:         r.x.implicit,
+	}
+	if s, inner := b.sem(r.addr); s != nil {
+		switch {
+		case s.kind == kindKarpenter && inner == "aws_eks_access_entry.node[0]":
+			e.Implicit = true
+		case (s.kind == kindSelfManagedNodeGroup && inner == "aws_eks_access_entry.this[0]") ||
+			(s.kind == kindEKS && strings.HasPrefix(inner, "module.self_managed_node_group[") && strings.HasSuffix(inner, ".aws_eks_access_entry.this[0]")):
+			e.Implicit = true
+		}
+	}
+	if e.PrincipalARN == "" {
+		if s, inner := b.sem(r.addr); s != nil && s.kind == kindKarpenter && inner == "aws_eks_access_entry.node[0]" {
+			e.PrincipalARN = s.nodeRole
+		}
+	}
+	b.m.Identity.AccessEntries = append(b.m.Identity.AccessEntries, e)
+}
+
+func (b *builder) podIdentity(r *resInst) {
+	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, cluster.ServiceAccountIdentity{
+		Namespace: str(r.vals["namespace"]),
+		Name:      str(r.vals["service_account"]),
+		RoleARN:   str(r.vals["role_arn"]),
+		Mechanism: "pod-identity",
+		Origin:    r.origin,
+	})
+}
+
+// trust reads the principals of an assume-role policy and classifies the role:
+// ec2.amazonaws.com is a node role, eks-fargate-pods.amazonaws.com a Fargate pod
+// execution role, pods.eks.amazonaws.com or a federated (OIDC) principal a role for
+// pods such as the Karpenter controller.
+func trust(policy any) ([]string, cluster.RoleKind) {
+	s := str(policy)
+	if s == "" || isWhollyUnknown(s) {
+		return nil, cluster.RoleUnknown
+	}
+	var doc struct {
+		Statement json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(s), &doc); err != nil {
+		return nil, cluster.RoleUnknown
+	}
+	var stmts []map[string]any
+	if err := json.Unmarshal(doc.Statement, &stmts); err != nil {
+		var one map[string]any
+		if json.Unmarshal(doc.Statement, &one) == nil {
+			stmts = []map[string]any{one}
+		}
+	}
+	set := map[string]bool{}
+	var ec2, fargate, pods bool
+	for _, st := range stmts {
+		if eff := str(st["Effect"]); eff != "" && eff != "Allow" {
+			continue
+		}
+		p, ok := st["Principal"].(map[string]any)
+		if !ok {
+			continue
+		}
+		for typ, ids := range p {
+			for _, id := range strList(ids) {
+				set[id] = true
+				switch {
+				case typ == "Federated":
+					pods = true
+				case strings.HasPrefix(id, "eks-fargate-pods."):
+					fargate = true
+				case strings.HasPrefix(id, "ec2."):
+					ec2 = true
+				case strings.HasPrefix(id, "pods.eks."):
+					pods = true
+				}
+			}
+		}
+	}
+	kind := cluster.RoleUnknown
+	switch {
+	case fargate:
+		kind = cluster.RoleFargate
+	case ec2:
+		kind = cluster.RoleNode
+	case pods:
+		kind = cluster.RoleController
+	}
+	return sortedKeys(set), kind
+}
+
+func (b *builder) iamRole(r *resInst) {
+	role := &cluster.IAMRole{
+		Path:    str(r.vals["path"]),
+		Origin:  r.origin,
+		Address: r.addr,
+	}
+	if n := str(r.vals["name"]); n != "" {
+		role.Name = n
+	} else if p := str(r.vals["name_prefix"]); p != "" {
+		role.Name, role.NamePrefix = p, true
+	}
+	role.Trust, role.Kind = trust(r.vals["assume_role_policy"])
+	kind, refs := b.roleSemantics(r.addr)
+	if kind != cluster.RoleUnknown {
+		role.Kind = kind
+	}
+	role.Refs = append(refs, r.addr+".arn", r.addr+".name", r.addr+".id")
+	if arn := str(r.vals["arn"]); arn != "" && !cluster.IsUnknown(arn) {
+		role.ARN = arn
+	} else {
+		role.ARN = cluster.Unknown(role.Refs[0])
+		if len(refs) == 0 {
+			role.ARN = cluster.Unknown(r.addr + ".arn")
+		}
+	}
+	b.m.Identity.Roles = append(b.m.Identity.Roles, role)
+}
+
+// linkProfiles adds the expressions naming an instance profile to the role in it, so
+// that an EC2NodeClass instanceProfile leads to its role.
+func (b *builder) linkProfiles() {
+	for _, p := range b.profiles {
+		role := str(p.vals["role"])
+		if role == "" {
+			continue
+		}
+		refs := append(b.profileSemantics(p.addr), p.addr+".name", p.addr+".arn", p.addr+".id")
+		for _, r := range b.m.Identity.Roles {
+			if r.Name == role && !r.NamePrefix || refersTo(role, r.Refs) {
+				r.Refs = append(r.Refs, refs...)
+				break
+			}
+		}
+	}
+}
+
+func refersTo(value string, refs []string) bool {
+	e, ok := cluster.UnknownExpr(value)
+	if !ok {
+		return false
+	}
+	for _, r := range refs {
+		if r == e {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) kubectlManifest(r *resInst) {
+	body := str(r.vals["yaml_body"])
+	if body == "" || isWhollyUnknown(body) {
+		b.note(r.origin, r.addr, "yaml_body is not known statically; its object is not analysed")
+		return
+	}
+	objs, probs := decodeObjects(body, r.textOrigin("yaml_body"))
+	ns := str(r.vals["override_namespace"])
+	for _, o := range objs {
+		o.Via, o.Manager = r.addr, "terraform"
+		if ns != "" {
+			o.Namespace = ns
+			if md, ok := o.Content["metadata"].(map[string]any); ok {
+				md["namespace"] = ns
+			}
+		}
+	}
+	b.m.Objects = append(b.m.Objects, objs...)
+	b.m.Problems = append(b.m.Problems, probs...)
+}
+
+func (b *builder) kubernetesManifest(r *resInst) {
+	var objs []*cluster.Object
+	var probs []cluster.Problem
+	switch {
+	case r.manifestAt != nil:
+		objs, probs = decodeObjects(r.manifestAt.text, r.manifestAt.origin)
+	default:
+		man, ok := r.vals["manifest"].(map[string]any)
+		if !ok {
+			b.note(r.origin, r.addr, "manifest is not known statically; its object is not analysed")
+			return
+		}
+		text, err := json.Marshal(man)
+		if err != nil {
+			return
+		}
+		org := r.at("manifest")
+		objs, probs = decodeObjects(string(text), org)
+		for _, o := range objs {
+			lines := map[string]int{}
+			prefix := "manifest."
+			for p, l := range r.lines {
+				if rest, ok := strings.CutPrefix(p, prefix); ok {
+					lines[rest] = l
+				}
+			}
+			o.Lines = lines
+		}
+	}
+	for _, o := range objs {
+		o.Via, o.Manager = r.addr, "terraform"
+	}
+	b.m.Objects = append(b.m.Objects, objs...)
+	b.m.Problems = append(b.m.Problems, probs...)
+}
+
+// configMap reads an aws-auth ConfigMap managed with the kubernetes provider.
+func (b *builder) configMap(r *resInst) {
+	md := first(r.vals["metadata"])
+	if str(md["name"]) != "aws-auth" || str(md["namespace"]) != "kube-system" {
+		return
+	}
+	aa := &cluster.AwsAuth{Managed: "user", Origin: r.origin, Address: r.addr, Complete: true}
+	data, _ := r.vals["data"].(map[string]any)
+	mr, present := data["mapRoles"]
+	switch {
+	case r.unknown["data"] && data == nil, isWhollyUnknown(str(r.vals["data"])):
+		aa.Complete = false
+	case !present:
+	default:
+		text := str(mr)
+		if text == "" || isWhollyUnknown(text) {
+			aa.Complete = false
+			break
+		}
+		org := r.textOrigin("data.mapRoles")
+		if org.Line == r.origin.Line {
+			org = r.at("data")
+		}
+		roles, complete, err := mapRoles(text, org)
+		if err != nil {
+			b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: org, Message: "mapRoles of " + r.addr + " is not valid YAML: " + err.Error()})
+			aa.Complete = false
+			break
+		}
+		for i := range roles {
+			if i < len(r.x.mapOrigins) {
+				roles[i].Origin = r.x.mapOrigins[i]
+			}
+		}
+		aa.Roles = roles
+		aa.Complete = complete
+	}
+	if b.m.Identity.AwsAuth != nil {
+		b.m.Identity.AwsAuth.Roles = append(b.m.Identity.AwsAuth.Roles, aa.Roles...)
+		b.m.Identity.AwsAuth.Complete = b.m.Identity.AwsAuth.Complete && aa.Complete
+		b.note(r.origin, r.addr, "aws-auth is managed by more than one resource")
+		return
+	}
+	b.m.Identity.AwsAuth = aa
+}
+
+// mapRoles decodes the mapRoles YAML of aws-auth; each entry keeps its line.
+func mapRoles(text string, org cluster.Origin) ([]cluster.RoleMapping, bool, error) {
+	safe, p := protect(text)
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(safe), &root); err != nil {
+		return nil, false, fmt.Errorf("%s", p.restoreString(strings.TrimPrefix(err.Error(), "yaml: ")))
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil, true, nil
+	}
+	seq := root.Content[0]
+	if seq.Kind == yaml.ScalarNode && seq.Tag == "!!null" {
+		return nil, true, nil
+	}
+	if seq.Kind != yaml.SequenceNode {
+		return nil, false, fmt.Errorf("mapRoles must be a list")
+	}
+	var out []cluster.RoleMapping
+	for i, item := range seq.Content {
+		v, err := nodeValue(item, "", map[string]int{}, 0, 0, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		e, _ := p.restore(v).(map[string]any)
+		out = append(out, cluster.RoleMapping{
+			RoleARN:  str(e["rolearn"]),
+			Username: str(e["username"]),
+			Groups:   strList(e["groups"]),
+			Origin:   cluster.Origin{File: org.File, Line: org.Line + item.Line - 1, Path: "mapRoles." + strconv.Itoa(i)},
+		})
+	}
+	return out, true, nil
+}

@@ -1,0 +1,225 @@
+package terraform
+
+import (
+	"encoding/base64"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// maxFilesetFiles bounds the files fileset and kubectl_path_documents look at.
+const maxFilesetFiles = 10_000
+
+func pathArg(l *loader, e *hclsyntax.FunctionCallExpr, args []cty.Value) (string, *evalError) {
+	s, err := stringArgs(e, args[:1], 1)
+	if err != nil {
+		return "", err
+	}
+	if s == nil || strings.Contains(s[0], "${") {
+		return "", nil
+	}
+	return l.resolvePath(s[0]), nil
+}
+
+func fnFile(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	if err := argCount(e, args, 1, 1); err != nil {
+		return cty.NilVal, err
+	}
+	p, err := pathArg(l, e, args)
+	if err != nil || p == "" {
+		return l.unknownAt(e), err
+	}
+	src, rerr := l.readFile(p)
+	if rerr != nil {
+		return cty.NilVal, errAt(e.Range(), "file: %s", rerr)
+	}
+	if !utf8.Valid(src) {
+		return cty.NilVal, errAt(e.Range(), "file: %s is not UTF-8 text", p)
+	}
+	s := string(src)
+	l.registerText(s, p, 1)
+	return cty.StringVal(s), nil
+}
+
+func fnFileExists(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	if err := argCount(e, args, 1, 1); err != nil {
+		return cty.NilVal, err
+	}
+	p, err := pathArg(l, e, args)
+	if err != nil || p == "" {
+		return l.unknownAt(e), err
+	}
+	st, serr := os.Stat(p)
+	return cty.BoolVal(serr == nil && st.Mode().IsRegular()), nil
+}
+
+func fnFileBase64(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	if err := argCount(e, args, 1, 1); err != nil {
+		return cty.NilVal, err
+	}
+	p, err := pathArg(l, e, args)
+	if err != nil || p == "" {
+		return l.unknownAt(e), err
+	}
+	src, rerr := l.readFile(p)
+	if rerr != nil {
+		return cty.NilVal, errAt(e.Range(), "filebase64: %s", rerr)
+	}
+	return cty.StringVal(base64.StdEncoding.EncodeToString(src)), nil
+}
+
+func fnAbspath(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	s, err := stringArgs(e, args, 1)
+	if err != nil || s == nil {
+		return l.unknownAt(e), err
+	}
+	if filepath.IsAbs(s[0]) {
+		return cty.StringVal(filepath.Clean(s[0])), nil
+	}
+	return cty.StringVal(filepath.Join(l.cwd, s[0])), nil
+}
+
+// fnFileset is Terraform's fileset(path, pattern): files under path matching a glob
+// with ** for any number of directories, relative to path, sorted.
+func fnFileset(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	s, err := stringArgs(e, args, 2)
+	if err != nil || s == nil || strings.Contains(s[0]+s[1], "${") {
+		return l.unknownAt(e), err
+	}
+	base := l.resolvePath(s[0])
+	matches, ferr := globFiles(base, s[1])
+	if ferr != nil {
+		return cty.NilVal, errAt(e.Range(), "fileset: %s", ferr)
+	}
+	if len(matches) == 0 {
+		return cty.SetValEmpty(cty.String), nil
+	}
+	vals := make([]cty.Value, len(matches))
+	for i, m := range matches {
+		vals[i] = cty.StringVal(m)
+	}
+	return cty.SetVal(vals), nil
+}
+
+func globFiles(base, pattern string) ([]string, error) {
+	pattern = path.Clean(strings.ReplaceAll(pattern, "\\", "/"))
+	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := 0
+	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == base {
+				return err
+			}
+			return nil
+		}
+		seen++
+		if seen > maxFilesetFiles {
+			return fs.SkipAll
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, rerr := filepath.Rel(base, p)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if globMatch(strings.Split(pattern, "/"), strings.Split(rel, "/")) {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func globMatch(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(name); i++ {
+				if globMatch(pat[1:], name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+// fnTemplateFile renders a template file with the given variables; it sees nothing
+// else, as in Terraform.
+func fnTemplateFile(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	if err := argCount(e, args, 2, 2); err != nil {
+		return cty.NilVal, err
+	}
+	p, err := pathArg(l, e, args)
+	if err != nil || p == "" {
+		return l.unknownAt(e), err
+	}
+	tmpl, terr := l.template(p)
+	if terr != nil {
+		return cty.NilVal, terr
+	}
+	vars := unmark(args[1])
+	tc := &evalCtx{m: c.m, templateOnly: true, depth: c.depth}
+	if !vars.IsNull() {
+		if !isMapLike(vars.Type()) {
+			return cty.NilVal, errAt(e.Range(), "templatefile: variables must be a map")
+		}
+		for it := vars.ElementIterator(); it.Next(); {
+			k, v := it.Element()
+			tc = tc.bind(k.AsString(), v)
+		}
+	}
+	out, verr := l.eval(tmpl, tc)
+	if verr != nil {
+		return cty.NilVal, verr
+	}
+	if out.IsKnown() && !unmark(out).IsNull() && unmark(out).Type() == cty.String {
+		l.registerText(unmark(out).AsString(), p, 1)
+	}
+	return out, nil
+}
+
+func (l *loader) template(p string) (hcl.Expression, *evalError) {
+	if t, ok := l.templates[p]; ok {
+		if t == nil {
+			return nil, errAt(hcl.Range{Filename: p}, "template %s does not parse", p)
+		}
+		return t, nil
+	}
+	src, err := l.readFile(p)
+	if err != nil {
+		return nil, errAt(hcl.Range{Filename: p}, "templatefile: %s", err)
+	}
+	expr, diags := hclsyntax.ParseTemplate(src, p, hcl.InitialPos)
+	if diags.HasErrors() {
+		l.diagProblems(p, diags)
+		l.templates[p] = nil
+		return nil, errAt(hcl.Range{Filename: p}, "template %s does not parse", p)
+	}
+	l.templates[p] = expr
+	return expr, nil
+}
