@@ -1,0 +1,374 @@
+package fixapply
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/eksdoctor/eksdoctor/lint"
+)
+
+// HCL edits (lint.FormatHCL) change Terraform files the way a user would: by
+// setting arguments and adding blocks, keeping everything else as written.
+//
+// Edit.Line > 0 names the block whose header is on that line (a resource, a
+// module call, or a nested block such as `lifecycle`), or else the map entry whose
+// key is on that line and whose value is an object (`coredns = { ... }` inside
+// `cluster_addons`, `karpenter = { ... }` inside `fargate_profiles`): module
+// inputs are maps of objects as often as they are blocks. Edit.Text is an HCL body
+// applied to it:
+//
+//   - Each attribute in Text sets that argument of the block. An existing argument
+//     is replaced where it stands; a new one is added at the end of the block; an
+//     argument set to null is removed.
+//   - When both the existing value and the new value are object constructors
+//     ({ ... }), they are merged key by key, recursively: a fix can change one
+//     entry of a map and keep the others as written, e.g.
+//     `fargate_profiles = { karpenter = { selectors = [...] } }` inside
+//     module "eks" replaces the selectors of the "karpenter" profile only. A key
+//     set to null is removed. Every other value, lists and function calls
+//     included, is replaced whole (as in a JSON merge patch).
+//   - Each block in Text (`set { ... }`, `selector { ... }`) is appended to the
+//     block (a map entry takes no blocks).
+//
+// Edit.Line == 0 appends Text to the end of the file: new resources, such as an
+// aws_eks_access_entry.
+//
+// The result must parse; it is then formatted like `terraform fmt`.
+
+func init() { Register(lint.FormatHCL, applyHCL) }
+
+// replacement swaps src[start:end] for text.
+type replacement struct {
+	start, end int
+	text       string
+}
+
+func applyHCL(content []byte, e lint.Edit) ([]byte, error) {
+	editSrc := []byte(e.Text)
+	if e.Line == 0 {
+		out := append([]byte{}, content...)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, '\n')
+		out = append(out, bytes.TrimSpace(editSrc)...)
+		out = append(out, '\n')
+		return finishHCL(out)
+	}
+	file, diags := hclsyntax.ParseConfig(content, "file.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("the file does not parse: %s", diags.Error())
+	}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, fmt.Errorf("the file is not native HCL syntax")
+	}
+	edit, diags := hclsyntax.ParseConfig(editSrc, "edit.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("the edit is not HCL: %s", diags.Error())
+	}
+	ebody, ok := edit.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, fmt.Errorf("the edit is not native HCL syntax")
+	}
+	block := blockAt(body, e.Line)
+	if block == nil {
+		obj := entryAt(body, e.Line)
+		if obj == nil {
+			return nil, fmt.Errorf("no block or map entry starts at line %d", e.Line)
+		}
+		return applyToEntry(content, obj, editSrc, ebody)
+	}
+	var reps []replacement
+	insertAt := block.Body.SrcRange.End.Byte - 1 // the closing brace
+	var inserts []string
+	attrs := make([]*hclsyntax.Attribute, 0, len(ebody.Attributes))
+	for _, a := range ebody.Attributes {
+		attrs = append(attrs, a)
+	}
+	sort.Slice(attrs, func(i, j int) bool { return attrs[i].SrcRange.Start.Byte < attrs[j].SrcRange.Start.Byte })
+	for _, na := range attrs {
+		old, exists := block.Body.Attributes[na.Name]
+		switch {
+		case !exists && isNull(na.Expr):
+		case !exists:
+			inserts = append(inserts, na.Name+" = "+source(editSrc, na.Expr.Range()))
+		case isNull(na.Expr):
+			start, end := lineSpan(content, old.SrcRange.Start.Byte, old.SrcRange.End.Byte)
+			reps = append(reps, replacement{start, end, ""})
+		default:
+			r, err := setValue(content, old.Expr, editSrc, na.Expr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", na.Name, err)
+			}
+			reps = append(reps, r...)
+		}
+	}
+	for _, nb := range ebody.Blocks {
+		inserts = append(inserts, source(editSrc, nb.Range()))
+	}
+	if len(inserts) > 0 {
+		reps = append(reps, insertBefore(content, insertAt, inserts))
+	}
+	out, err := replace(content, reps)
+	if err != nil {
+		return nil, err
+	}
+	return finishHCL(out)
+}
+
+// applyToEntry applies an edit body to a map entry's object value.
+func applyToEntry(content []byte, obj *hclsyntax.ObjectConsExpr, editSrc []byte, ebody *hclsyntax.Body) ([]byte, error) {
+	if len(ebody.Blocks) > 0 {
+		return nil, fmt.Errorf("a map entry takes no blocks")
+	}
+	attrs := make([]*hclsyntax.Attribute, 0, len(ebody.Attributes))
+	for _, a := range ebody.Attributes {
+		attrs = append(attrs, a)
+	}
+	sort.Slice(attrs, func(i, j int) bool { return attrs[i].SrcRange.Start.Byte < attrs[j].SrcRange.Start.Byte })
+	var reps []replacement
+	var inserts []string
+	for _, na := range attrs {
+		idx := -1
+		for i, it := range obj.Items {
+			if k, ok := objectKey(it.KeyExpr); ok && k == na.Name {
+				idx = i
+				break
+			}
+		}
+		switch {
+		case idx < 0 && isNull(na.Expr):
+		case idx < 0:
+			inserts = append(inserts, na.Name+" = "+source(editSrc, na.Expr.Range()))
+		case isNull(na.Expr):
+			start, end := itemSpan(content, obj.Items[idx])
+			reps = append(reps, replacement{start, end, ""})
+		default:
+			r, err := setValue(content, obj.Items[idx].ValueExpr, editSrc, na.Expr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", na.Name, err)
+			}
+			reps = append(reps, r...)
+		}
+	}
+	if len(inserts) > 0 {
+		reps = append(reps, insertBefore(content, obj.SrcRange.End.Byte-1, inserts))
+	}
+	out, err := replace(content, reps)
+	if err != nil {
+		return nil, err
+	}
+	return finishHCL(out)
+}
+
+// entryAt finds the object-valued map entry whose key is on line, in any
+// attribute of any block.
+func entryAt(body *hclsyntax.Body, line int) *hclsyntax.ObjectConsExpr {
+	for _, a := range body.Attributes {
+		if o := entryIn(a.Expr, line); o != nil {
+			return o
+		}
+	}
+	for _, b := range body.Blocks {
+		if o := entryAt(b.Body, line); o != nil {
+			return o
+		}
+	}
+	return nil
+}
+
+func entryIn(e hclsyntax.Expression, line int) *hclsyntax.ObjectConsExpr {
+	switch t := e.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		for _, it := range t.Items {
+			if v, ok := it.ValueExpr.(*hclsyntax.ObjectConsExpr); ok && it.KeyExpr.Range().Start.Line == line {
+				return v
+			}
+			if o := entryIn(it.ValueExpr, line); o != nil {
+				return o
+			}
+		}
+	case *hclsyntax.TupleConsExpr:
+		for _, x := range t.Exprs {
+			if o := entryIn(x, line); o != nil {
+				return o
+			}
+		}
+	case *hclsyntax.FunctionCallExpr:
+		for _, x := range t.Args {
+			if o := entryIn(x, line); o != nil {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// blockAt finds the block whose header is on line, at any depth.
+func blockAt(body *hclsyntax.Body, line int) *hclsyntax.Block {
+	for _, b := range body.Blocks {
+		if b.TypeRange.Start.Line == line {
+			return b
+		}
+		if b.Range().Start.Line <= line && line <= b.Range().End.Line {
+			if inner := blockAt(b.Body, line); inner != nil {
+				return inner
+			}
+		}
+	}
+	return nil
+}
+
+func isNull(e hclsyntax.Expression) bool {
+	lit, ok := e.(*hclsyntax.LiteralValueExpr)
+	return ok && lit.Val.IsNull()
+}
+
+func source(src []byte, r hcl.Range) string { return string(src[r.Start.Byte:r.End.Byte]) }
+
+// setValue replaces an existing value by a new one, merging object constructors.
+func setValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hclsyntax.Expression) ([]replacement, error) {
+	oo, okOld := old.(*hclsyntax.ObjectConsExpr)
+	no, okNew := nu.(*hclsyntax.ObjectConsExpr)
+	if !okOld || !okNew {
+		r := old.Range()
+		return []replacement{{r.Start.Byte, r.End.Byte, source(editSrc, nu.Range())}}, nil
+	}
+	var reps []replacement
+	var inserts []string
+	for _, item := range no.Items {
+		key, ok := objectKey(item.KeyExpr)
+		if !ok {
+			return nil, fmt.Errorf("object keys in an edit must be names or literal strings")
+		}
+		idx := -1
+		for i, oi := range oo.Items {
+			if k, ok := objectKey(oi.KeyExpr); ok && k == key {
+				idx = i
+				break
+			}
+		}
+		switch {
+		case idx < 0 && isNull(item.ValueExpr):
+		case idx < 0:
+			inserts = append(inserts, source(editSrc, item.KeyExpr.Range())+" = "+source(editSrc, item.ValueExpr.Range()))
+		case isNull(item.ValueExpr):
+			start, end := itemSpan(content, oo.Items[idx])
+			reps = append(reps, replacement{start, end, ""})
+		default:
+			r, err := setValue(content, oo.Items[idx].ValueExpr, editSrc, item.ValueExpr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			reps = append(reps, r...)
+		}
+	}
+	if len(inserts) > 0 {
+		reps = append(reps, insertBefore(content, oo.SrcRange.End.Byte-1, inserts))
+	}
+	return reps, nil
+}
+
+// objectKey returns the name an object constructor key stands for.
+func objectKey(e hclsyntax.Expression) (string, bool) {
+	if k, ok := e.(*hclsyntax.ObjectConsKeyExpr); ok {
+		if !k.ForceNonLiteral {
+			if kw := hcl.ExprAsKeyword(k.Wrapped); kw != "" {
+				return kw, true
+			}
+		}
+		e = k.Wrapped
+	}
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+		return "", false
+	}
+	return v.AsString(), true
+}
+
+// insertBefore inserts lines before a closing brace at pos, each on its own line.
+func insertBefore(content []byte, pos int, lines []string) replacement {
+	var b bytes.Buffer
+	// Start on a fresh line unless the brace already starts one.
+	i := pos - 1
+	for i >= 0 && (content[i] == ' ' || content[i] == '\t') {
+		i--
+	}
+	at := pos
+	if i >= 0 && content[i] == '\n' {
+		at = i + 1
+	} else {
+		b.WriteByte('\n')
+	}
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return replacement{at, at, b.String()}
+}
+
+// itemSpan is the text of one map entry with its separating comma.
+func itemSpan(content []byte, it hclsyntax.ObjectConsItem) (int, int) {
+	start, end := it.KeyExpr.Range().Start.Byte, it.ValueExpr.Range().End.Byte
+	if end < len(content) && content[end] == ',' {
+		end++
+	}
+	return lineSpan(content, start, end)
+}
+
+// lineSpan widens a span to whole lines when it is alone on its lines, so that
+// removing an argument or an entry leaves no blank line behind.
+func lineSpan(content []byte, start, end int) (int, int) {
+	s := start
+	for s > 0 && (content[s-1] == ' ' || content[s-1] == '\t') {
+		s--
+	}
+	if s > 0 && content[s-1] != '\n' {
+		return start, end
+	}
+	e := end
+	for e < len(content) && (content[e] == ' ' || content[e] == '\t') {
+		e++
+	}
+	if e < len(content) && content[e] == '\n' {
+		return s, e + 1
+	}
+	return start, end
+}
+
+func replace(content []byte, reps []replacement) ([]byte, error) {
+	sort.Slice(reps, func(i, j int) bool {
+		if reps[i].start != reps[j].start {
+			return reps[i].start > reps[j].start
+		}
+		return reps[i].end > reps[j].end
+	})
+	out := append([]byte{}, content...)
+	prev := len(content) + 1
+	for _, r := range reps {
+		if r.end > prev {
+			return nil, fmt.Errorf("the edit changes overlapping parts of the block")
+		}
+		out = append(out[:r.start:r.start], append([]byte(r.text), out[r.end:]...)...)
+		prev = r.start
+	}
+	return out, nil
+}
+
+// finishHCL checks that the result parses and formats it.
+func finishHCL(out []byte) ([]byte, error) {
+	if _, diags := hclwrite.ParseConfig(out, "result.tf", hcl.InitialPos); diags.HasErrors() {
+		return nil, fmt.Errorf("the edited file does not parse: %s", diags.Error())
+	}
+	if _, diags := hclsyntax.ParseConfig(out, "result.tf", hcl.InitialPos); diags.HasErrors() {
+		return nil, fmt.Errorf("the edited file does not parse: %s", diags.Error())
+	}
+	return hclwrite.Format(out), nil
+}
