@@ -88,8 +88,15 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, 
 	if kb.Assumed != "" {
 		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s: %s", kb.Name, kb.Assumed)})
 	}
-	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, kb.DefaultValues())
-	docs, err := renderChart(ch, r, kube)
+	defaults := kb.DefaultValues()
+	values := copyValues(r.Values)
+	for _, k := range dropUnknownStructures(values, defaults, "") {
+		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("value %s is not known before apply; the chart default is assumed", k)})
+	}
+	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, defaults)
+	rel := *r
+	rel.Values = values
+	docs, err := renderChart(ch, &rel, kube)
 	if err != nil {
 		return nil, []cluster.Problem{{Origin: r.Origin, Message: fmt.Sprintf("chart %s %s with these values does not render: %v", kb.Name, kb.Version, err)}}, notes
 	}
@@ -146,7 +153,11 @@ func synthesizeAddon(a *cluster.Addon, kube string) ([]*cluster.Object, []cluste
 		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s %s does not accept the configuration key %q; EKS rejects the configuration, so it is left out", kb.Name, kb.Version, v.Key)})
 		deletePath(config, v.Key)
 	}
-	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, kb.DefaultValues())
+	defaults := kb.DefaultValues()
+	for _, k := range dropUnknownStructures(config, defaults, "") {
+		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("configuration key %s is not known before apply; the add-on default is assumed", k)})
+	}
+	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, defaults)
 	rel := &cluster.HelmRelease{Name: kb.Name, Namespace: kb.Namespace, Values: config}
 	docs, err := renderChart(ch, rel, kube)
 	if err != nil {
@@ -285,4 +296,46 @@ func chartBaseName(ref string) string {
 		return "release"
 	}
 	return ref
+}
+
+// structuralKeys are values that must be maps or lists wherever they appear.
+var structuralKeys = map[string]bool{
+	"tolerations": true, "affinity": true, "nodeSelector": true, "topologySpreadConstraints": true,
+	"podLabels": true, "podAnnotations": true, "resources": true,
+}
+
+// dropUnknownStructures removes values that are a single unresolved Terraform
+// expression ("${var.tolerations}") where the chart expects a map or a list: the
+// templates cannot use them, and an unresolved value must not become an input error.
+// The chart default applies instead; the dropped keys are returned, sorted.
+func dropUnknownStructures(vals, defaults map[string]any, prefix string) []string {
+	var dropped []string
+	for k, v := range vals {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		def := defaults[k]
+		switch t := v.(type) {
+		case string:
+			if _, ok := cluster.UnknownExpr(t); !ok {
+				continue
+			}
+			switch def.(type) {
+			case map[string]any, []any:
+				delete(vals, k)
+				dropped = append(dropped, p)
+				continue
+			}
+			if structuralKeys[k] {
+				delete(vals, k)
+				dropped = append(dropped, p)
+			}
+		case map[string]any:
+			sub, _ := def.(map[string]any)
+			dropped = append(dropped, dropUnknownStructures(t, sub, p)...)
+		}
+	}
+	sort.Strings(dropped)
+	return dropped
 }

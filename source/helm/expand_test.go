@@ -474,3 +474,24 @@ func TestDefaults(t *testing.T) {
 		t.Error("unknown component found")
 	}
 }
+
+func TestUnknownValuesKeepDefaults(t *testing.T) {
+	m := expandRelease(t, &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system", Chart: "karpenter", Version: "1.14.1",
+		Values: map[string]any{
+			"affinity":    cluster.Unknown("var.affinity"),
+			"tolerations": cluster.Unknown("local.tolerations"),
+			"settings":    map[string]any{"clusterName": cluster.Unknown("module.eks.cluster_name")},
+		}})
+	d := find(t, m.Objects, "Deployment", "karpenter")
+	if d.Get("spec.template.spec.affinity.nodeAffinity") == nil || d.Get("spec.template.spec.tolerations.0.key") != "CriticalAddonsOnly" {
+		t.Errorf("defaults not kept: affinity %v tolerations %v", d.Get("spec.template.spec.affinity"), d.Get("spec.template.spec.tolerations"))
+	}
+	if len(m.Notes) != 2 {
+		t.Errorf("notes = %v, want one per dropped value", m.Notes)
+	}
+	m = expandAddon(t, &cluster.Addon{Name: "coredns", Version: "v1.11.1-eksbuild.4", ConfigurationValues: map[string]any{"tolerations": cluster.Unknown("var.t")}})
+	d = find(t, m.Objects, "Deployment", "coredns")
+	if d.Get("spec.template.spec.tolerations.0.key") != "CriticalAddonsOnly" {
+		t.Errorf("coredns tolerations %v", d.Get("spec.template.spec.tolerations"))
+	}
+}
