@@ -85,7 +85,10 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, 
 		return nil, nil, []cluster.Note{{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s is not in the knowledge base and not on disk; its objects are not analysed", chartRef(r))}}
 	}
 	var notes []cluster.Note
-	if kb.Assumed != "" {
+	switch {
+	case cluster.IsUnknown(r.Version):
+		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s: the version is not known before apply; the newest known version %s is assumed", kb.Name, kb.Version)})
+	case kb.Assumed != "":
 		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s: %s", kb.Name, kb.Assumed)})
 	}
 	defaults := kb.DefaultValues()
@@ -137,7 +140,10 @@ func synthesizeAddon(a *cluster.Addon, kube string) ([]*cluster.Object, []cluste
 		return nil, nil, []cluster.Note{{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("EKS add-on %s is not in the knowledge base; its workloads are not analysed", a.Name)}}
 	}
 	var notes []cluster.Note
-	if kb.Assumed != "" {
+	switch {
+	case cluster.IsUnknown(a.Version):
+		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s: the version is not known before apply; the newest known version %s is assumed", kb.Name, kb.Version)})
+	case kb.Assumed != "":
 		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s: %s", kb.Name, kb.Assumed)})
 	}
 	for _, u := range a.Unknown {

@@ -495,3 +495,22 @@ func TestUnknownValuesKeepDefaults(t *testing.T) {
 		t.Errorf("coredns tolerations %v", d.Get("spec.template.spec.tolerations"))
 	}
 }
+
+func TestUnknownVersionNote(t *testing.T) {
+	m := &cluster.Model{
+		HelmReleases: []*cluster.HelmRelease{{Name: "karpenter", Chart: "karpenter", Version: cluster.Unknown("var.karpenter_version"), Origin: mainTF}},
+		Addons:       []*cluster.Addon{{Name: "coredns", Version: cluster.Unknown("data.aws_eks_addon_version.coredns.version"), Origin: mainTF}},
+	}
+	Expand(m)
+	if len(m.Notes) != 2 {
+		t.Fatalf("notes = %v", m.Notes)
+	}
+	for _, n := range m.Notes {
+		if !strings.Contains(n.Message, "not known before apply") {
+			t.Errorf("note %q", n.Message)
+		}
+	}
+	if len(m.Objects) == 0 {
+		t.Error("nothing synthesized for an unknown version")
+	}
+}
