@@ -101,3 +101,17 @@ func TestAddonFor(t *testing.T) {
 		t.Errorf("aws-node component %+v", comp)
 	}
 }
+
+func TestConcurrentLookups(t *testing.T) {
+	done := make(chan bool)
+	for i := 0; i < 8; i++ {
+		go func() {
+			ChartFor("karpenter", "0.33.0")
+			AddonFor("aws-ebs-csi-driver", "v1.36.0-eksbuild.1")
+			done <- true
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		<-done
+	}
+}

@@ -314,8 +314,11 @@ func (r *rangeEntry) describe() string {
 type knowledgeBase struct {
 	charts []*chartFile
 	addons []*addonFile
-	// values caches decoded values files by path.
+	// values caches decoded values files by path. It is filled while loading (every
+	// range is built once then) and only read afterwards, so concurrent lookups are
+	// safe.
 	values map[string]map[string]any
+	frozen bool
 }
 
 var knowledge = sync.OnceValues(loadKnowledge)
@@ -376,6 +379,7 @@ func loadKnowledge() (*knowledgeBase, error) {
 			}
 		}
 	}
+	kb.frozen = true
 	return kb, nil
 }
 
@@ -429,7 +433,9 @@ func (kb *knowledgeBase) valuesFile(name string) (map[string]any, error) {
 	if err := yaml.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", name, err)
 	}
-	kb.values[name] = m
+	if !kb.frozen {
+		kb.values[name] = m
+	}
 	return m, nil
 }
 
