@@ -259,7 +259,7 @@ func drainStory(dr *sim.Drain, w *cluster.Workload) string {
 			when = v.When
 		}
 	}
-	s := fmt.Sprintf("Draining a node of NodePool %q evicts it in group %s", dr.NodePool.Name, self.Group)
+	s := fmt.Sprintf("Draining a node of NodePool %q evicts it in eviction group %s", dr.NodePool.Name, self.Group)
 	if len(users) == 0 {
 		return s + "."
 	}
@@ -520,14 +520,20 @@ func addonTolerationEdit(m *cluster.Model, w *cluster.Workload, add []corev1.Tol
 	allKey := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
 	all, set := lookupBool(config, allKey)
 	tolKey := joinKey(comp.ValuesPrefix, "tolerations")
+	acceptsAll := a.Name == "aws-ebs-csi-driver" && kb.Accepts(allKey) != catalog.AddonRejected
 	switch {
-	case a.Name == "aws-ebs-csi-driver" && (!set || all) && kb.Accepts(allKey) != catalog.AddonRejected:
+	case acceptsAll && (!set || all):
 		setPath(config, allKey, true)
 		summary = fmt.Sprintf("set %s: true in the add-on configuration: the node plugin then tolerates every taint, Karpenter's disruption taint included", allKey)
 	case kb.Accepts(tolKey) != catalog.AddonRejected:
 		list := currentList(config, kb.DefaultValues(), tolKey)
 		setPath(config, tolKey, append(list, tolerationMaps(add)...))
 		summary = fmt.Sprintf("add %s to %s in the add-on configuration", tolerationKeys(add), tolKey)
+	case acceptsAll:
+		// The version takes no tolerations list: tolerating every taint is the
+		// only way to keep the node plugin through a drain.
+		setPath(config, allKey, true)
+		summary = fmt.Sprintf("set %s: true in the add-on configuration (add-on %s accepts no %s)", allKey, kb.Version, tolKey)
 	default:
 		return Edit{}, "", false
 	}

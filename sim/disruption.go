@@ -183,13 +183,13 @@ func (g EvictionGroup) String() string {
 	case NotEvicted:
 		return "not evicted"
 	case NonCriticalPods:
-		return "1: non-critical pods"
+		return "1 (non-critical pods)"
 	case NonCriticalDaemonPods:
-		return "2: non-critical DaemonSet pods"
+		return "2 (non-critical DaemonSet pods)"
 	case CriticalPods:
-		return "3: critical pods"
+		return "3 (critical pods)"
 	case CriticalDaemonPods:
-		return "4: critical DaemonSet pods"
+		return "4 (critical DaemonSet pods)"
 	}
 	return "invalid"
 }
