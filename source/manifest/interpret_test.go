@@ -1,0 +1,300 @@
+package manifest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+func interpret(t *testing.T, file string, data string) *cluster.Model {
+	t.Helper()
+	objs, probs := Decode(file, []byte(data))
+	m := &cluster.Model{Objects: objs, Problems: probs}
+	Interpret(m)
+	return m
+}
+
+func TestInterpretWorkloadKinds(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {app: p}}
+spec:
+  containers: [{name: c, image: x}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: web}
+spec:
+  replicas: 3
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      nodeSelector: {team: a}
+      containers: [{name: c, image: x}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ds, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: x}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cj}
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          tolerations: [{operator: Exists}]
+          containers: [{name: c, image: x}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ss}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: x}]
+`
+	m := interpret(t, "w.yaml", data)
+	if len(m.Problems) > 0 {
+		t.Fatalf("problems: %+v", m.Problems)
+	}
+	type got struct {
+		Ref          string
+		Namespace    string
+		TemplatePath string
+		Replicas     int32
+	}
+	var gs []got
+	for _, w := range m.Workloads {
+		gs = append(gs, got{w.Ref().String(), w.Template.Namespace, w.TemplatePath, w.Replicas})
+	}
+	want := []got{
+		{"CronJob/cj", "default", "spec.jobTemplate.spec.template", 1},
+		{"DaemonSet/kube-system/ds", "kube-system", "spec.template", -1},
+		{"Deployment/web/d", "web", "spec.template", 3},
+		{"Pod/p", "default", "", 1},
+		{"StatefulSet/ss", "default", "spec.template", 1},
+	}
+	if diff := cmp.Diff(want, gs); diff != "" {
+		t.Errorf("workloads (-want +got):\n%s", diff)
+	}
+	if m.Workloads[0].Template.Spec.Tolerations[0].Operator != corev1.TolerationOpExists {
+		t.Errorf("CronJob tolerations not decoded: %+v", m.Workloads[0].Template.Spec.Tolerations)
+	}
+	if m.Workloads[2].Template.Spec.NodeSelector["team"] != "a" {
+		t.Errorf("Deployment nodeSelector not decoded")
+	}
+}
+
+func TestInterpretBadTemplateIsAProblem(t *testing.T) {
+	m := interpret(t, "bad.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      containers: "not a list"
+`)
+	if len(m.Workloads) != 0 || len(m.Problems) != 1 {
+		t.Fatalf("workloads=%d problems=%+v", len(m.Workloads), m.Problems)
+	}
+	if p := m.Problems[0]; p.Origin.Line != 1 || p.Object.Name != "d" {
+		t.Errorf("problem = %+v, want at bad.yaml:1 on Deployment/d", p)
+	}
+}
+
+func TestInterpretKarpenterObjects(t *testing.T) {
+	m := interpret(t, "k.yaml", `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    metadata:
+      labels: {team: a}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
+      startupTaints: [{key: node.cilium.io/agent-not-ready, value: "true", effect: NoExecute}]
+      requirements:
+      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m], minValues: 2}
+  limits: {cpu: 1000, memory: 1000Gi}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole-demo
+  amiSelectorTerms: [{alias: al2023@latest}]
+`)
+	if len(m.Problems) > 0 {
+		t.Fatalf("problems: %+v", m.Problems)
+	}
+	np := m.NodePools[0]
+	if np.Labels["team"] != "a" || len(np.Taints) != 1 || len(np.StartupTaints) != 1 || np.NodeClassRef.Name != "default" {
+		t.Errorf("nodepool = %+v", np)
+	}
+	if r := np.Requirements[0]; r.Key != "karpenter.k8s.aws/instance-category" || r.MinValues == nil || *r.MinValues != 2 {
+		t.Errorf("requirement = %+v", r)
+	}
+	if c := np.Limits.Cpu().String(); c != "1k" {
+		t.Errorf("cpu limit = %s", c)
+	}
+	nc := m.NodeClasses[0]
+	if nc.Role != "KarpenterNodeRole-demo" || len(nc.AMISelectorTerms) != 1 {
+		t.Errorf("nodeclass = %+v", nc)
+	}
+	if m.Karpenter.Version != "1" || m.Karpenter.VersionFrom == "" {
+		t.Errorf("Karpenter version = %q from %q, want 1 from the NodePool apiVersion", m.Karpenter.Version, m.Karpenter.VersionFrom)
+	}
+}
+
+func TestInterpretEksctl(t *testing.T) {
+	data, err := os.ReadFile("testdata/step02-create-cluster.eksctl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := interpret(t, "cluster.yaml", string(data))
+	if len(m.Problems) > 0 {
+		t.Fatalf("problems: %+v", m.Problems)
+	}
+	if len(m.NodeGroups) != 1 {
+		t.Fatalf("node groups = %d", len(m.NodeGroups))
+	}
+	ng := m.NodeGroups[0]
+	if !ng.Managed || ng.InstanceTypes[0] != "m5.large" || ng.MinSize != 1 || ng.MaxSize != 10 || ng.DesiredSize != 2 {
+		t.Errorf("node group = %+v", ng)
+	}
+	if m.Identity.AwsAuth == nil || len(m.Identity.AwsAuth.Roles) != 1 {
+		t.Fatalf("aws-auth = %+v", m.Identity.AwsAuth)
+	}
+	want := cluster.RoleMapping{
+		RoleARN:  "arn:${AWS_PARTITION}:iam::${AWS_ACCOUNT_ID}:role/KarpenterNodeRole-${CLUSTER_NAME}",
+		Username: "system:node:{{EC2PrivateDNSName}}",
+		Groups:   []string{"system:bootstrappers", "system:nodes"},
+	}
+	got := m.Identity.AwsAuth.Roles[0]
+	got.Origin = cluster.Origin{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mapping (-want +got):\n%s", diff)
+	}
+	if m.Identity.AuthMode != cluster.AuthAPIAndConfigMap || !m.Identity.AuthModeDefaulted {
+		t.Errorf("auth mode = %q defaulted=%v", m.Identity.AuthMode, m.Identity.AuthModeDefaulted)
+	}
+	if len(m.Addons) != 1 || m.Addons[0].Name != "eks-pod-identity-agent" {
+		t.Errorf("addons = %+v", m.Addons)
+	}
+	if sa := m.Identity.ServiceAccounts; len(sa) != 1 || sa[0].Mechanism != "pod-identity" || sa[0].Name != "karpenter" {
+		t.Errorf("service accounts = %+v", sa)
+	}
+}
+
+func TestInterpretEksctlTaintForms(t *testing.T) {
+	m := interpret(t, "c.yaml", `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: c, region: us-east-1}
+managedNodeGroups:
+- name: listform
+  taints: [{key: a, value: "1", effect: NoSchedule}]
+nodeGroups:
+- name: mapform
+  taints: {b: "2:NoExecute", c: ":PreferNoSchedule"}
+fargateProfiles:
+- name: fp
+  selectors: [{namespace: karpenter, labels: {app: x}}]
+`)
+	if len(m.Problems) > 0 {
+		t.Fatalf("problems: %+v", m.Problems)
+	}
+	want := [][]corev1.Taint{
+		{{Key: "a", Value: "1", Effect: corev1.TaintEffectNoSchedule}},
+		{{Key: "b", Value: "2", Effect: corev1.TaintEffectNoExecute}, {Key: "c", Effect: corev1.TaintEffectPreferNoSchedule}},
+	}
+	for i, ng := range m.NodeGroups {
+		if diff := cmp.Diff(want[i], ng.Taints); diff != "" {
+			t.Errorf("%s taints (-want +got):\n%s", ng.Name, diff)
+		}
+	}
+	if m.NodeGroups[1].Managed {
+		t.Errorf("nodeGroups entries are self-managed")
+	}
+	fp := m.FargateProfiles[0]
+	if fp.Name != "fp" || fp.Selectors[0].Namespace != "karpenter" || fp.Selectors[0].Labels["app"] != "x" {
+		t.Errorf("profile = %+v", fp)
+	}
+}
+
+func TestRecognizeComponents(t *testing.T) {
+	m := interpret(t, "c.yaml", `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ebs-csi-node, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: ebs-plugin, image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0}
+      - {name: node-driver-registrar, image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: my-cni, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers: [{name: agent, image: example/agent:1}]
+      volumes: [{name: cni, hostPath: {path: /etc/cni/net.d}}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: log-shipper, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers: [{name: fluent, image: fluent/fluent-bit:3}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers: [{name: controller, image: public.ecr.aws/karpenter/controller:1.0.8@sha256:abc}]
+`)
+	got := map[string][2]string{}
+	for _, w := range m.Workloads {
+		got[w.Object.Name] = [2]string{w.Component, w.NodeCritical}
+	}
+	if c := got["ebs-csi-node"]; c[0] != "ebs-csi-node" || c[1] == "" {
+		t.Errorf("ebs-csi-node = %v", c)
+	}
+	if c := got["my-cni"]; c[0] != "cni:my-cni" || c[1] == "" {
+		t.Errorf("my-cni = %v", c)
+	}
+	if c := got["log-shipper"]; c[0] != "" || c[1] != "" {
+		t.Errorf("log-shipper = %v, want no component", c)
+	}
+	if c := got["karpenter"]; c[0] != "karpenter" {
+		t.Errorf("karpenter = %v", c)
+	}
+	if m.Karpenter.Version != "1.0.8" || m.Karpenter.Controller == nil || m.Karpenter.Namespace != "kube-system" {
+		t.Errorf("karpenter install = %+v", m.Karpenter)
+	}
+	var ctrl *cluster.Workload
+	for _, w := range m.Workloads {
+		if w.Component == "karpenter" {
+			ctrl = w
+		}
+	}
+	if ctrl.Bootstrap == "" {
+		t.Errorf("the Karpenter controller must be needed in the bootstrap phase")
+	}
+}
