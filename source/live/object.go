@@ -1,0 +1,130 @@
+package live
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// state is what a live read produces and a snapshot stores: the objects and what
+// is known about the read itself. The model is always built from a state, by the
+// same code, so a snapshot gives the model the live read gave.
+type state struct {
+	Context string
+	Server  string
+	Now     string
+	Skipped []cluster.Skipped
+	// Objects are the objects as the API server returned them, managedFields
+	// removed, JSON-compatible values.
+	Objects []map[string]any
+}
+
+// origin is where every object of a cluster read comes from: the context, with no
+// line (there is no file to point into).
+func origin(context string) cluster.Origin {
+	return cluster.Origin{File: "cluster:" + context}
+}
+
+// newObject wraps one object's content. managedFields say who wrote each field
+// when; they are large, change on every write and no check reads them.
+func newObject(content map[string]any, org cluster.Origin) *cluster.Object {
+	unstructured.RemoveNestedField(content, "metadata", "managedFields")
+	u := unstructured.Unstructured{Object: content}
+	return &cluster.Object{
+		APIVersion:  u.GetAPIVersion(),
+		Kind:        u.GetKind(),
+		Namespace:   u.GetNamespace(),
+		Name:        u.GetName(),
+		Labels:      u.GetLabels(),
+		Annotations: u.GetAnnotations(),
+		Content:     content,
+		Origin:      org,
+		Via:         "live",
+		Manager:     "cluster",
+	}
+}
+
+// model builds the model of a state. Objects read twice (an event matching both
+// event selectors) are kept once.
+func (s *state) model() *cluster.Model {
+	org := origin(s.Context)
+	type key struct{ apiVersion, kind, namespace, name string }
+	seen := map[key]bool{}
+	m := &cluster.Model{}
+	for _, c := range s.Objects {
+		o := newObject(c, org)
+		k := key{o.APIVersion, o.Kind, o.Namespace, o.Name}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		m.Objects = append(m.Objects, o)
+	}
+	sortObjects(m.Objects)
+
+	skipped := append([]cluster.Skipped(nil), s.Skipped...)
+	sort.Slice(skipped, func(i, j int) bool {
+		if skipped[i].Resource != skipped[j].Resource {
+			return skipped[i].Resource < skipped[j].Resource
+		}
+		return skipped[i].Reason < skipped[j].Reason
+	})
+	live := &cluster.Live{Context: s.Context, Server: s.Server, Now: s.Now, Skipped: skipped}
+	for _, o := range m.Objects {
+		switch group(o.APIVersion) + "/" + o.Kind {
+		case "storage.k8s.io/VolumeAttachment":
+			live.VolumeAttachments = append(live.VolumeAttachments, volumeAttachment(o))
+		case "/PersistentVolume":
+			live.PVs = append(live.PVs, o)
+		case "/PersistentVolumeClaim":
+			live.PVCs = append(live.PVCs, o)
+		case "storage.k8s.io/CSIDriver":
+			live.CSIDrivers = append(live.CSIDrivers, o.Name)
+		case "/ConfigMap":
+			if o.Namespace == awsAuthNamespace && o.Name == awsAuthName {
+				auth, probs := awsAuth(o)
+				m.Identity.AwsAuth = auth
+				m.Problems = append(m.Problems, probs...)
+			}
+		}
+	}
+	sort.Strings(live.CSIDrivers)
+	m.Live = live
+	return m
+}
+
+// sortObjects orders objects by kind, namespace and name, then apiVersion, so
+// listings and snapshots are byte-stable.
+func sortObjects(objs []*cluster.Object) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if a.Ref() != b.Ref() {
+			return a.Ref().Less(b.Ref())
+		}
+		return a.APIVersion < b.APIVersion
+	})
+}
+
+// group returns the API group of an apiVersion ("" for the core group).
+func group(apiVersion string) string {
+	for i := 0; i < len(apiVersion); i++ {
+		if apiVersion[i] == '/' {
+			return apiVersion[:i]
+		}
+	}
+	return ""
+}
+
+func volumeAttachment(o *cluster.Object) cluster.VolumeAttachment {
+	attached, _ := o.Get("status.attached").(bool)
+	return cluster.VolumeAttachment{
+		Object:   o,
+		Name:     o.Name,
+		Attacher: o.String("spec.attacher"),
+		NodeName: o.String("spec.nodeName"),
+		PV:       o.String("spec.source.persistentVolumeName"),
+		Attached: attached,
+	}
+}

@@ -1,0 +1,113 @@
+package live
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options says which cluster to read and how gently.
+type Options struct {
+	// Kubeconfig is the kubeconfig file; "" uses KUBECONFIG, then ~/.kube/config,
+	// then the in-cluster service account, like kubectl.
+	Kubeconfig string
+	// Context is the kubeconfig context; "" uses the current context.
+	Context string
+	// Namespace limits the namespaced resources read (workloads, pods, events,
+	// persistent volume claims) to one namespace; "" reads all namespaces.
+	// Cluster-scoped resources and kube-system/aws-auth are always read.
+	Namespace string
+
+	// PageSize is the number of objects per list request (DefaultPageSize when 0).
+	PageSize int64
+	// Timeout bounds each request (DefaultTimeout when 0).
+	Timeout time.Duration
+	// QPS and Burst are the client-side rate limit (DefaultQPS, DefaultBurst when 0).
+	QPS   float32
+	Burst int
+
+	// Progress, when set, receives a running count of the objects read; the CLI
+	// passes the terminal so long reads show they are moving.
+	Progress io.Writer
+
+	// Clock returns the time recorded as the model's Now; time.Now when nil.
+	Clock func() time.Time
+	// WrapTransport, when set, wraps the HTTP transport of every request (to add
+	// headers, or to observe requests in tests).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+}
+
+// Defaults for Options.
+const (
+	DefaultPageSize = 500
+	DefaultTimeout  = 30 * time.Second
+	DefaultQPS      = 20
+	DefaultBurst    = 40
+)
+
+// attempts is how many times a request is tried when it fails transiently;
+// firstBackoff doubles between attempts.
+const (
+	attempts     = 4
+	firstBackoff = 250 * time.Millisecond
+	maxBackoff   = 10 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.QPS <= 0 {
+		o.QPS = DefaultQPS
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+// inClusterContext names the context when the configuration comes from the pod's
+// service account rather than a kubeconfig.
+const inClusterContext = "in-cluster"
+
+// restConfig resolves the client configuration with kubectl's loading rules and
+// returns it with the name of the context it came from.
+func restConfig(o Options) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.Kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.Context}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("load kubeconfig: %w", err)
+	}
+	name := o.Context
+	if name == "" {
+		raw, err := cc.RawConfig()
+		if err != nil {
+			return nil, "", fmt.Errorf("load kubeconfig: %w", err)
+		}
+		name = raw.CurrentContext
+	}
+	if name == "" {
+		name = inClusterContext
+	}
+
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.UserAgent = "eksdoctor"
+	if o.WrapTransport != nil {
+		cfg.Wrap(o.WrapTransport)
+	}
+	return cfg, name, nil
+}

@@ -1,0 +1,251 @@
+package live
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// A snapshot is a JSON document holding what a live read saw, for offline analysis:
+//
+//	{
+//	 "kind": "EKSDoctorSnapshot",
+//	 "version": 1,
+//	 "context": "prod", "server": "https://...", "now": "2026-01-02T03:04:05Z",
+//	 "skipped": [{"resource": "volumeattachments.storage.k8s.io", "reason": "forbidden: ..."}],
+//	 "objects": [
+//	  {"apiVersion": "v1", "kind": "Node", ...},
+//	  ...
+//	 ]
+//	}
+//
+// Objects are sorted and written one per line with sorted keys, so the same state
+// gives the same bytes. A snapshot may be gzip-compressed.
+const (
+	SnapshotKind    = "EKSDoctorSnapshot"
+	SnapshotVersion = 1
+)
+
+type snapshotSkipped struct {
+	Resource string `json:"resource"`
+	Reason   string `json:"reason"`
+}
+
+type snapshotDoc struct {
+	Kind    string            `json:"kind"`
+	Version int               `json:"version"`
+	Context string            `json:"context"`
+	Server  string            `json:"server"`
+	Now     string            `json:"now"`
+	Skipped []snapshotSkipped `json:"skipped"`
+	Objects []json.RawMessage `json:"objects"`
+}
+
+// WriteSnapshot writes the live state of m (a model from Load or ReadSnapshot) to
+// w, gzip-compressed when gz is set (the CLI sets it for a ".gz" file name).
+func WriteSnapshot(w io.Writer, m *cluster.Model, gz bool) error {
+	if m == nil || m.Live == nil {
+		return errors.New("write snapshot: the model holds no live cluster state")
+	}
+	var zw *gzip.Writer
+	if gz {
+		// The gzip header carries no name and no time, so the output stays stable.
+		zw = gzip.NewWriter(w)
+		w = zw
+	}
+	bw := bufio.NewWriter(w)
+	if err := writeSnapshot(bw, m); err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("write snapshot: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeSnapshot(w *bufio.Writer, m *cluster.Model) error {
+	str := func(s string) string {
+		b, _ := marshal(s)
+		return string(b)
+	}
+	fmt.Fprintf(w, "{\n \"kind\": %s,\n \"version\": %d,\n", str(SnapshotKind), SnapshotVersion)
+	fmt.Fprintf(w, " \"context\": %s,\n \"server\": %s,\n \"now\": %s,\n", str(m.Live.Context), str(m.Live.Server), str(m.Live.Now))
+
+	skipped := make([]snapshotSkipped, 0, len(m.Live.Skipped))
+	for _, s := range m.Live.Skipped {
+		skipped = append(skipped, snapshotSkipped(s))
+	}
+	if err := writeList(w, "skipped", len(skipped), func(i int) any { return skipped[i] }); err != nil {
+		return err
+	}
+	w.WriteString(",\n")
+
+	objs := append([]*cluster.Object(nil), m.Objects...)
+	sortObjects(objs)
+	if err := writeList(w, "objects", len(objs), func(i int) any { return objs[i].Content }); err != nil {
+		return err
+	}
+	_, err := w.WriteString("\n}\n")
+	return err
+}
+
+// writeList writes a JSON array with one compact element per line.
+func writeList(w *bufio.Writer, name string, n int, item func(int) any) error {
+	fmt.Fprintf(w, " %q: [", name)
+	for i := 0; i < n; i++ {
+		b, err := marshal(item(i))
+		if err != nil {
+			return fmt.Errorf("%s %d: %w", name, i, err)
+		}
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString("\n  ")
+		w.Write(b)
+	}
+	if n > 0 {
+		w.WriteString("\n ")
+	}
+	_, err := w.WriteString("]")
+	return err
+}
+
+// marshal encodes v as compact JSON without HTML escaping (object content is full
+// of "<" and ">" in descriptions and commands, and escaping them hurts reading).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// gzipMagic starts every gzip stream.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+func isGzip(data []byte) bool { return bytes.HasPrefix(data, gzipMagic) }
+
+// IsSnapshot reports whether data (plain or gzip-compressed) is an eksdoctor
+// snapshot: a JSON object whose "kind" is EKSDoctorSnapshot.
+func IsSnapshot(data []byte) bool {
+	var r io.Reader = bytes.NewReader(data)
+	if isGzip(data) {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return false
+		}
+		r = zr
+	}
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if tok == "kind" {
+			var kind string
+			return dec.Decode(&kind) == nil && kind == SnapshotKind
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// ReadSnapshot reads a snapshot (plain or gzip-compressed, told apart by its first
+// bytes) into the model the live read that wrote it produced. file names the
+// snapshot in errors and problems. An object the snapshot holds but that is not a
+// Kubernetes object becomes a problem; the others are still read.
+func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
+	if isGzip(data) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
+		}
+	}
+	var doc snapshotDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("read snapshot %s: %w", file, jsonError(data, err))
+	}
+	if doc.Kind != SnapshotKind {
+		return nil, fmt.Errorf("read snapshot %s: kind is %q, want %q", file, doc.Kind, SnapshotKind)
+	}
+	if doc.Version != SnapshotVersion {
+		return nil, fmt.Errorf("read snapshot %s: version %d is not supported (this eksdoctor reads version %d)", file, doc.Version, SnapshotVersion)
+	}
+
+	s := &state{Context: doc.Context, Server: doc.Server, Now: doc.Now}
+	for _, sk := range doc.Skipped {
+		s.Skipped = append(s.Skipped, cluster.Skipped(sk))
+	}
+	var probs []cluster.Problem
+	for i, raw := range doc.Objects {
+		var obj map[string]any
+		// The same decoder as client-go's unstructured objects, so integers come
+		// back as int64 exactly as a live read gives them.
+		err := utiljson.Unmarshal(raw, &obj)
+		if err == nil {
+			err = checkObject(obj)
+		}
+		if err != nil {
+			probs = append(probs, cluster.Problem{
+				Origin:  cluster.Origin{File: file, Path: fmt.Sprintf("objects.%d", i)},
+				Message: fmt.Sprintf("snapshot object %d: %v", i, err),
+			})
+			continue
+		}
+		s.Objects = append(s.Objects, obj)
+	}
+	m := s.model()
+	m.Problems = append(probs, m.Problems...)
+	return m, nil
+}
+
+func checkObject(obj map[string]any) error {
+	if obj == nil {
+		return errors.New("not an object")
+	}
+	for _, f := range []string{"apiVersion", "kind"} {
+		if s, _ := obj[f].(string); s == "" {
+			return fmt.Errorf("no %s", f)
+		}
+	}
+	if s, _ := cluster.Lookup(obj, "metadata.name").(string); s == "" {
+		return errors.New("no metadata.name")
+	}
+	return nil
+}
+
+// jsonError adds the line to a JSON syntax error, so a hand-edited snapshot can be
+// fixed.
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("line %d: %w", line, err)
+	}
+	return err
+}

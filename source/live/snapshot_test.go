@@ -1,0 +1,203 @@
+package live
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// A snapshot of a live read reads back into the very model the live read gave, so
+// `eksdoctor check snapshot.json` sees what `eksdoctor cluster` saw.
+func TestSnapshotRoundTripsTheLiveModel(t *testing.T) {
+	fixture(t)
+	ctx := testContext(t)
+	live, err := Load(ctx, Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Skipped entries must survive too.
+	live.Live.Skipped = []cluster.Skipped{{Resource: "volumeattachments.storage.k8s.io", Reason: "forbidden: not today"}}
+
+	for _, gz := range []bool{false, true} {
+		var buf bytes.Buffer
+		if err := WriteSnapshot(&buf, live, gz); err != nil {
+			t.Fatal(err)
+		}
+		if got := isGzip(buf.Bytes()); got != gz {
+			t.Errorf("gzip %v: output compressed = %v", gz, got)
+		}
+		if !IsSnapshot(buf.Bytes()) {
+			t.Errorf("gzip %v: IsSnapshot = false for a snapshot", gz)
+		}
+		read, err := ReadSnapshot("snapshot.json", buf.Bytes())
+		if err != nil {
+			t.Fatalf("gzip %v: %v", gz, err)
+		}
+		if diff := cmp.Diff(live, read); diff != "" {
+			t.Errorf("gzip %v: live model (-) and the model read from its snapshot (+) differ:\n%s", gz, diff)
+		}
+
+		// Writing what was read gives the same bytes: snapshots are stable.
+		var again bytes.Buffer
+		if err := WriteSnapshot(&again, read, gz); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+			t.Errorf("gzip %v: rewriting a snapshot changed its bytes", gz)
+		}
+	}
+
+	// Two live reads of the same state give the same bytes.
+	second, err := Load(ctx, Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Live.Skipped = live.Live.Skipped
+	var a, b bytes.Buffer
+	if err := WriteSnapshot(&a, live, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSnapshot(&b, second, false); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a.String(), b.String()); diff != "" {
+		t.Errorf("two reads of the same cluster give different snapshots:\n%s", diff)
+	}
+	if strings.Contains(a.String(), "never-read-by-eksdoctor") || strings.Contains(a.String(), "managedFields") {
+		t.Error("the snapshot holds a Secret value or managedFields")
+	}
+}
+
+func TestSnapshotLayout(t *testing.T) {
+	m := (&state{
+		Context: "prod",
+		Server:  "https://example.eks.amazonaws.com",
+		Now:     "2026-01-02T03:04:05Z",
+		Skipped: []cluster.Skipped{{Resource: "nodeclaims.karpenter.sh", Reason: "forbidden: no"}},
+		Objects: []map[string]any{
+			{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "b"}},
+			{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "<y>"}}},
+		},
+	}).model()
+	var buf bytes.Buffer
+	if err := WriteSnapshot(&buf, m, false); err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+ "kind": "EKSDoctorSnapshot",
+ "version": 1,
+ "context": "prod",
+ "server": "https://example.eks.amazonaws.com",
+ "now": "2026-01-02T03:04:05Z",
+ "skipped": [
+  {"resource":"nodeclaims.karpenter.sh","reason":"forbidden: no"}
+ ],
+ "objects": [
+  {"apiVersion":"v1","kind":"Node","metadata":{"labels":{"x":"<y>"},"name":"a"}},
+  {"apiVersion":"v1","kind":"Node","metadata":{"name":"b"}}
+ ]
+}
+`
+	if diff := cmp.Diff(want, buf.String()); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+
+	empty := (&state{Context: "c"}).model()
+	buf.Reset()
+	if err := WriteSnapshot(&buf, empty, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\"skipped\": [],\n \"objects\": []\n}") {
+		t.Errorf("empty snapshot = %s", buf.String())
+	}
+	if err := WriteSnapshot(&buf, &cluster.Model{}, false); err == nil {
+		t.Error("writing a model without live state should fail")
+	}
+}
+
+func TestIsSnapshot(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		io.WriteString(w, s)
+		w.Close()
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{name: "snapshot", data: []byte(`{"kind":"EKSDoctorSnapshot","version":1}`), want: true},
+		{name: "kind after other keys", data: []byte(`{"version":1,"objects":[{"kind":"Pod"}],"kind":"EKSDoctorSnapshot"}`), want: true},
+		{name: "gzip", data: gz(`{"kind":"EKSDoctorSnapshot"}`), want: true},
+		{name: "kubernetes list", data: []byte(`{"kind":"List","items":[]}`)},
+		{name: "kind not a string", data: []byte(`{"kind":1}`)},
+		{name: "yaml", data: []byte("kind: EKSDoctorSnapshot\n")},
+		{name: "array", data: []byte(`[{"kind":"EKSDoctorSnapshot"}]`)},
+		{name: "truncated gzip", data: gz(`{"kind":"EKSDoctorSnapshot"}`)[:5]},
+		{name: "terraform plan", data: []byte(`{"format_version":"1.2","planned_values":{}}`)},
+		{name: "empty"},
+	} {
+		if got := IsSnapshot(tc.data); got != tc.want {
+			t.Errorf("%s: IsSnapshot = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestReadSnapshotErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{name: "syntax", data: "{\n \"kind\": \"EKSDoctorSnapshot\",\n \"version\": 1,,\n}", want: "read snapshot s.json: line 3: invalid character ','"},
+		{name: "kind", data: `{"kind":"List","version":1}`, want: `read snapshot s.json: kind is "List", want "EKSDoctorSnapshot"`},
+		{name: "version", data: `{"kind":"EKSDoctorSnapshot","version":2}`, want: "read snapshot s.json: version 2 is not supported (this eksdoctor reads version 1)"},
+		{name: "gzip", data: "\x1f\x8bnot gzip", want: "read snapshot s.json: "},
+	} {
+		_, err := ReadSnapshot("s.json", []byte(tc.data))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want prefix %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// Objects that are not Kubernetes objects become problems; the others are read.
+func TestReadSnapshotKeepsGoodObjects(t *testing.T) {
+	data := `{"kind":"EKSDoctorSnapshot","version":1,"context":"c","objects":[
+  {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"pods":"29"}},"spec":{"podCIDRs":[]},"x":3},
+  "a string",
+  {"kind":"Node","metadata":{"name":"n2"}},
+  {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":"- rolearn: [unclosed"}}
+ ]}`
+	m, err := ReadSnapshot("s.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Objects) != 2 || find(m, "Node", "", "n1") == nil {
+		t.Fatalf("objects = %v", refs(m))
+	}
+	if n, ok := find(m, "Node", "", "n1").Get("x").(int64); !ok || n != 3 {
+		t.Errorf("integers must read as int64 like live objects, got %T", find(m, "Node", "", "n1").Get("x"))
+	}
+	var msgs []string
+	for _, p := range m.Problems {
+		msgs = append(msgs, p.Origin.String()+" "+p.Origin.Path+": "+p.Message)
+	}
+	want := []string{
+		"s.json objects.1: snapshot object 1: json: cannot unmarshal string into Go value of type map[string]interface {}",
+		"s.json objects.2: snapshot object 2: no apiVersion",
+		"cluster:c data.mapRoles: aws-auth mapRoles is not a YAML list of {rolearn, username, groups}: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'",
+	}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if m.Identity.AwsAuth == nil || m.Identity.AwsAuth.Complete {
+		t.Errorf("an aws-auth that does not decode must be kept as incomplete: %+v", m.Identity.AwsAuth)
+	}
+}
