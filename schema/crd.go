@@ -13,10 +13,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 )
 
@@ -56,7 +54,10 @@ func (g groupVersionKind) apiVersion() string { return g.group + "/" + g.version
 type compiled struct {
 	structural *structuralschema.Structural
 	validator  apiservervalidation.SchemaValidator
-	cel        *cel.Validator
+	cel        ruleValidator
+	// embedded is whether the schema has embedded resources below its root, whose
+	// metadata the API server validates separately.
+	embedded bool
 	// rules maps the message a CEL rule reports to the rules that report it, so that
 	// a failure can be traced back to the fields it reads.
 	rules map[string][]string
@@ -198,7 +199,8 @@ func compile(props *apiextensionsv1.JSONSchemaProps) (*compiled, error) {
 	c := &compiled{
 		structural: s,
 		validator:  validator,
-		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+		cel:        newRuleValidator(s),
+		embedded:   hasEmbedded(s, true),
 		rules:      map[string][]string{},
 	}
 	indexRules(s, c.rules)
@@ -229,4 +231,25 @@ func indexRules(s *structuralschema.Structural, into map[string][]string) {
 		indexRules(s.AdditionalProperties.Structural, into)
 	}
 	indexRules(s.Items, into)
+}
+
+func hasEmbedded(s *structuralschema.Structural, root bool) bool {
+	if s == nil {
+		return false
+	}
+	if s.XEmbeddedResource && !root {
+		return true
+	}
+	if hasEmbedded(s.Items, false) {
+		return true
+	}
+	if s.AdditionalProperties != nil && hasEmbedded(s.AdditionalProperties.Structural, false) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasEmbedded(&p, false) {
+			return true
+		}
+	}
+	return false
 }

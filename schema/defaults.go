@@ -35,7 +35,7 @@ func Defaults(obj *cluster.Object) []Default {
 	if err != nil || c == nil {
 		return nil
 	}
-	defaults := prepare(obj.Content, gvk, c).defaults
+	defaults := prepare(obj.Content, gvk, c, true).defaults
 	out := make([]Default, 0, len(defaults))
 	for p, v := range defaults {
 		out = append(out, Default{Path: p, Value: v})

@@ -128,7 +128,7 @@ func unchecked(err error) Violation {
 // metadata, the OpenAPI schema, list types and the CEL rules.
 func validateWith(obj *cluster.Object, gvk groupVersionKind, r Release, c *compiled) []Violation {
 	original := obj.Content
-	p := prepare(original, gvk, c)
+	p := prepare(original, gvk, c, false)
 	u := p.stored
 
 	var vs []Violation
@@ -139,11 +139,13 @@ func validateWith(obj *cluster.Object, gvk groupVersionKind, r Release, c *compi
 		errs = append(errs, validation.ValidateObjectMetaAccessor(&unstructured.Unstructured{Object: u}, false, validation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	}
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u, c.validator)...)
-	errs = append(errs, schemaobjectmeta.Validate(nil, u, c.structural, false)...)
+	if c.embedded {
+		errs = append(errs, schemaobjectmeta.Validate(nil, u, c.structural, false)...)
+	}
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, c.structural, u)...)
 	blocking := hasBlockingErr(errs)
 	if c.cel != nil {
-		celErrs, _ := c.cel.Validate(context.Background(), nil, c.structural, u, nil, celconfig.RuntimeCELCostBudget)
+		celErrs, _ := c.cel.Validate(context.Background(), nil, u, celconfig.RuntimeCELCostBudget)
 		for _, e := range celErrs {
 			// The API server skips the rules while the object has structural errors; a
 			// linter wants every finding at once, so it runs them and keeps the rules
@@ -199,8 +201,9 @@ type prepared struct {
 }
 
 // prepare runs the API server's decoding steps on a copy of content, validated as gvk:
-// metadata coercion, pruning of unknown fields, dropping of nulls, and defaulting.
-func prepare(content map[string]any, gvk groupVersionKind, c *compiled) prepared {
+// metadata coercion, pruning of unknown fields, dropping of nulls, and defaulting
+// (listing what was defaulted when withDefaults is set).
+func prepare(content map[string]any, gvk groupVersionKind, c *compiled, withDefaults bool) prepared {
 	u, _ := normalize(content, 0).(map[string]any)
 	if u == nil {
 		u = map[string]any{}
@@ -215,9 +218,14 @@ func prepare(content map[string]any, gvk groupVersionKind, c *compiled) prepared
 	p.metaErr = err
 	p.unknown = append(metaUnknown, pruning.PruneWithOptions(u, c.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
 	defaulting.PruneNonNullableNullsWithoutDefaults(u, c.structural)
-	before := normalize(u, 0)
+	var before any
+	if withDefaults {
+		before = normalize(u, 0)
+	}
 	defaulting.Default(u, c.structural)
-	p.defaults = defaultedPaths(before, u, "")
+	if withDefaults {
+		p.defaults = defaultedPaths(before, u, "")
+	}
 	p.stored = u
 	return p
 }

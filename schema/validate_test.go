@@ -2,6 +2,7 @@ package schema
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -521,6 +522,42 @@ func TestSelfReferences(t *testing.T) {
 		fields, whole := selfReferences(tt.rule)
 		if diff := cmp.Diff(tt.fields, fields); diff != "" || whole != tt.whole {
 			t.Errorf("selfReferences(%q) = %v, %v; want %v, %v", tt.rule, fields, whole, tt.fields, tt.whole)
+		}
+	}
+}
+
+// Checks validate objects in parallel; the compiled schemas and the rule memo are
+// shared, and results must not depend on what else runs.
+func TestValidateConcurrently(t *testing.T) {
+	var objs []*cluster.Object
+	for _, f := range fixtures(t, "testdata/invalid/*.yaml", "testdata/examples-v1/*.yaml") {
+		objs = append(objs, karpenterObjects(decodeFile(t, f))...)
+	}
+	want := make([][]Violation, len(objs))
+	for i, o := range objs {
+		want[i] = Validate(o)
+	}
+	forgetRuleResults()
+	var wg sync.WaitGroup
+	got := make([][][]Violation, 4)
+	for g := range got {
+		got[g] = make([][]Violation, len(objs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range objs {
+				// Each goroutine starts elsewhere, so they race on the same memo entries.
+				j := (i + g*len(objs)/len(got)) % len(objs)
+				got[g][j] = Validate(objs[j])
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range got {
+		for i := range objs {
+			if diff := cmp.Diff(want[i], got[g][i]); diff != "" {
+				t.Errorf("goroutine %d, %s/%s (-sequential +concurrent):\n%s", g, objs[i].Kind, objs[i].Name, diff)
+			}
 		}
 	}
 }
