@@ -17,7 +17,7 @@ import (
 // the loader: every expression node costs a step, nesting is limited, and collections
 // built by for expressions and functions are capped.
 const (
-	maxSteps      = 2_000_000
+	maxSteps      = 1_000_000
 	maxDepth      = 200
 	maxElements   = 100_000
 	maxStringSize = 8 << 20
@@ -391,6 +391,9 @@ func knownBool(v cty.Value) (bool, bool) {
 }
 
 func unmarkDeep(v cty.Value) cty.Value {
+	if v.Type().IsPrimitiveType() {
+		return unmark(v)
+	}
 	u, _ := v.UnmarkDeep()
 	return u
 }

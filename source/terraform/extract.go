@@ -303,7 +303,7 @@ func (b *builder) nodeGroup(r *resInst) {
 	if ng.NodeRole == "" {
 		ng.NodeRole = b.rolePlaceholder(r.addr)
 	}
-	for _, f := range []struct{ arg, field string }{{"labels", "labels"}, {"taint", "taints"}, {"instance_types", "instance_types"}, {"node_role_arn", "node_role"}, {"scaling_config", "scaling_config"}} {
+	for _, f := range []struct{ arg, field string }{{"labels", "labels"}, {"taint", "taints"}, {"instance_types", "instance_types"}, {"scaling_config", "scaling_config"}} {
 		if r.unknown[f.arg] || isWhollyUnknown(r.vals[f.arg]) {
 			ng.Unknown = append(ng.Unknown, f.field)
 		}
@@ -617,6 +617,7 @@ func (b *builder) kubectlManifest(r *resInst) {
 	}
 	objs, probs := decodeObjects(body, r.textOrigin("yaml_body"))
 	ns := str(r.vals["override_namespace"])
+	r.flatten(objs, probs)
 	for _, o := range objs {
 		o.Via, o.Manager = r.addr, "terraform"
 		if ns != "" {
@@ -659,11 +660,27 @@ func (b *builder) kubernetesManifest(r *resInst) {
 			o.Lines = lines
 		}
 	}
+	r.flatten(objs, probs)
 	for _, o := range objs {
 		o.Via, o.Manager = r.addr, "terraform"
 	}
 	b.m.Objects = append(b.m.Objects, objs...)
 	b.m.Problems = append(b.m.Problems, probs...)
+}
+
+// flatten points objects and problems decoded from a plan at the resource: the lines
+// of a text inside a JSON string are not lines of the plan file.
+func (r *resInst) flatten(objs []*cluster.Object, probs []cluster.Problem) {
+	if !r.flat {
+		return
+	}
+	for _, o := range objs {
+		o.Origin = r.origin
+		o.Lines = nil
+	}
+	for i := range probs {
+		probs[i].Origin = cluster.Origin{File: r.origin.File, Line: r.origin.Line, Path: probs[i].Origin.Path}
+	}
 }
 
 // configMap reads an aws-auth ConfigMap managed with the kubernetes provider.
@@ -689,6 +706,9 @@ func (b *builder) configMap(r *resInst) {
 		if org.Line == r.origin.Line {
 			org = r.at("data")
 		}
+		if r.flat {
+			org = r.origin
+		}
 		roles, complete, err := mapRoles(text, org)
 		if err != nil {
 			b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: org, Message: "mapRoles of " + r.addr + " is not valid YAML: " + err.Error()})
@@ -698,6 +718,8 @@ func (b *builder) configMap(r *resInst) {
 		for i := range roles {
 			if i < len(r.x.mapOrigins) {
 				roles[i].Origin = r.x.mapOrigins[i]
+			} else if r.flat {
+				roles[i].Origin.Line = r.origin.Line
 			}
 		}
 		aa.Roles = roles

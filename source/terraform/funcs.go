@@ -40,7 +40,6 @@ var stdFuncs = map[string]function.Function{
 	"distinct":        stdlib.DistinctFunc,
 	"floor":           stdlib.FloorFunc,
 	"formatdate":      stdlib.FormatDateFunc,
-	"index":           stdlib.IndexFunc,
 	"indent":          stdlib.IndentFunc,
 	"join":            stdlib.JoinFunc,
 	"jsondecode":      stdlib.JSONDecodeFunc,
@@ -89,6 +88,7 @@ func init() {
 		"keys":         fnKeys,
 		"zipmap":       fnZipmap,
 		"one":          fnOne,
+		"index":        fnIndex,
 		"reverse":      fnReverse,
 		"slice":        fnSlice,
 		"length":       fnLength,
@@ -566,6 +566,31 @@ func fnOne(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Valu
 		return els[0], nil
 	}
 	return cty.NilVal, errAt(e.Range(), "one: list has more than one element")
+}
+
+// fnIndex is Terraform's index(list, value): the position of value in list.
+func fnIndex(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	if err := argCount(e, args, 2, 2); err != nil {
+		return cty.NilVal, err
+	}
+	list := unmark(args[0])
+	if list.IsNull() || !(list.Type().IsListType() || list.Type().IsTupleType()) {
+		return cty.NilVal, errAt(e.Range(), "index: first argument is not a list")
+	}
+	want := unmarkDeep(args[1])
+	for i, el := range elements(list) {
+		if !el.IsWhollyKnown() {
+			return l.unknownAt(e), nil
+		}
+		eq := unmarkDeep(el).Equals(want)
+		if !eq.IsKnown() {
+			return l.unknownAt(e), nil
+		}
+		if eq.True() {
+			return cty.NumberIntVal(int64(i)), nil
+		}
+	}
+	return cty.NilVal, errAt(e.Range(), "index: item not found")
 }
 
 func fnReverse(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {

@@ -58,6 +58,9 @@ func (b *builder) helmRelease(r *resInst) {
 			org = r.at(path)
 		}
 		for k, line := range lines {
+			if r.flat {
+				line = r.origin.Line
+			}
 			rel.ValueOrigins[k] = cluster.Origin{File: org.File, Line: line, Path: k}
 		}
 	}

@@ -29,6 +29,9 @@ type resInst struct {
 	dependsOn  []string                  // configuration addresses
 	dir        string                    // the module directory, for relative paths
 	manifestAt *textAt                   // kubernetes_manifest written as yamldecode(text)
+	// flat is set for resources read from a plan: the plan has no lines for the
+	// arguments, every origin is the resource's.
+	flat bool
 	// keyLines maps, for a string argument built with yamlencode({...}), the key
 	// paths of the encoded object to their lines.
 	keyLines map[string]map[string]int
