@@ -5,8 +5,10 @@ import "sort"
 // registry is every check, sorted by ID. Adding a check means adding it here.
 var registry = []*Check{
 	bootstrapDeadlock,
+	controllerRoleAsNodeRole,
 	disruptionTolerationMissing,
 	invalidInput,
+	nodeRoleUnauthorized,
 	podUnschedulable,
 }
 
