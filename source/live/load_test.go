@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -431,14 +432,14 @@ func TestLoadRetriesTransientFailures(t *testing.T) {
 	rec := newRecorder(t)
 	failures := map[string]int{"/api/v1/pods": 2, "/api/v1/nodes": 1, "/apis/karpenter.sh/v1/nodepools": 3}
 	codes := map[string]int{"/api/v1/pods": http.StatusServiceUnavailable, "/api/v1/nodes": http.StatusTooManyRequests, "/apis/karpenter.sh/v1/nodepools": http.StatusBadGateway}
-	rec.fail = func(req *http.Request) *http.Response {
+	rec.fail = func(req *http.Request) (*http.Response, error) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		if failures[req.URL.Path] > 0 {
 			failures[req.URL.Path]--
-			return statusResponse(req, codes[req.URL.Path])
+			return statusResponse(req, codes[req.URL.Path]), nil
 		}
-		return nil
+		return nil, nil
 	}
 	m, err := Load(testContext(t), Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, WrapTransport: rec.wrap})
 	if err != nil {
@@ -455,16 +456,52 @@ func TestLoadRetriesTransientFailures(t *testing.T) {
 	}
 }
 
+// Each request has its own deadline: a request that hangs is abandoned when its
+// deadline passes and tried again.
+func TestLoadAbandonsHungRequests(t *testing.T) {
+	fixture(t)
+	rec := newRecorder(t)
+	hung := 0
+	rec.fail = func(req *http.Request) (*http.Response, error) {
+		rec.mu.Lock()
+		first := req.URL.Path == "/apis/apps/v1/deployments" && hung == 0
+		if first {
+			hung++
+		}
+		rec.mu.Unlock()
+		if !first {
+			return nil, nil
+		}
+		<-req.Context().Done() // the server never answers
+		return nil, req.Context().Err()
+	}
+	const timeout = 2 * time.Second
+	began := time.Now()
+	m, err := Load(testContext(t), Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, WrapTransport: rec.wrap, Timeout: timeout})
+	if err != nil {
+		t.Fatalf("Load with a hung request: %v", err)
+	}
+	if took := time.Since(began); took < timeout {
+		t.Errorf("Load took %s, less than the deadline of the request that hung", took)
+	}
+	if got := len(rec.matching("GET /apis/apps/v1/deployments?")); got != 2 {
+		t.Errorf("deployments requested %d times, want 2 (hung, then answered)", got)
+	}
+	if find(m, "Deployment", "apps", "web") == nil || len(m.Live.Skipped) != 0 {
+		t.Errorf("deployments not read after the retry; skipped %v", m.Live.Skipped)
+	}
+}
+
 // A resource the server keeps failing on is skipped with the reason once the
 // retries are used up; the rest is read.
 func TestLoadSkipsAResourceThatKeepsFailing(t *testing.T) {
 	fixture(t)
 	rec := newRecorder(t)
-	rec.fail = func(req *http.Request) *http.Response {
+	rec.fail = func(req *http.Request) (*http.Response, error) {
 		if req.URL.Path == "/apis/batch/v1/cronjobs" {
-			return statusResponse(req, http.StatusServiceUnavailable)
+			return statusResponse(req, http.StatusServiceUnavailable), nil
 		}
-		return nil
+		return nil, nil
 	}
 	m, err := Load(testContext(t), Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, WrapTransport: rec.wrap})
 	if err != nil {

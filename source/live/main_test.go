@@ -153,8 +153,9 @@ func createFixture() error {
 type recorder struct {
 	t    *testing.T
 	next http.RoundTripper
-	// fail, when set, may answer a request instead of the API server.
-	fail func(req *http.Request) *http.Response
+	// fail, when set, may answer a request (or fail it) instead of the API
+	// server; it returns nil, nil to let the request through.
+	fail func(req *http.Request) (*http.Response, error)
 
 	mu       sync.Mutex
 	requests []string
@@ -177,8 +178,8 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("refused in test: %s", line)
 	}
 	if r.fail != nil {
-		if resp := r.fail(req); resp != nil {
-			return resp, nil
+		if resp, err := r.fail(req); resp != nil || err != nil {
+			return resp, err
 		}
 	}
 	return r.next.RoundTrip(req)
