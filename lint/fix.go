@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -69,15 +68,8 @@ func nest(path string, v any) map[string]any {
 	return cur.(map[string]any)
 }
 
-// yamlText renders a patch as YAML with sorted keys.
-func yamlText(v any) string {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		// Patches are built from plain maps, lists and strings.
-		return fmt.Sprintf("# cannot render patch: %v\n", err)
-	}
-	return string(b)
-}
+// yamlText renders a patch as YAML.
+func yamlText(v any) string { return YAMLText(v) }
 
 // objectPatch is an edit merging patch into a manifest object.
 func objectPatch(o *cluster.Object, patch map[string]any) Edit {

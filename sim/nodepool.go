@@ -162,7 +162,7 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req c
 	total := corev1.ResourceList{}
 	addTo(total, req)
 	addTo(total, over)
-	var fit []string
+	var fitTypes []*catalog.InstanceType
 	var largest *catalog.InstanceType
 	limited := 0
 	for _, it := range info.types {
@@ -179,6 +179,18 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req c
 			limited++
 			continue
 		}
+		fitTypes = append(fitTypes, it)
+	}
+	// Smallest first: the examples read like what Karpenter would pick.
+	sort.SliceStable(fitTypes, func(i, j int) bool {
+		a, b := fitTypes[i].Allocatable, fitTypes[j].Allocatable
+		if c := a.Cpu().Cmp(*b.Cpu()); c != 0 {
+			return c < 0
+		}
+		return a.Memory().Cmp(*b.Memory()) < 0
+	})
+	var fit []string
+	for _, it := range fitTypes {
 		fit = append(fit, it.Name)
 	}
 	v.Compatible = len(fit)

@@ -181,7 +181,7 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 			for _, src := range ph.Sources {
 				line := fmt.Sprintf("%s %q", src.Kind, src.Name)
 				fmt.Fprintf(&b, "    - %s: %s", line, resultWord(p, src.Result))
-				if len(src.InstanceTypes) > 0 {
+				if len(src.InstanceTypes) > 0 && src.Result == "fits" {
 					fmt.Fprintf(&b, " (e.g. %s)", strings.Join(src.InstanceTypes, ", "))
 				}
 				b.WriteString("\n")
