@@ -195,6 +195,26 @@ func (g groupIn) get(name string) (cty.Value, bool) {
 	return field(g.defaults, name)
 }
 
+// written reports whether the entry (or its defaults) sets name, even to null.
+func (g groupIn) written(name string) bool {
+	for _, v := range []cty.Value{g.val, g.defaults} {
+		if v == cty.NilVal || !v.IsKnown() {
+			continue
+		}
+		u := unmark(v)
+		if u.IsNull() {
+			continue
+		}
+		if u.Type().IsObjectType() && u.Type().HasAttribute(name) {
+			return true
+		}
+		if u.Type().IsMapType() && u.HasIndex(cty.StringVal(name)).True() {
+			return true
+		}
+	}
+	return false
+}
+
 func (g groupIn) goVal(name string) (any, bool) {
 	v, ok := g.get(name)
 	if !ok {
@@ -747,11 +767,14 @@ func selfManagedNodeGroup(base, name string, g groupIn, org cluster.Origin, refP
 		if s := str(v); s != "" {
 			types[s] = true
 		}
-	} else {
-		types["m6i.large"] = true
 	}
 	for _, t := range strList(mustGo(g, "instance_types")) {
 		types[t] = true
+	}
+	// The module's default instance type applies only when none is written (an
+	// explicit null means instance requirements choose).
+	if len(types) == 0 && !g.written("instance_type") && !g.written("instance_types") {
+		types["m6i.large"] = true
 	}
 	if mip, ok := g.goVal("mixed_instances_policy"); ok {
 		lt := first(first(mip)["launch_template"])
@@ -763,7 +786,9 @@ func selfManagedNodeGroup(base, name string, g groupIn, org cluster.Origin, refP
 			}
 		}
 	}
-	r.x.instanceTypes = sortStrings(sortedKeys(types))
+	if len(types) > 0 {
+		r.x.instanceTypes = sortedKeys(types)
+	}
 	r.x.amiType = g.str("ami_type", "")
 	if g.str("platform", "") == "windows" && r.x.amiType == "" {
 		r.x.amiType = "WINDOWS_CORE_2022_x86_64"

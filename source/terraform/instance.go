@@ -1,7 +1,6 @@
 package terraform
 
 import (
-	"sort"
 	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
@@ -406,9 +405,4 @@ func (m *modInst) itemLine(expr hcl.Expression, key string, depth int) (hcl.Rang
 		return m.itemLine(e.Expression, key, depth+1)
 	}
 	return hcl.Range{}, false
-}
-
-func sortStrings(s []string) []string {
-	sort.Strings(s)
-	return s
 }
