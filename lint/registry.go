@@ -10,6 +10,8 @@ var registry = []*Check{
 	invalidInput,
 	nodeRoleUnauthorized,
 	podUnschedulable,
+	teardownOrder,
+	teardownOrphans,
 }
 
 // Checks returns every check, sorted by ID.

@@ -1,0 +1,191 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+var teardownOrder = &Check{
+	ID:       "teardown-order",
+	Title:    "Karpenter custom resources can outlive the controller that finalizes them",
+	Family:   "F5",
+	Severity: Error,
+	Doc: Doc{
+		What: "In a Terraform configuration, a NodePool or EC2NodeClass (kubectl_manifest, kubernetes_manifest, or a Helm chart of custom resources) that does not depend, directly or through other resources, on the Karpenter helm_release; or a Karpenter helm_release that does not depend on the Karpenter IAM role and interruption queue (module.karpenter or the raw resources) or on the node group or Fargate profile it runs on (worked out by simulating where the controller fits before any Karpenter capacity exists). A NodePool that does not depend on its EC2NodeClass is a warning.",
+		Why:  "terraform destroy removes a resource before everything it depends on, and independent resources in parallel. The finalizers karpenter.sh/termination (NodeClaims, Nodes) and karpenter.k8s.aws/termination (EC2NodeClasses) are removed only by a running controller that can still call EC2: if the controller is uninstalled first, or loses its IAM role or the node it runs on, the destroy hangs on the finalizers and the instances keep running outside the Terraform state.",
+		Fix:  "Add the missing depends_on edges so destroy follows the safe order: NodePools (waiting until no NodeClaim remains) → EC2NodeClasses → Karpenter release → Karpenter IAM/SQS/EventBridge → the compute hosting Karpenter → cluster → network. The fix is the complete depends_on list of each resource; `eksdoctor teardown` prints the whole order.",
+		Before: `resource "kubectl_manifest" "karpenter_node_pool" {
+  yaml_body = file("nodepool.yaml")
+}`,
+		After: `resource "kubectl_manifest" "karpenter_node_pool" {
+  yaml_body = file("nodepool.yaml")
+  wait      = true
+
+  depends_on = [
+    helm_release.karpenter,
+  ]
+}`,
+		Format: "hcl",
+	},
+	Run: func(p *Pass) { reportTeardown(p, true) },
+}
+
+var teardownOrphans = &Check{
+	ID:       "teardown-orphans",
+	Title:    "Destroy does not delete Karpenter NodePools, or does not wait for them",
+	Family:   "F5",
+	Severity: Warning,
+	Doc: Doc{
+		What: "NodePools that the tool destroying the cluster does not manage (applied with kubectl next to a Terraform- or eksctl-managed cluster, as the current terraform-aws-eks example does with karpenter.yaml); kubectl_manifest NodePools and EC2NodeClasses without `wait = true`; `apply_only = true` (never deleted); `force_new = true` on a NodePool (every change deletes and recreates it, draining all its nodes at once).",
+		Why:  "Without wait, destroy deletes the NodePool and moves on while Karpenter is still draining and terminating its nodes, so the controller, its permissions or its node group can go before the finalizers ran. NodePools outside the tool's state are never deleted by it: their instances keep running after the cluster is gone.",
+		Fix:  "Set `wait = true` on kubectl_manifest NodePools and EC2NodeClasses, drop apply_only and force_new, and delete out-of-band NodePools before destroying the cluster (`kubectl delete nodepools --all`, then wait until no NodeClaim remains), or manage them in the same Terraform configuration.",
+		Before: `resource "kubectl_manifest" "karpenter_node_pool" {
+  yaml_body  = file("nodepool.yaml")
+  depends_on = [kubectl_manifest.karpenter_node_class]
+}`,
+		After: `resource "kubectl_manifest" "karpenter_node_pool" {
+  yaml_body  = file("nodepool.yaml")
+  wait       = true
+  depends_on = [kubectl_manifest.karpenter_node_class]
+}`,
+		Format: "hcl",
+	},
+	Run: func(p *Pass) { reportTeardown(p, false) },
+}
+
+// reportTeardown reports the hazards of the teardown plan: ordering hazards for
+// teardown-order, the others for teardown-orphans.
+func reportTeardown(p *Pass, order bool) {
+	plan := p.Sim.Teardown()
+	for _, h := range plan.Hazards {
+		if h.Kind.Order() != order {
+			continue
+		}
+		f := Finding{
+			Object:  hazardObject(p.Model, h.Subject),
+			Origin:  h.Subject.Origin,
+			Summary: hazardSummary(h),
+			Detail:  hazardDetail(plan, h),
+			Fix:     hazardFix(plan, h),
+		}
+		if h.Kind == sim.HazardPoolAfterClass {
+			f.Severity = Warning
+		}
+		p.Report(f)
+	}
+}
+
+// hazardObject names the Kubernetes object a hazard is about, or the Terraform
+// resource when it creates none the model knows.
+func hazardObject(m *cluster.Model, it sim.Item) cluster.ObjectRef {
+	if len(it.Objects) > 0 {
+		return it.Objects[0]
+	}
+	if it.Address != "" {
+		parts := strings.Split(it.Address, ".")
+		switch {
+		case len(parts) == 2 && parts[0] == "module":
+			return cluster.ObjectRef{Kind: "module", Name: parts[1]}
+		case len(parts) == 2:
+			return cluster.ObjectRef{Kind: parts[0], Name: parts[1]}
+		case len(parts) > 2:
+			return cluster.ObjectRef{Kind: parts[len(parts)-2], Name: it.Address}
+		}
+	}
+	return cluster.ObjectRef{Kind: "Item", Name: it.Name}
+}
+
+func hazardSummary(h sim.Hazard) string {
+	switch h.Kind {
+	case sim.HazardCRBeforeController:
+		return fmt.Sprintf("%s can be destroyed after the Karpenter controller (%s) that must finalize it", h.Subject.Name, targetNames(h))
+	case sim.HazardControllerBeforeAWS:
+		return fmt.Sprintf("%s can be destroyed after the Karpenter IAM role and queue (%s) it needs to finalize nodes", h.Subject.Name, targetNames(h))
+	case sim.HazardControllerBeforeCompute:
+		return fmt.Sprintf("%s can be destroyed after %s, where the Karpenter controller runs", h.Subject.Name, targetNames(h))
+	case sim.HazardPoolAfterClass:
+		return fmt.Sprintf("%s can be destroyed after its EC2NodeClass (%s)", h.Subject.Name, targetNames(h))
+	case sim.HazardNoWait:
+		return fmt.Sprintf("%s: terraform destroy does not wait for Karpenter to finalize %s", h.Subject.Name, objectList(h.Subject))
+	case sim.HazardApplyOnly:
+		return fmt.Sprintf("%s: apply_only = true, terraform destroy never deletes %s", h.Subject.Name, objectList(h.Subject))
+	case sim.HazardForceNew:
+		return fmt.Sprintf("%s: force_new = true, every change recreates %s and drains all its nodes at once", h.Subject.Name, objectList(h.Subject))
+	case sim.HazardOutOfBand:
+		return fmt.Sprintf("%s is not managed by %s, so destroying the cluster leaves its nodes running", objectList(h.Subject), "the tool that destroys the cluster")
+	}
+	return h.Message
+}
+
+func targetNames(h sim.Hazard) string {
+	var out []string
+	for _, t := range h.Targets {
+		out = append(out, t.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func objectList(it sim.Item) string {
+	if len(it.Objects) == 0 {
+		return "its objects"
+	}
+	var out []string
+	for _, o := range it.Objects {
+		out = append(out, o.String())
+	}
+	return strings.Join(out, ", ")
+}
+
+// hazardDetail explains the hazard and places it in the safe order.
+func hazardDetail(plan *sim.Plan, h sim.Hazard) string {
+	var b strings.Builder
+	b.WriteString(h.Message + ".")
+	b.WriteString("\nSafe order for this configuration (eksdoctor teardown prints it with commands):")
+	for i, st := range plan.Steps {
+		var names []string
+		for _, it := range st.Items {
+			names = append(names, it.Name)
+		}
+		fmt.Fprintf(&b, "\n  %d. %s: %s", i+1, st.Stage.Title(), strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+// hazardFix is the Terraform edit that removes the hazard, or for NodePools
+// outside the tool, the commands to run before destroying the cluster.
+func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
+	if e := h.Edit; e != nil {
+		summary := fmt.Sprintf("set %s on %s", strings.TrimSpace(strings.SplitN(e.HCL(), "\n", 2)[0]), e.Address)
+		if e.Attr == "depends_on" {
+			summary = fmt.Sprintf("make %s depend on %s so terraform destroy removes it first", e.Address, targetAddresses(h))
+		}
+		return &Fix{Summary: summary, Edits: []Edit{{File: e.Origin.File, Line: e.Origin.Line, Format: FormatHCL, Text: e.HCL()}}}
+	}
+	if h.Kind != sim.HazardOutOfBand {
+		return nil
+	}
+	var cmds []string
+	for _, st := range []sim.Stage{sim.StageNodePools, sim.StageNodeClasses} {
+		if s := plan.Step(st); s != nil {
+			cmds = append(cmds, s.Commands...)
+		}
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	return &Fix{
+		Summary: fmt.Sprintf("delete the NodePools and wait until no NodeClaim remains before destroying the cluster with %s (or manage them in the same configuration)", plan.Tool),
+		Edits:   []Edit{{File: h.Subject.Origin.File, Line: h.Subject.Origin.Line, Format: FormatShell, Text: strings.Join(cmds, "\n") + "\n"}},
+	}
+}
+
+func targetAddresses(h sim.Hazard) string {
+	var out []string
+	for _, t := range h.Targets {
+		out = append(out, t.Key())
+	}
+	return strings.Join(out, ", ")
+}

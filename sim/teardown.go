@@ -1,0 +1,1050 @@
+package sim
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Teardown works out the order in which a configuration must be destroyed so that
+// the Karpenter controller is still running while its finalizers are processed:
+// karpenter.sh/termination on NodeClaims and Nodes, karpenter.k8s.aws/termination on
+// EC2NodeClasses. Those finalizers are removed only by a running controller; a
+// controller uninstalled first (or left without permissions, or without the node it
+// runs on) leaves them stuck and the instances running outside any state.
+//
+// The plan is derived from the model alone: the Terraform dependency graph when the
+// configuration is Terraform (terraform destroy removes a resource before everything
+// it depends on), the tool that manages each Kubernetes object, and, for live models,
+// the NodeClaims and Nodes still present.
+
+// Stage is one step of the safe teardown order.
+type Stage int
+
+const (
+	_ Stage = iota
+	// StageNodePools deletes the NodePools and waits until no NodeClaim remains.
+	StageNodePools
+	// StageNodeClasses deletes the EC2NodeClasses.
+	StageNodeClasses
+	// StageController uninstalls the Karpenter release (and its CRD release).
+	StageController
+	// StageKarpenterAWS removes the controller's IAM role, interruption queue and
+	// EventBridge rules.
+	StageKarpenterAWS
+	// StageHostCompute removes the node group or Fargate profile the controller
+	// runs on.
+	StageHostCompute
+	// StageCluster removes the EKS cluster.
+	StageCluster
+	// StageNetwork removes the VPC.
+	StageNetwork
+)
+
+// Stages lists the stages in teardown order.
+var Stages = []Stage{StageNodePools, StageNodeClasses, StageController, StageKarpenterAWS, StageHostCompute, StageCluster, StageNetwork}
+
+func (s Stage) String() string {
+	switch s {
+	case StageNodePools:
+		return "nodepools"
+	case StageNodeClasses:
+		return "nodeclasses"
+	case StageController:
+		return "karpenter-controller"
+	case StageKarpenterAWS:
+		return "karpenter-aws"
+	case StageHostCompute:
+		return "controller-compute"
+	case StageCluster:
+		return "cluster"
+	case StageNetwork:
+		return "network"
+	}
+	return "invalid"
+}
+
+// Title describes a stage for people.
+func (s Stage) Title() string {
+	switch s {
+	case StageNodePools:
+		return "Delete the NodePools and wait until no NodeClaim remains"
+	case StageNodeClasses:
+		return "Delete the EC2NodeClasses"
+	case StageController:
+		return "Uninstall the Karpenter controller"
+	case StageKarpenterAWS:
+		return "Remove the Karpenter IAM roles, interruption queue and EventBridge rules"
+	case StageHostCompute:
+		return "Remove the node group or Fargate profile that runs the Karpenter controller"
+	case StageCluster:
+		return "Delete the EKS cluster"
+	case StageNetwork:
+		return "Delete the network (VPC, subnets, NAT gateways)"
+	}
+	return "invalid"
+}
+
+// Item is one thing a stage removes: a Terraform resource or module call, or a
+// Kubernetes object managed by another tool.
+type Item struct {
+	// Address is the Terraform address ("kubectl_manifest.karpenter_node_pool");
+	// "" for an item outside Terraform.
+	Address string
+	// Objects are the Kubernetes objects the item creates (a kubectl_manifest's
+	// NodePool), or the object itself for an item outside Terraform.
+	Objects []cluster.ObjectRef
+	// Name describes the item ("node group \"karpenter\"", "helm release karpenter").
+	Name   string
+	Origin cluster.Origin
+	// Manager is the tool that deletes it: "terraform", "kubectl", "helm",
+	// "eksctl", "eks" or "cluster" (live objects of unknown origin).
+	Manager string
+	// Live lists what a running cluster still holds for the item: the NodeClaims
+	// of a NodePool ("NodeClaim default-abcde (deleting, finalizer karpenter.sh/termination)").
+	Live []string
+}
+
+// Key identifies the item in edits and orderings.
+func (it Item) Key() string {
+	if it.Address != "" {
+		return it.Address
+	}
+	if len(it.Objects) > 0 {
+		return it.Objects[0].String()
+	}
+	return it.Name
+}
+
+// Step is one stage with what it removes.
+type Step struct {
+	Stage Stage
+	Items []Item
+	// Wait says what must be true before the next step.
+	Wait string
+	// Commands are the commands that carry the step out when the tool that
+	// destroys the configuration does not (kubectl, helm, eksctl).
+	Commands []string
+}
+
+// HazardKind classifies what can make a teardown hang or leak.
+type HazardKind int
+
+const (
+	_ HazardKind = iota
+	// HazardCRBeforeController: a NodePool or EC2NodeClass does not depend on the
+	// Karpenter release, so destroy may uninstall the controller first.
+	HazardCRBeforeController
+	// HazardControllerBeforeAWS: the Karpenter release does not depend on the
+	// controller's IAM role and queue, so destroy may remove its permissions first.
+	HazardControllerBeforeAWS
+	// HazardControllerBeforeCompute: the Karpenter release does not depend on the
+	// node group or Fargate profile it runs on.
+	HazardControllerBeforeCompute
+	// HazardPoolAfterClass: a NodePool does not depend on its EC2NodeClass.
+	HazardPoolAfterClass
+	// HazardNoWait: a kubectl_manifest NodePool or EC2NodeClass without wait =
+	// true: destroy returns before the finalizers ran and moves on.
+	HazardNoWait
+	// HazardApplyOnly: apply_only = true: destroy never deletes the object.
+	HazardApplyOnly
+	// HazardForceNew: force_new = true on a NodePool: any change deletes and
+	// recreates it, draining every node at once.
+	HazardForceNew
+	// HazardOutOfBand: NodePools that the tool destroying the cluster does not
+	// manage: destroying the cluster leaves their instances running.
+	HazardOutOfBand
+)
+
+func (k HazardKind) String() string {
+	switch k {
+	case HazardCRBeforeController:
+		return "custom-resource-before-controller"
+	case HazardControllerBeforeAWS:
+		return "controller-before-permissions"
+	case HazardControllerBeforeCompute:
+		return "controller-before-compute"
+	case HazardPoolAfterClass:
+		return "nodepool-after-nodeclass"
+	case HazardNoWait:
+		return "no-wait"
+	case HazardApplyOnly:
+		return "apply-only"
+	case HazardForceNew:
+		return "force-new"
+	case HazardOutOfBand:
+		return "out-of-band"
+	}
+	return "invalid"
+}
+
+// Order reports whether the hazard is about the dependency order (teardown-order)
+// rather than about what destroy deletes or waits for (teardown-orphans).
+func (k HazardKind) Order() bool {
+	switch k {
+	case HazardCRBeforeController, HazardControllerBeforeAWS, HazardControllerBeforeCompute, HazardPoolAfterClass:
+		return true
+	}
+	return false
+}
+
+// Hazard is one way the configuration's teardown can hang or leak.
+type Hazard struct {
+	Kind HazardKind
+	// Subject is the item at fault; Targets the items it should depend on.
+	Subject Item
+	Targets []Item
+	// Message explains the hazard in one sentence.
+	Message string
+	// Edit is the Terraform change that removes it; nil when there is none.
+	Edit *ResourceEdit
+}
+
+// ResourceEdit is a change to one argument of a Terraform resource block.
+type ResourceEdit struct {
+	Address string
+	Origin  cluster.Origin
+	// Attr is the argument: "depends_on", "wait", "apply_only", "force_new".
+	Attr string
+	// DependsOn is the complete depends_on list after the edit (Attr depends_on).
+	DependsOn []string
+	// Value is the new value of a boolean argument.
+	Value bool
+}
+
+// HCL renders the edit as the HCL to set in the resource block.
+func (e ResourceEdit) HCL() string {
+	if e.Attr != "depends_on" {
+		return fmt.Sprintf("%s = %v\n", e.Attr, e.Value)
+	}
+	var b strings.Builder
+	b.WriteString("depends_on = [\n")
+	for _, d := range e.DependsOn {
+		b.WriteString("  " + d + ",\n")
+	}
+	b.WriteString("]\n")
+	return b.String()
+}
+
+// Plan is the safe teardown of one configuration.
+type Plan struct {
+	// Tool is what destroys the cluster: "terraform", "eksctl", or "kubectl" when
+	// the inputs do not define the cluster.
+	Tool    string
+	Steps   []Step
+	Hazards []Hazard
+	// Edits are the Terraform changes that make `terraform destroy` follow the
+	// plan, one per resource argument, sorted.
+	Edits []ResourceEdit
+	// Notes record what the plan could not work out.
+	Notes []string
+}
+
+// Step returns the step of a stage, nil when the plan has none.
+func (p *Plan) Step(s Stage) *Step {
+	for i := range p.Steps {
+		if p.Steps[i].Stage == s {
+			return &p.Steps[i]
+		}
+	}
+	return nil
+}
+
+// ---- building the plan ----
+
+var (
+	karpenterModuleRE = regexp.MustCompile(`(^|/)modules/karpenter/?$`)
+	eksModuleRE       = regexp.MustCompile(`terraform-aws-modules/eks/aws/?$|^(\.\./)+\.\.?/?$`)
+	vpcModuleRE       = regexp.MustCompile(`terraform-aws-modules/vpc/aws|(^|/)vpc/?$`)
+	instanceKeyRE     = regexp.MustCompile(`\[[^\]]*\]`)
+)
+
+// karpenterAWSTypes are the AWS resources the Karpenter controller needs. The
+// node role's access entry is not among them: it must outlive the nodes, not the
+// controller, and the NodePools' dependency on the controller already orders it.
+var karpenterAWSTypes = map[string]bool{
+	"aws_iam_role": true, "aws_iam_policy": true, "aws_iam_role_policy": true, "aws_iam_role_policy_attachment": true,
+	"aws_iam_instance_profile": true, "aws_sqs_queue": true, "aws_sqs_queue_policy": true,
+	"aws_cloudwatch_event_rule": true, "aws_cloudwatch_event_target": true,
+	"aws_eks_pod_identity_association": true,
+}
+
+var networkTypes = map[string]bool{
+	"aws_vpc": true, "aws_subnet": true, "aws_nat_gateway": true, "aws_internet_gateway": true,
+	"aws_route_table": true, "aws_route_table_association": true, "aws_route": true,
+}
+
+// crKind tells Karpenter's node-launching custom resources apart: NodePools (and
+// v1alpha5 Provisioners) and node classes (EC2NodeClass, v1alpha1 AWSNodeTemplate).
+func crKind(o *cluster.Object) Stage {
+	switch {
+	case strings.HasPrefix(o.APIVersion, "karpenter.sh/") && (o.Kind == "NodePool" || o.Kind == "Provisioner"):
+		return StageNodePools
+	case strings.HasPrefix(o.APIVersion, "karpenter.k8s.aws/") && (o.Kind == "EC2NodeClass" || o.Kind == "AWSNodeTemplate"):
+		return StageNodeClasses
+	}
+	return 0
+}
+
+// ConfigAddress drops instance keys from a resource instance address:
+// module.eks.module.x["a"].aws_eks_node_group.this[0] → module.eks.module.x.aws_eks_node_group.this.
+func ConfigAddress(addr string) string { return instanceKeyRE.ReplaceAllString(addr, "") }
+
+// graphAddress finds the graph node that stands for an instance address: the
+// resource itself, or the closest enclosing module call (resources inside a module
+// the configuration calls are represented by the call).
+func graphAddress(g *cluster.Graph, addr string) string {
+	if g == nil || addr == "" {
+		return ""
+	}
+	a := ConfigAddress(addr)
+	if _, ok := g.Nodes[a]; ok {
+		return a
+	}
+	// Cut at module call boundaries, innermost first: for
+	// module.eks.module.x.aws_eks_node_group.this try module.eks.module.x, then
+	// module.eks.
+	parts := strings.Split(a, ".")
+	for i := len(parts) - 1; i >= 2; i-- {
+		if parts[i-2] != "module" {
+			continue
+		}
+		if prefix := strings.Join(parts[:i], "."); g.Nodes[prefix] != nil {
+			return prefix
+		}
+	}
+	return ""
+}
+
+type builder struct {
+	s    *Simulator
+	m    *cluster.Model
+	g    *cluster.Graph
+	plan *Plan
+	// items by stage, keyed to avoid duplicates
+	items map[Stage]map[string]*Item
+	// release is the Karpenter release's graph address ("" when not in Terraform).
+	release string
+	// crds are Karpenter CRD releases in the graph.
+	crds []string
+	// crItems are the NodePool/EC2NodeClass items managed by Terraform, by address.
+	crStage map[string]Stage
+	// classOf maps a NodePool resource to the resources of the node classes it uses.
+	classOf map[string][]string
+	edits   map[string]*ResourceEdit
+}
+
+// Teardown plans the safe teardown of the model.
+func (s *Simulator) Teardown() *Plan {
+	b := &builder{
+		s: s, m: s.m, g: s.m.Terraform, plan: &Plan{},
+		items:   map[Stage]map[string]*Item{},
+		crStage: map[string]Stage{},
+		classOf: map[string][]string{},
+		edits:   map[string]*ResourceEdit{},
+	}
+	b.plan.Tool = b.tool()
+	b.customResources()
+	b.controller()
+	b.karpenterAWS()
+	b.hostCompute()
+	b.clusterAndNetwork()
+	b.orderHazards()
+	b.orphanHazards()
+	b.finish()
+	return b.plan
+}
+
+func (b *builder) tool() string {
+	for _, o := range b.m.Objects {
+		if o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/") {
+			return "eksctl"
+		}
+	}
+	if b.g != nil && len(b.g.Nodes) > 0 {
+		return "terraform"
+	}
+	return "kubectl"
+}
+
+func (b *builder) add(st Stage, it Item) *Item {
+	if b.items[st] == nil {
+		b.items[st] = map[string]*Item{}
+	}
+	key := it.Key()
+	if old, ok := b.items[st][key]; ok {
+		old.Objects = appendRefs(old.Objects, it.Objects...)
+		return old
+	}
+	cp := it
+	b.items[st][key] = &cp
+	return &cp
+}
+
+func appendRefs(list []cluster.ObjectRef, refs ...cluster.ObjectRef) []cluster.ObjectRef {
+	for _, r := range refs {
+		dup := false
+		for _, x := range list {
+			if x == r {
+				dup = true
+			}
+		}
+		if !dup {
+			list = append(list, r)
+		}
+	}
+	return list
+}
+
+// customResources collects the NodePools and node classes, by the tool that
+// manages them.
+func (b *builder) customResources() {
+	classRes := map[string][]string{} // node class name -> resources
+	type poolRef struct {
+		addr  string
+		class string
+	}
+	var pools []poolRef
+	for _, o := range b.m.Objects {
+		st := crKind(o)
+		if st == 0 {
+			continue
+		}
+		it := Item{Objects: []cluster.ObjectRef{o.Ref()}, Origin: o.Origin, Manager: o.Manager, Name: o.Ref().String()}
+		if addr := graphAddress(b.g, o.Via); addr != "" && o.Manager == "terraform" {
+			if addr == b.karpenterReleaseAddress() {
+				b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("%s is created by the Karpenter release itself (%s); it is removed with the controller", o.Ref(), addr))
+				continue
+			}
+			it.Address, it.Name = addr, addr
+			if r := b.g.Nodes[addr]; r != nil {
+				it.Origin = r.Origin
+			}
+			b.crStage[addr] = st
+			if st == StageNodeClasses {
+				classRes[o.Name] = append(classRes[o.Name], addr)
+			} else {
+				pools = append(pools, poolRef{addr: addr, class: nodeClassName(o)})
+			}
+		}
+		if it.Manager == "" {
+			it.Manager = "kubectl"
+		}
+		if st == StageNodePools {
+			it.Live = b.liveNodeClaims(o.Name)
+		}
+		b.add(st, it)
+	}
+	for _, p := range pools {
+		for _, c := range classRes[p.class] {
+			if c != p.addr {
+				b.classOf[p.addr] = appendUnique(b.classOf[p.addr], c)
+			}
+		}
+	}
+}
+
+func appendUnique(list []string, s ...string) []string {
+	for _, x := range s {
+		found := false
+		for _, y := range list {
+			if x == y {
+				found = true
+			}
+		}
+		if !found {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
+func nodeClassName(o *cluster.Object) string {
+	for _, p := range []string{"spec.template.spec.nodeClassRef.name", "spec.providerRef.name"} {
+		if s := o.String(p); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// liveNodeClaims lists a live NodePool's NodeClaims.
+func (b *builder) liveNodeClaims(pool string) []string {
+	var out []string
+	for _, nc := range b.m.NodeClaims {
+		if nc.NodePool != pool {
+			continue
+		}
+		s := "NodeClaim " + nc.Name
+		var notes []string
+		if nc.Deleting {
+			notes = append(notes, "deleting")
+		}
+		if len(nc.Finalizers) > 0 {
+			notes = append(notes, "finalizers "+strings.Join(nc.Finalizers, ", "))
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, "; ") + ")"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (b *builder) karpenterReleaseAddress() string {
+	if r := b.m.Karpenter.Release; r != nil {
+		return graphAddress(b.g, r.Address)
+	}
+	return ""
+}
+
+// controller collects the Karpenter release (and a karpenter-crd release).
+func (b *builder) controller() {
+	k := b.m.Karpenter
+	if r := k.Release; r != nil {
+		it := Item{Name: "helm release " + r.Name, Origin: r.Origin, Manager: "helm"}
+		if addr := graphAddress(b.g, r.Address); addr != "" {
+			it.Address, it.Name, it.Manager = addr, addr, "terraform"
+			b.release = addr
+		}
+		if k.Controller != nil {
+			it.Objects = []cluster.ObjectRef{k.Controller.Ref()}
+		}
+		b.add(StageController, it)
+	} else if c := k.Controller; c != nil {
+		mgr := c.Object.Manager
+		if mgr == "" {
+			mgr = "kubectl"
+		}
+		b.add(StageController, Item{Name: c.Ref().String(), Objects: []cluster.ObjectRef{c.Ref()}, Origin: c.Object.Origin, Manager: mgr})
+	}
+	if b.release == "" && b.g != nil {
+		// Add-on modules (aws-ia/eks-blueprints-addons and its predecessors)
+		// install the controller, its IAM role and its queue themselves.
+		for _, addr := range b.g.Addresses() {
+			r := b.g.Nodes[addr]
+			if on, _ := r.Attrs["enable_karpenter"].(bool); r.Type == "module" && on {
+				b.release = addr
+				b.add(StageController, Item{Address: addr, Name: addr + " (enable_karpenter)", Origin: r.Origin, Manager: "terraform"})
+				b.add(StageKarpenterAWS, Item{Address: addr, Name: addr + " (enable_karpenter)", Origin: r.Origin, Manager: "terraform"})
+				break
+			}
+		}
+	}
+	for _, r := range b.m.HelmReleases {
+		if chartBaseName(r.Chart) != "karpenter-crd" {
+			continue
+		}
+		it := Item{Name: "helm release " + r.Name, Origin: r.Origin, Manager: "helm"}
+		if addr := graphAddress(b.g, r.Address); addr != "" {
+			it.Address, it.Name, it.Manager = addr, addr, "terraform"
+			b.crds = append(b.crds, addr)
+		}
+		b.add(StageController, it)
+	}
+}
+
+func chartBaseName(ref string) string {
+	ref = strings.TrimRight(ref, "/")
+	if i := strings.LastIndexByte(ref, '/'); i >= 0 {
+		ref = ref[i+1:]
+	}
+	return ref
+}
+
+// karpenterAWS collects the controller's AWS prerequisites: the karpenter
+// sub-module of terraform-aws-modules/eks, or raw IAM/SQS/EventBridge resources
+// that are Karpenter's by name or because the release refers to them.
+func (b *builder) karpenterAWS() {
+	if b.g == nil {
+		return
+	}
+	var relRefs map[string]bool
+	if r := b.g.Nodes[b.release]; r != nil {
+		relRefs = map[string]bool{}
+		for _, a := range b.g.Edges(b.release) {
+			relRefs[a] = true
+		}
+	}
+	for _, addr := range b.g.Addresses() {
+		r := b.g.Nodes[addr]
+		switch {
+		case r.Type == "module" && karpenterModuleRE.MatchString(r.Source):
+			if create, ok := r.Attrs["create"].(bool); ok && !create {
+				continue
+			}
+		case karpenterAWSTypes[r.Type] && !strings.Contains(addr, ".module.") && (strings.Contains(strings.ToLower(r.Name), "karpenter") || relRefs[addr]):
+		default:
+			continue
+		}
+		b.add(StageKarpenterAWS, Item{Address: addr, Name: addr, Origin: r.Origin, Manager: "terraform"})
+	}
+	if a := graphAddress(b.g, b.m.Karpenter.Address); a != "" && b.items[StageKarpenterAWS][a] == nil {
+		if r := b.g.Nodes[a]; r != nil && r.Type != "helm_release" {
+			b.add(StageKarpenterAWS, Item{Address: a, Name: a, Origin: r.Origin, Manager: "terraform"})
+		}
+	}
+}
+
+// hostCompute finds the node groups and Fargate profiles the controller fits in
+// the bootstrap phase: those are what it runs on while it finalizes.
+func (b *builder) hostCompute() {
+	pl := b.s.ControllerPlacement()
+	if pl == nil {
+		return
+	}
+	fitting := pl.Fitting()
+	if len(fitting) == 0 {
+		b.plan.Notes = append(b.plan.Notes, "the Karpenter controller fits no node group or Fargate profile in the bootstrap phase (see bootstrap-deadlock), so the compute it runs on is unknown")
+		return
+	}
+	for _, v := range fitting {
+		var addr, created string
+		switch {
+		case v.Source.NodeGroup != nil:
+			addr, created = v.Source.NodeGroup.Address, v.Source.NodeGroup.CreatedBy
+		case v.Source.Fargate != nil:
+			addr = v.Source.Fargate.Address
+		default:
+			continue
+		}
+		it := Item{Name: describeVerdictSource(v.Source), Origin: v.Source.Origin, Manager: created}
+		if ga := graphAddress(b.g, addr); ga != "" {
+			it.Address, it.Manager = ga, "terraform"
+			if ga != ConfigAddress(addr) {
+				it.Name += " (in " + ga + ")"
+			}
+		} else if b.plan.Tool == "eksctl" {
+			it.Manager = "eksctl"
+		}
+		b.add(StageHostCompute, it)
+	}
+}
+
+func describeVerdictSource(s Source) string { return fmt.Sprintf("%s %q", s.Kind, s.Name) }
+
+// clusterAndNetwork collects the cluster and the network it lives in.
+func (b *builder) clusterAndNetwork() {
+	c := b.m.Cluster
+	if b.g != nil {
+		if a := graphAddress(b.g, c.Address); a != "" {
+			b.add(StageCluster, Item{Address: a, Name: a, Origin: b.g.Nodes[a].Origin, Manager: "terraform"})
+		}
+		for _, addr := range b.g.Addresses() {
+			r := b.g.Nodes[addr]
+			switch {
+			case r.Type == "aws_eks_cluster" && b.items[StageCluster] == nil:
+				b.add(StageCluster, Item{Address: addr, Name: addr, Origin: r.Origin, Manager: "terraform"})
+			case r.Type == "module" && vpcModuleRE.MatchString(r.Source), networkTypes[r.Type]:
+				b.add(StageNetwork, Item{Address: addr, Name: addr, Origin: r.Origin, Manager: "terraform"})
+			}
+		}
+		return
+	}
+	if c.Defined {
+		name := c.Name
+		if name == "" {
+			name = "the cluster"
+		}
+		b.add(StageCluster, Item{Name: "cluster " + name, Origin: c.Origin, Manager: b.plan.Tool})
+	}
+}
+
+// ---- hazards ----
+
+func (b *builder) itemAt(st Stage, addr string) Item {
+	if it := b.items[st][addr]; it != nil {
+		return *it
+	}
+	for _, m := range b.items {
+		if it := m[addr]; it != nil {
+			return *it
+		}
+	}
+	it := Item{Address: addr, Name: addr, Manager: "terraform"}
+	if r := b.g.Nodes[addr]; r != nil {
+		it.Origin = r.Origin
+	}
+	return it
+}
+
+// dependsAfter reports whether from depends on to once the edits so far are
+// applied.
+func (b *builder) dependsAfter(from, to string) bool {
+	return b.edited().DependsOn(from, to)
+}
+
+// edited returns the graph with the depends_on edits so far applied.
+func (b *builder) edited() *cluster.Graph {
+	var edits []ResourceEdit
+	for _, e := range b.edits {
+		edits = append(edits, *e)
+	}
+	return WithEdits(b.g, edits)
+}
+
+// WithEdits returns a copy of the graph with depends_on edits applied.
+func WithEdits(g *cluster.Graph, edits []ResourceEdit) *cluster.Graph {
+	out := cluster.NewGraph()
+	if g == nil {
+		return out
+	}
+	for a, r := range g.Nodes {
+		cp := *r
+		out.Nodes[a] = &cp
+	}
+	for _, e := range edits {
+		if e.Attr != "depends_on" {
+			continue
+		}
+		if r := out.Nodes[e.Address]; r != nil {
+			r.DependsOn = append([]string(nil), e.DependsOn...)
+		}
+	}
+	return out
+}
+
+// needDependency records that from must depend on to, as a depends_on edit.
+func (b *builder) needDependency(from, to string) *ResourceEdit {
+	key := from + "|depends_on"
+	e := b.edits[key]
+	if e == nil {
+		r := b.g.Nodes[from]
+		e = &ResourceEdit{Address: from, Origin: r.Origin, Attr: "depends_on", DependsOn: append([]string(nil), r.DependsOn...)}
+		b.edits[key] = e
+	}
+	e.DependsOn = appendUnique(e.DependsOn, to)
+	sort.Strings(e.DependsOn)
+	return e
+}
+
+func (b *builder) setAttr(addr, attr string, value bool) *ResourceEdit {
+	key := addr + "|" + attr
+	if e := b.edits[key]; e != nil {
+		return e
+	}
+	r := b.g.Nodes[addr]
+	e := &ResourceEdit{Address: addr, Origin: r.Origin, Attr: attr, Value: value}
+	b.edits[key] = e
+	return e
+}
+
+func (b *builder) hazard(h Hazard) { b.plan.Hazards = append(b.plan.Hazards, h) }
+
+// orderHazards checks the Terraform dependency edges the safe order needs.
+func (b *builder) orderHazards() {
+	if b.g == nil {
+		return
+	}
+	controllers := append([]string(nil), b.crds...)
+	if b.release != "" {
+		controllers = append([]string{b.release}, controllers...)
+	}
+	// Node classes first, so that a NodePool can reach the controller through its
+	// node class.
+	for _, st := range []Stage{StageNodeClasses, StageNodePools} {
+		for _, addr := range sortedKeys(b.items[st]) {
+			if b.crStage[addr] != st {
+				continue
+			}
+			subject := b.itemAt(st, addr)
+			for _, c := range controllers {
+				if b.dependsAfter(addr, c) {
+					continue
+				}
+				target := c
+				if st == StageNodePools {
+					for _, cls := range b.classOf[addr] {
+						if b.dependsAfter(cls, c) {
+							target = cls
+							break
+						}
+					}
+				}
+				e := b.needDependency(addr, target)
+				b.hazard(Hazard{
+					Kind: HazardCRBeforeController, Subject: subject, Targets: []Item{b.itemAt(StageController, c)}, Edit: e,
+					Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can uninstall the controller before (or while) it deletes %s, and nothing removes the karpenter.sh/termination finalizers", addr, c, objectsText(subject)),
+				})
+			}
+			if st == StageNodePools {
+				for _, cls := range b.classOf[addr] {
+					if b.dependsAfter(addr, cls) {
+						continue
+					}
+					e := b.needDependency(addr, cls)
+					b.hazard(Hazard{
+						Kind: HazardPoolAfterClass, Subject: subject, Targets: []Item{b.itemAt(StageNodeClasses, cls)}, Edit: e,
+						Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy may delete the EC2NodeClass while the NodePool's nodes are still draining; its finalizer holds it until they are gone, and the destroy waits on it or times out", addr, cls),
+					})
+				}
+			}
+		}
+	}
+	if b.release == "" {
+		return
+	}
+	rel := b.itemAt(StageController, b.release)
+	var missingAWS []string
+	for _, a := range sortedKeys(b.items[StageKarpenterAWS]) {
+		if a != b.release && !b.dependsAfter(b.release, a) {
+			missingAWS = append(missingAWS, a)
+		}
+	}
+	// Depending on one item that depends on another covers both.
+	for _, a := range minimal(b.g, missingAWS) {
+		e := b.needDependency(b.release, a)
+		b.hazard(Hazard{
+			Kind: HazardControllerBeforeAWS, Subject: rel, Targets: []Item{b.itemAt(StageKarpenterAWS, a)}, Edit: e,
+			Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can remove the controller's IAM role or interruption queue while the controller is still terminating instances; without permissions it cannot, and the finalizers stay", b.release, a),
+		})
+	}
+	for _, h := range sortedKeys(b.items[StageHostCompute]) {
+		if h == b.release || b.dependsAfter(b.release, h) {
+			continue
+		}
+		e := b.needDependency(b.release, h)
+		b.hazard(Hazard{
+			Kind: HazardControllerBeforeCompute, Subject: rel, Targets: []Item{b.itemAt(StageHostCompute, h)}, Edit: e,
+			Message: fmt.Sprintf("%s does not depend on %s, where the controller runs, so terraform destroy can remove that capacity while the controller still has finalizers to process; its pods go Pending and the finalizers stay", b.release, h),
+		})
+	}
+}
+
+// minimal drops the addresses another address of the list depends on: depending
+// on that other one covers them.
+func minimal(g *cluster.Graph, addrs []string) []string {
+	var out []string
+	for _, a := range addrs {
+		covered := false
+		for _, o := range addrs {
+			if o != a && g.DependsOn(o, a) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func objectsText(it Item) string {
+	if len(it.Objects) == 0 {
+		return "its objects"
+	}
+	var parts []string
+	for _, o := range it.Objects {
+		parts = append(parts, o.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// orphanHazards finds what destroy does not delete or does not wait for.
+func (b *builder) orphanHazards() {
+	for _, st := range []Stage{StageNodeClasses, StageNodePools} {
+		for _, key := range sortedKeys(b.items[st]) {
+			it := *b.items[st][key]
+			if it.Address == "" {
+				continue
+			}
+			r := b.g.Nodes[it.Address]
+			if r == nil {
+				continue
+			}
+			if r.Type == "helm_release" {
+				// helm uninstall waits for the chart's objects to be deleted, their
+				// finalizers included, unless the release says wait = false
+				// [infer: terraform-provider-helm passes wait to the uninstall].
+				if wait, ok := r.Attrs["wait"].(bool); ok && !wait {
+					b.hazard(Hazard{
+						Kind: HazardNoWait, Subject: it, Edit: b.setAttr(it.Address, "wait", true),
+						Message: fmt.Sprintf("%s sets wait = false: terraform destroy uninstalls the chart and moves on without waiting for %s to be finalized", it.Address, objectsText(it)),
+					})
+				}
+				continue
+			}
+			if r.Type != "kubectl_manifest" {
+				continue
+			}
+			if wait, _ := r.Attrs["wait"].(bool); !wait {
+				b.hazard(Hazard{
+					Kind: HazardNoWait, Subject: it, Edit: b.setAttr(it.Address, "wait", true),
+					Message: fmt.Sprintf("%s has no wait = true: terraform destroy deletes %s and moves on at once, before Karpenter has drained and terminated the nodes, so the next resources (the controller, its permissions, its node group) can go while the finalizers are still pending", it.Address, objectsText(it)),
+				})
+			}
+			if ao, _ := r.Attrs["apply_only"].(bool); ao {
+				b.hazard(Hazard{
+					Kind: HazardApplyOnly, Subject: it, Edit: b.setAttr(it.Address, "apply_only", false),
+					Message: fmt.Sprintf("%s sets apply_only = true: terraform destroy never deletes %s, so its nodes keep running after the cluster's controller is gone", it.Address, objectsText(it)),
+				})
+			}
+			if fn, _ := r.Attrs["force_new"].(bool); fn && st == StageNodePools {
+				b.hazard(Hazard{
+					Kind: HazardForceNew, Subject: it, Edit: b.setAttr(it.Address, "force_new", false),
+					Message: fmt.Sprintf("%s sets force_new = true: any change to the manifest deletes and recreates %s, and Karpenter drains every one of its nodes at once", it.Address, objectsText(it)),
+				})
+			}
+		}
+	}
+	if b.plan.Tool == "kubectl" {
+		return
+	}
+	for _, key := range sortedKeys(b.items[StageNodePools]) {
+		it := *b.items[StageNodePools][key]
+		if it.Address != "" || it.Manager == "cluster" {
+			continue
+		}
+		b.hazard(Hazard{
+			Kind: HazardOutOfBand, Subject: it,
+			Message: fmt.Sprintf("%s is applied with %s, outside %s: destroying the cluster does not delete it, so its nodes are left running (and its NodeClaims' finalizers stuck) unless it is deleted first", objectsText(it), it.Manager, b.plan.Tool),
+		})
+	}
+}
+
+// ---- steps ----
+
+func (b *builder) finish() {
+	p := b.plan
+	for _, st := range Stages {
+		m := b.items[st]
+		if len(m) == 0 {
+			continue
+		}
+		step := Step{Stage: st}
+		for _, k := range sortedKeys(m) {
+			step.Items = append(step.Items, *m[k])
+		}
+		switch st {
+		case StageNodePools:
+			step.Wait = "no NodeClaim remains (kubectl get nodeclaims shows none): Karpenter has drained and terminated every node"
+		case StageNodeClasses:
+			step.Wait = "the EC2NodeClasses are gone: Karpenter removed their instance profiles and launch templates"
+		case StageController:
+			step.Wait = "the controller pods are gone"
+		}
+		step.Commands = b.commands(step)
+		p.Steps = append(p.Steps, step)
+	}
+	for _, k := range sortedKeys(b.edits) {
+		p.Edits = append(p.Edits, *b.edits[k])
+	}
+	sort.SliceStable(p.Hazards, func(i, j int) bool {
+		a, c := p.Hazards[i], p.Hazards[j]
+		if a.Subject.Key() != c.Subject.Key() {
+			return a.Subject.Key() < c.Subject.Key()
+		}
+		return a.Kind < c.Kind
+	})
+	if len(b.items[StageNodePools]) == 0 {
+		p.Notes = append(p.Notes, "no NodePool is in the inputs: delete the NodePools the cluster has (kubectl get nodepools) and wait until no NodeClaim remains before anything else")
+	}
+}
+
+// commands carries out a step with the tools that manage its items, when the
+// tool destroying the configuration does not.
+func (b *builder) commands(step Step) []string {
+	var cmds []string
+	var kubectlNames []string
+	for _, it := range step.Items {
+		if it.Manager == "terraform" {
+			continue
+		}
+		switch step.Stage {
+		case StageNodePools, StageNodeClasses:
+			for _, o := range it.Objects {
+				kubectlNames = append(kubectlNames, o.Name)
+			}
+		case StageController:
+			if r := b.m.Karpenter.Release; r != nil && r.Address == "" && it.Name == "helm release "+r.Name {
+				ns := r.Namespace
+				if ns == "" {
+					ns = b.m.Karpenter.Namespace
+				}
+				cmds = append(cmds, fmt.Sprintf("helm uninstall %s --namespace %s --wait", r.Name, orDefault(ns, "kube-system")))
+			} else if len(it.Objects) > 0 && it.Origin.File != "" {
+				cmds = append(cmds, "kubectl delete -f "+it.Origin.File)
+			}
+		case StageHostCompute:
+			if it.Manager == "eksctl" {
+				switch {
+				case strings.HasPrefix(it.Name, cluster.KindFargate.String()):
+					cmds = append(cmds, fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", b.clusterName(), itemQuoted(it.Name)))
+				default:
+					cmds = append(cmds, fmt.Sprintf("eksctl delete nodegroup --cluster %s --name %s --wait", b.clusterName(), itemQuoted(it.Name)))
+				}
+			}
+		case StageCluster:
+			if it.Manager == "eksctl" {
+				cmds = append(cmds, fmt.Sprintf("eksctl delete cluster --name %s --wait", b.clusterName()))
+			}
+		}
+	}
+	sort.Strings(kubectlNames)
+	switch {
+	case len(kubectlNames) == 0:
+	case step.Stage == StageNodePools:
+		cmds = append(cmds,
+			"kubectl delete nodepools.karpenter.sh "+strings.Join(kubectlNames, " "),
+			"kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m")
+	case step.Stage == StageNodeClasses:
+		cmds = append(cmds,
+			"kubectl delete ec2nodeclasses.karpenter.k8s.aws "+strings.Join(kubectlNames, " ")+" --wait --timeout=15m")
+	}
+	if step.Stage == StageKarpenterAWS && b.plan.Tool == "eksctl" {
+		cmds = append(cmds, fmt.Sprintf("aws cloudformation delete-stack --stack-name Karpenter-%s  # the stack of the Karpenter getting-started guide, if it was used", b.clusterName()))
+	}
+	return cmds
+}
+
+func itemQuoted(name string) string {
+	if i := strings.IndexByte(name, '"'); i >= 0 {
+		if j := strings.IndexByte(name[i+1:], '"'); j >= 0 {
+			return name[i+1 : i+1+j]
+		}
+	}
+	return name
+}
+
+func (b *builder) clusterName() string {
+	if n := b.m.Cluster.Name; n != "" {
+		return n
+	}
+	return "<cluster>"
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// OrderViolations checks a plan against a dependency graph: an item of a later
+// step that (transitively) depends on an item of an earlier step would be
+// destroyed first. Items that depend on each other (a cycle at module granularity,
+// where Terraform orders the resources inside the modules) cannot be judged and are
+// skipped.
+func (p *Plan) OrderViolations(g *cluster.Graph) []string {
+	var out []string
+	for i, early := range p.Steps {
+		for _, late := range p.Steps[i+1:] {
+			for _, a := range early.Items {
+				for _, z := range late.Items {
+					if a.Address == "" || z.Address == "" || a.Address == z.Address {
+						continue
+					}
+					if g.DependsOn(z.Address, a.Address) && !g.DependsOn(a.Address, z.Address) {
+						out = append(out, fmt.Sprintf("%s (%s) depends on %s (%s): terraform destroy removes it first", z.Address, late.Stage, a.Address, early.Stage))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
