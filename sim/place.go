@@ -484,8 +484,8 @@ func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, po
 		return v
 	case pl.Fargate != fp:
 		v.Result = Refuses
-		if pl.Fargate != nil {
-			v.Reasons = []Reason{{Code: CodeFargateNotSelected, Message: fmt.Sprintf("profile %q selects the pod first (profiles are tried in name order)", pl.Fargate.Name)}}
+		if _, selects := MatchingSelector(fp, pod.Namespace, pod.Labels); selects && pl.Fargate != nil {
+			v.Reasons = []Reason{{Code: CodeFargateNotSelected, Message: fmt.Sprintf("profile %q also selects the pod, but %q comes first by name", fp.Name, pl.Fargate.Name)}}
 			return v
 		}
 		msg, unknown := whyNotSelected(fp, pod.Namespace, pod.Labels)
