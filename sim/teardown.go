@@ -892,7 +892,9 @@ func (b *builder) orphanHazards() {
 			}
 		}
 	}
-	if b.plan.Tool == "kubectl" {
+	if b.plan.Tool != "terraform" {
+		// eksctl cannot manage NodePools at all, and manifests alone define no
+		// cluster: the plan's commands delete them first.
 		return
 	}
 	for _, key := range sortedKeys(b.items[StageNodePools]) {
