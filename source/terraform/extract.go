@@ -407,9 +407,6 @@ func (b *builder) fargateProfile(r *resInst) {
 	if r.unknown["selector"] || isWhollyUnknown(r.vals["selector"]) {
 		fp.Unknown = append(fp.Unknown, "selectors")
 	}
-	if isWhollyUnknown(fp.PodExecutionRole) && r.unknown["pod_execution_role_arn"] {
-		fp.Unknown = append(fp.Unknown, "pod_execution_role")
-	}
 	b.m.FargateProfiles = append(b.m.FargateProfiles, fp)
 }
 
@@ -716,10 +713,14 @@ func (b *builder) configMap(r *resInst) {
 			break
 		}
 		for i := range roles {
-			if i < len(r.x.mapOrigins) {
+			switch key := "data.mapRoles." + strconv.Itoa(i); {
+			case i < len(r.x.mapOrigins):
 				roles[i].Origin = r.x.mapOrigins[i]
-			} else if r.flat {
+			case r.flat:
 				roles[i].Origin.Line = r.origin.Line
+			case r.lines[key] > 0:
+				// Written as yamlencode([...]): the entry's line in the .tf file.
+				roles[i].Origin.Line = r.lines[key]
 			}
 		}
 		aa.Roles = roles

@@ -177,6 +177,15 @@ func (l *loader) evalBody(body *hclsyntax.Body, c *evalCtx, vals map[string]any,
 		vals[name] = toGo(v, l.text(a.Expr.Range()))
 		r.lines[p] = a.SrcRange.Start.Line
 		l.recordTexts(r, p, v, a.Expr)
+		// Lists and objects written in place keep the lines of their elements
+		// (set = [{...}], data = { mapRoles = yamlencode([...]) }).
+		kl := map[string]int{}
+		keyLines(a.Expr, "", kl, 0)
+		for k, line := range kl {
+			if _, ok := r.lines[p+"."+k]; !ok {
+				r.lines[p+"."+k] = line
+			}
+		}
 	}
 	counts := map[string]int{}
 	for _, nb := range body.Blocks {
@@ -263,6 +272,26 @@ func (l *loader) recordTexts(r *resInst, path string, v cty.Value, expr hcl.Expr
 	}
 	if v.Type() == cty.String {
 		r.texts[path] = l.textOrigin(v.AsString(), expr)
+		return
+	}
+	if isMapLike(v.Type()) {
+		if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
+			for _, item := range obj.Items {
+				k, ok := staticKey(item.KeyExpr)
+				if !ok || !v.Type().HasAttribute(k) && !(v.Type().IsMapType() && v.HasIndex(cty.StringVal(k)).True()) {
+					continue
+				}
+				var e cty.Value
+				if v.Type().IsObjectType() {
+					e = v.GetAttr(k)
+				} else {
+					e = v.Index(cty.StringVal(k))
+				}
+				if e.IsKnown() && !unmark(e).IsNull() && unmark(e).Type() == cty.String {
+					r.texts[path+"."+k] = l.textOrigin(unmark(e).AsString(), item.ValueExpr)
+				}
+			}
+		}
 		return
 	}
 	if !isSeq(v.Type()) {
