@@ -670,11 +670,11 @@ func hclSelectors(sels []cluster.FargateSelector) string {
 type profileDecl int
 
 const (
-	declUnknown profileDecl = iota
-	declEksctl              // an eksctl fargateProfiles entry
-	declModuleEntry         // a fargate_profiles entry of the terraform-aws-eks module
-	declResource            // an aws_eks_fargate_profile resource
-	declSubmodule           // a call of the fargate-profile sub-module
+	declUnknown     profileDecl = iota
+	declEksctl                  // an eksctl fargateProfiles entry
+	declModuleEntry             // a fargate_profiles entry of the terraform-aws-eks module
+	declResource                // an aws_eks_fargate_profile resource
+	declSubmodule               // a call of the fargate-profile sub-module
 )
 
 func profileDeclaration(m *cluster.Model, fp *cluster.FargateProfile) (profileDecl, string) {
