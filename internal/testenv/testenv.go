@@ -147,6 +147,19 @@ func (e *Env) Stop() error {
 	return e.stopErr
 }
 
+// tempDirs are the directories envtest created for etcd's data and the API
+// server's certificates; Stop removes them.
+func (e *Env) tempDirs() []string {
+	var out []string
+	if cp := e.env.ControlPlane; cp.Etcd != nil {
+		out = append(out, cp.Etcd.DataDir)
+	}
+	if api := e.env.ControlPlane.APIServer; api != nil {
+		out = append(out, api.CertDir)
+	}
+	return out
+}
+
 // loadCRDs decodes the embedded CRDs of one set.
 func loadCRDs(set CRDs) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	dir := set.dir()
@@ -203,6 +216,24 @@ func Main(m *testing.M, opts Options, ready func(*Env)) int {
 	}
 	fmt.Fprintf(log, "testenv: kube-apiserver and etcd ready in %s (%s)\n", env.StartTime.Round(time.Millisecond), env.AssetsDir)
 
+	// Main's own cleanup does not run when a test panics or the binary is killed;
+	// the reaper, a separate process, covers those cases.
+	stopReaper, err := startReaper(env.AssetsDir, env.tempDirs(), log)
+	if err != nil {
+		fmt.Fprintf(log, "testenv: %v\n", err)
+		_ = env.Stop()
+		return 1
+	}
+	var once sync.Once
+	var stopErr error
+	shutdown := func() error {
+		once.Do(func() {
+			stopErr = env.Stop()
+			stopReaper()
+		})
+		return stopErr
+	}
+
 	done := make(chan struct{})
 	defer close(done)
 	sigs := make(chan os.Signal, 1)
@@ -212,7 +243,7 @@ func Main(m *testing.M, opts Options, ready func(*Env)) int {
 		select {
 		case s := <-sigs:
 			fmt.Fprintf(log, "testenv: %s: stopping kube-apiserver and etcd\n", s)
-			_ = env.Stop()
+			_ = shutdown()
 			os.Exit(1)
 		case <-done:
 		}
@@ -220,14 +251,14 @@ func Main(m *testing.M, opts Options, ready func(*Env)) int {
 	if d := testTimeout(); d > 2*stopMargin {
 		t := time.AfterFunc(d-stopMargin, func() {
 			fmt.Fprintf(log, "testenv: the package is about to reach -timeout %s: stopping kube-apiserver and etcd\n", d)
-			_ = env.Stop()
+			_ = shutdown()
 		})
 		defer t.Stop()
 	}
 
 	ready(env)
 	code := m.Run()
-	if err := env.Stop(); err != nil {
+	if err := shutdown(); err != nil {
 		fmt.Fprintf(log, "testenv: stop kube-apiserver and etcd: %v\n", err)
 		if code == 0 {
 			code = 1

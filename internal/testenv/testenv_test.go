@@ -1,8 +1,15 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,14 +19,81 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 var env *Env
 
+// crashEnv makes the test binary crash right after starting its API server: it
+// is set for the child process of TestReaperStopsTheServersOfACrashedBinary.
+const crashEnv = "EKSDOCTOR_TESTENV_CRASH"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(crashEnv) != "" {
+		os.Exit(Main(m, Options{}, func(*Env) { panic("the test binary crashes on purpose") }))
+	}
 	os.Exit(Main(m, Options{}, func(e *Env) { env = e }))
+}
+
+// A test binary that dies without stopping its API server (here a panic; the
+// -timeout panic and SIGKILL are the same to the reaper) leaves no process behind.
+func TestReaperStopsTheServersOfACrashedBinary(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("the crashing test binary exited cleanly:\n%s", out.String())
+	}
+	match := regexp.MustCompile(`testenv: reaper \d+ watches server processes ([\d ]+) and directories (.*)\n`).FindStringSubmatch(out.String())
+	if match == nil || !strings.Contains(out.String(), "crashes on purpose") {
+		t.Fatalf("the child did not start its servers and crash:\n%s", out.String())
+	}
+	pids := strings.Fields(match[1])
+	if len(pids) != 2 {
+		t.Fatalf("reaper watches %v, want etcd and kube-apiserver", pids)
+	}
+	for _, p := range pids {
+		pid, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(testContext(t), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return !alive(pid), nil
+		})
+		if err != nil {
+			t.Errorf("server process %d still runs after its test binary crashed", pid)
+		}
+	}
+	dirs := strings.Fields(match[2])
+	if len(dirs) != 2 {
+		t.Fatalf("reaper removes %v, want the etcd data and API server certificate directories", dirs)
+	}
+	for _, d := range dirs {
+		err := wait.PollUntilContextTimeout(testContext(t), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			_, err := os.Stat(d)
+			return os.IsNotExist(err), nil
+		})
+		if err != nil {
+			t.Errorf("%s remains after its test binary crashed", d)
+		}
+	}
+}
+
+// alive reports whether a process exists and is not a zombie (an exited process
+// whose new parent has not collected it yet).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
 }
 
 func testContext(t *testing.T) context.Context {

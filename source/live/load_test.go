@@ -492,6 +492,23 @@ func TestLoadAbandonsHungRequests(t *testing.T) {
 	}
 }
 
+// Requests go no faster than the client-side rate limit, whatever client makes them.
+func TestLoadRespectsTheRateLimit(t *testing.T) {
+	fixture(t)
+	rec := newRecorder(t)
+	const qps, burst = 20, 1
+	began := time.Now()
+	if _, err := Load(testContext(t), Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, WrapTransport: rec.wrap, QPS: qps, Burst: burst, PageSize: 5}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	n := len(rec.matching("GET "))
+	// A token bucket lets burst requests through at once, then one per 1/qps.
+	if least := time.Duration(n-burst) * time.Second / qps; took < least*9/10 {
+		t.Errorf("%d requests took %s; at %d per second they need at least %s", n, took, qps, least)
+	}
+}
+
 // A resource the server keeps failing on is skipped with the reason once the
 // retries are used up; the rest is read.
 func TestLoadSkipsAResourceThatKeepsFailing(t *testing.T) {

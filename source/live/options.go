@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Options says which cluster to read and how gently.
@@ -105,6 +106,9 @@ func restConfig(o Options) (*rest.Config, string, error) {
 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	// One limiter for every client made from this configuration (discovery, the
+	// dynamic client), so QPS bounds the read as a whole rather than per client.
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(o.QPS, o.Burst)
 	cfg.UserAgent = "eksdoctor"
 	if o.WrapTransport != nil {
 		cfg.Wrap(o.WrapTransport)
