@@ -478,13 +478,17 @@ func (b *builder) accessEntry(r *resInst) {
 }
 
 func (b *builder) podIdentity(r *resInst) {
-	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, cluster.ServiceAccountIdentity{
+	sa := cluster.ServiceAccountIdentity{
 		Namespace: str(r.vals["namespace"]),
 		Name:      str(r.vals["service_account"]),
 		RoleARN:   str(r.vals["role_arn"]),
 		Mechanism: "pod-identity",
 		Origin:    r.origin,
-	})
+	}
+	if s, inner := b.sem(r.addr); sa.RoleARN == "" && s != nil && s.kind == kindKarpenter && inner == "aws_eks_pod_identity_association.karpenter[0]" {
+		sa.RoleARN = s.controllerRole
+	}
+	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, sa)
 }
 
 // trust reads the principals of an assume-role policy and classifies the role:

@@ -973,8 +973,11 @@ func fnSum(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Valu
 	return cty.NumberVal(total), nil
 }
 
-// sortedKeys returns the keys of a map in order.
+// sortedKeys returns the keys of a map in order, nil for an empty map.
 func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -21,8 +21,9 @@ import (
 // Local modules are loaded recursively up to this depth, and a counted module or
 // resource is expanded into at most maxInstances instances.
 const (
-	maxModuleDepth = 8
-	maxInstances   = 256
+	maxModuleDepth     = 8
+	maxInstances       = 256
+	maxModuleInstances = 512
 )
 
 // loader holds the state of one Load: files read, evaluation budget, and what it found
@@ -560,6 +561,10 @@ func (call *moduleCall) instances() []*callInst {
 		}
 		deps := append(append([]string(nil), m.dependsOn...), m.addresses(blockAttr(call.block, "depends_on"))...)
 		for _, ci := range call.insts {
+			if len(m.l.modules) >= maxModuleInstances {
+				m.l.problem(originOf(call.block.DefRange()), fmt.Sprintf("more than %d module instances; %s and the modules after it are not read", maxModuleInstances, ci.addr))
+				break
+			}
 			child := m.l.newModInst(cfg, ci.addr+".", m.cfgPrefix+"module."+call.name+".", call.childPath, m.depth+1)
 			child.dependsOn = deps
 			ci := ci

@@ -45,7 +45,17 @@ func IsPlanJSON(data []byte) bool {
 // internals) and lacks some a configuration shows (what depends on unknown values is
 // absent); unknown values are placeholders as in Load. The error is only for data that
 // is not a plan at all; a plan that does not decode becomes a Problem.
-func LoadPlan(file string, data []byte) (*cluster.Model, error) {
+func LoadPlan(file string, data []byte) (model *cluster.Model, err error) {
+	defer func() {
+		// A plan is untrusted input: whatever escapes becomes a problem, not a crash.
+		if r := recover(); r != nil {
+			model = &cluster.Model{Problems: []cluster.Problem{{
+				Origin:  cluster.Origin{File: file},
+				Message: fmt.Sprintf("the plan could not be analysed: %v", r),
+			}}}
+			err = nil
+		}
+	}()
 	if !json.Valid(data) {
 		return &cluster.Model{Problems: []cluster.Problem{{
 			Origin:  cluster.Origin{File: file, Line: jsonErrorLine(data)},
