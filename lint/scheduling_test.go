@@ -10,7 +10,8 @@ import (
 )
 
 // twin is a fixture pair: the broken configuration must report check (with a
-// summary containing want) and its fixed twin nothing at warning or above.
+// summary containing want); its fixed twin must not, and must report no error of
+// any check.
 type twin struct {
 	name  string
 	check string
@@ -35,8 +36,12 @@ func runTwins(t *testing.T, family string, twins []twin) {
 				t.Errorf("finding has no file and line: %+v", got[0].Origin)
 			}
 			fixed := linttest.Extract(t, filepath.Join("testdata", family, tc.name+"-fixed.txtar"))
-			if fs := linttest.AtLeast(linttest.Run(t, fixed), lint.Warning); len(fs) > 0 {
+			after := linttest.Run(t, fixed)
+			if fs := linttest.Only(after, tc.check); len(fs) > 0 {
 				t.Errorf("the fixed twin still reports:%s", linttest.Describe(fs))
+			}
+			if fs := linttest.AtLeast(after, lint.Error); len(fs) > 0 {
+				t.Errorf("the fixed twin reports errors:%s", linttest.Describe(fs))
 			}
 			if tc.fix {
 				linttest.ApplyFixes(t, broken, tc.check, all)

@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
-	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
@@ -18,7 +16,10 @@ import (
 type poolInfo struct {
 	reqs  scheduling.Requirements
 	os    string
-	types []*catalog.InstanceType // instance types the NodePool's requirements allow
+	// types are the instance types the NodePool's requirements allow, smallest
+	// first, with whether one node of the type alone exceeds the NodePool's limits.
+	types     []sizedType
+	overLimit []bool
 	// notReady explains why Karpenter ignores the NodePool ("" when usable);
 	// unknownClass is set when the node class is simply not in the inputs.
 	notReady     string
@@ -43,9 +44,10 @@ func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
 		p.notReady = nodeClassNotReady(nc)
 		p.os = nodeClassOS(nc)
 	}
-	for _, it := range catalog.InstanceTypes() {
-		if instanceTypeFits(it, p.reqs, p.os) {
-			p.types = append(p.types, it)
+	for _, st := range sizedCatalog() {
+		if instanceTypeFits(st.it, p.reqs, p.os) {
+			p.types = append(p.types, st)
+			p.overLimit = append(p.overLimit, st.exceedsLimits(np.Limits))
 		}
 	}
 	s.mu.Lock()
@@ -145,8 +147,6 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req c
 		v.Reasons = append(v.Reasons, Reason{Code: CodeRequirements, Key: firstIssues[0].key, Message: prefix + ", incompatible requirements, " + firstIssues[0].message})
 		return finish(v)
 	}
-	combined := scheduling.NewRequirements(info.reqs.Values()...)
-	combined.Add(termReqs.Values()...)
 	over := s.overheadFor("np:"+np.Name, func(d *corev1.Pod) bool {
 		if _, bad := untolerated(np.Taints, d.Spec.Tolerations); bad {
 			return false
@@ -159,56 +159,44 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req c
 		return false
 	})
 	v.Overhead = over
-	total := corev1.ResourceList{}
-	addTo(total, req)
-	addTo(total, over)
-	var fitTypes []*catalog.InstanceType
-	var largest *catalog.InstanceType
+	need := vecOf(req).plus(vecOf(over))
+	podInstance := instanceRequirements(termReqs)
+	var fit []string
+	var largest *sizedType
 	limited := 0
-	for _, it := range info.types {
-		if !instanceTypeFits(it, combined, info.os) {
+	for i := range info.types {
+		st := &info.types[i]
+		if podInstance != nil && !instanceTypeFits(st.it, podInstance, info.os) {
 			continue
 		}
-		if largest == nil || it.Allocatable.Cpu().Cmp(*largest.Allocatable.Cpu()) > 0 {
-			largest = it
-		}
-		if len(shortfall(total, it.Allocatable, nil)) > 0 {
+		largest = st // types are sorted smallest first
+		if !need.within(st.alloc) {
 			continue
 		}
-		if exceedsLimits(it, np.Limits) {
+		if info.overLimit[i] {
 			limited++
 			continue
 		}
-		fitTypes = append(fitTypes, it)
-	}
-	// Smallest first: the examples read like what Karpenter would pick.
-	sort.SliceStable(fitTypes, func(i, j int) bool {
-		a, b := fitTypes[i].Allocatable, fitTypes[j].Allocatable
-		if c := a.Cpu().Cmp(*b.Cpu()); c != 0 {
-			return c < 0
+		fit = append(fit, st.it.Name)
+		if len(fit) == maxExamples {
+			// Enough to show; the full list is not needed to decide.
+			break
 		}
-		return a.Memory().Cmp(*b.Memory()) < 0
-	})
-	var fit []string
-	for _, it := range fitTypes {
-		fit = append(fit, it.Name)
 	}
-	v.Compatible = len(fit)
-	if len(fit) > 5 {
-		v.InstanceTypes = fit[:5]
-	} else {
-		v.InstanceTypes = fit
-	}
+	v.InstanceTypes = fit
 	if len(fit) == 0 {
 		switch {
 		case limited > 0:
 			v.Reasons = append(v.Reasons, Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)})
 		default:
-			msg := fmt.Sprintf("%s, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", prefix, resourceJSON(over), resourceJSON(req), combined.String())
+			msg := fmt.Sprintf("%s, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", prefix, resourceJSON(over), resourceJSON(req), joinRequirements(info.reqs, termReqs))
 			var short []corev1.ResourceName
 			if largest != nil {
-				short = shortfall(total, largest.Allocatable, nil)
-				msg += fmt.Sprintf(" (largest allowed: %s)", largest.Name)
+				total := corev1.ResourceList{}
+				addTo(total, req)
+				addTo(total, over)
+				short = shortfall(total, largest.it.Allocatable, nil)
+				msg += fmt.Sprintf(" (largest allowed: %s)", largest.it.Name)
 			}
 			v.Reasons = append(v.Reasons, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg})
 		}
@@ -223,32 +211,6 @@ func finish(v Verdict) Verdict {
 	}
 	v.Result = Refuses
 	return v
-}
-
-// exceedsLimits reports whether one node of the type alone would exceed the
-// NodePool's limits (Karpenter counts a node's capacity against them).
-func exceedsLimits(it *catalog.InstanceType, limits corev1.ResourceList) bool {
-	for name, lim := range limits {
-		cap := it.Allocatable[name]
-		if name == corev1.ResourceCPU {
-			cap = *resource.NewQuantity(cpuCapacity(it), resource.DecimalSI)
-		}
-		if name == corev1.ResourceMemory {
-			if mb, err := resource.ParseQuantity(it.Labels["karpenter.k8s.aws/instance-memory"] + "Mi"); err == nil {
-				cap = mb
-			}
-		}
-		if cap.Cmp(lim) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func cpuCapacity(it *catalog.InstanceType) int64 {
-	var n int64
-	fmt.Sscanf(it.Labels["karpenter.k8s.aws/instance-cpu"], "%d", &n)
-	return n
 }
 
 // resourceJSON renders a resource list like Karpenter's log lines: {"cpu":"1","pods":"1"}.
@@ -268,4 +230,31 @@ func sortedResourceNames(rl corev1.ResourceList) []corev1.ResourceName {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// maxExamples is how many fitting instance types a verdict names.
+const maxExamples = 5
+
+// instanceRequirements keeps the requirements on keys whose values come from the
+// instance type; nil when there are none (most pods), so scans skip the check.
+func instanceRequirements(r scheduling.Requirements) scheduling.Requirements {
+	var out scheduling.Requirements
+	for key, req := range r {
+		if !isInstanceKey(key) {
+			continue
+		}
+		if out == nil {
+			out = scheduling.NewRequirements()
+		}
+		out.Add(req)
+	}
+	return out
+}
+
+// joinRequirements renders the NodePool's and the pod's requirements together, as
+// Karpenter's "no instance type satisfied" message does.
+func joinRequirements(pool, pod scheduling.Requirements) string {
+	all := scheduling.NewRequirements(pool.Values()...)
+	all.Add(pod.Values()...)
+	return all.String()
 }

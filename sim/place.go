@@ -288,7 +288,7 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pod *corev1.Pod, req
 	if len(fitting) > 0 && len(fitTypes) == 0 && resReason != nil {
 		v.Reasons = append(v.Reasons, *resReason)
 	}
-	v.InstanceTypes, v.Compatible = fitTypes, len(fitTypes)
+	v.InstanceTypes = fitTypes
 	switch {
 	case len(v.Reasons) == 0:
 		v.Result = Fits

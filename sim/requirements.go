@@ -162,17 +162,16 @@ func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
 }
 
 // instanceTypeFits reports whether an instance type's labels satisfy requirements
-// on the keys the instance type defines.
+// on the keys the instance type defines (other keys are not its business).
 func instanceTypeFits(it *catalog.InstanceType, reqs scheduling.Requirements, os string) bool {
-	for _, key := range instanceLabelKeys() {
-		if !reqs.Has(key) {
+	for key, req := range reqs {
+		if !isInstanceKey(key) {
 			continue
 		}
 		v, ok := it.Labels[key]
 		if key == corev1.LabelOSStable && os != "" {
 			v, ok = os, true
 		}
-		req := reqs.Get(key)
 		if !ok {
 			if op := req.Operator(); op != corev1.NodeSelectorOpNotIn && op != corev1.NodeSelectorOpDoesNotExist {
 				return false
@@ -185,6 +184,10 @@ func instanceTypeFits(it *catalog.InstanceType, reqs scheduling.Requirements, os
 	}
 	return true
 }
+
+func isInstanceKey(key string) bool { return instanceKeySet().Has(key) }
+
+var instanceKeySet = sync.OnceValue(func() sets.Set[string] { return sets.New(instanceLabelKeys()...) })
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -110,11 +110,7 @@ func (v Verdict) Line() string {
 	switch v.Result {
 	case Fits:
 		if len(v.InstanceTypes) > 0 {
-			more := ""
-			if v.Compatible > len(v.InstanceTypes) {
-				more = fmt.Sprintf(" and %d more", v.Compatible-len(v.InstanceTypes))
-			}
-			return fmt.Sprintf("%s: fits (e.g. %s%s)", name, strings.Join(v.InstanceTypes, ", "), more)
+			return fmt.Sprintf("%s: fits (e.g. %s)", name, strings.Join(v.InstanceTypes, ", "))
 		}
 		return name + ": fits"
 	case Unknown:

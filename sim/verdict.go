@@ -83,10 +83,9 @@ type Verdict struct {
 	Source  Source
 	Result  Result
 	Reasons []Reason
-	// InstanceTypes names some instance types that would take the pod (node groups
-	// and NodePools), cheapest-sounding first; Compatible counts them all.
+	// InstanceTypes names a few instance types that would take the pod (node
+	// groups and NodePools), smallest first.
 	InstanceTypes []string
-	Compatible    int
 	// Overhead is the DaemonSet overhead counted on this source's nodes.
 	Overhead corev1.ResourceList
 }

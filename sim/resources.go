@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+)
+
+// vec is a resource list as integers (millicores, bytes, counts), so that the
+// instance-type scans on the hot path compare numbers instead of quantities.
+type vec struct {
+	cpu, mem, pods, eph int64
+	other               map[corev1.ResourceName]int64
+}
+
+func vecOf(rl corev1.ResourceList) vec {
+	var v vec
+	for name, q := range rl {
+		switch name {
+		case corev1.ResourceCPU:
+			v.cpu = q.MilliValue()
+		case corev1.ResourceMemory:
+			v.mem = q.Value()
+		case corev1.ResourcePods:
+			v.pods = q.Value()
+		case corev1.ResourceEphemeralStorage:
+			v.eph = q.Value()
+		default:
+			if v.other == nil {
+				v.other = map[corev1.ResourceName]int64{}
+			}
+			v.other[name] = q.Value()
+		}
+	}
+	return v
+}
+
+func (a vec) plus(b vec) vec {
+	out := vec{cpu: a.cpu + b.cpu, mem: a.mem + b.mem, pods: a.pods + b.pods, eph: a.eph + b.eph}
+	if len(a.other)+len(b.other) > 0 {
+		out.other = map[corev1.ResourceName]int64{}
+		for k, v := range a.other {
+			out.other[k] += v
+		}
+		for k, v := range b.other {
+			out.other[k] += v
+		}
+	}
+	return out
+}
+
+// within reports whether a request fits in an allocatable.
+func (a vec) within(alloc vec) bool {
+	if a.cpu > alloc.cpu || a.mem > alloc.mem || a.pods > alloc.pods || a.eph > alloc.eph {
+		return false
+	}
+	for k, v := range a.other {
+		if v > 0 && v > alloc.other[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// sizedType is an instance type with its allocatable as a vec.
+type sizedType struct {
+	it    *catalog.InstanceType
+	alloc vec
+	// vcpus and memMiB are the instance's capacity, which NodePool limits count.
+	vcpus, memMiB int64
+}
+
+// sizedCatalog is the catalog sorted smallest first (CPU, then memory, then name).
+var sizedCatalog = sync.OnceValue(func() []sizedType {
+	var out []sizedType
+	for _, it := range catalog.InstanceTypes() {
+		st := sizedType{it: it, alloc: vecOf(it.Allocatable)}
+		st.vcpus, _ = strconv.ParseInt(it.Labels["karpenter.k8s.aws/instance-cpu"], 10, 64)
+		st.memMiB, _ = strconv.ParseInt(it.Labels["karpenter.k8s.aws/instance-memory"], 10, 64)
+		out = append(out, st)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].alloc, out[j].alloc
+		if a.cpu != b.cpu {
+			return a.cpu < b.cpu
+		}
+		if a.mem != b.mem {
+			return a.mem < b.mem
+		}
+		return out[i].it.Name < out[j].it.Name
+	})
+	return out
+})
+
+// exceedsLimits reports whether one node of the type alone would exceed a
+// NodePool's limits (Karpenter counts a node's capacity against them).
+func (st sizedType) exceedsLimits(limits corev1.ResourceList) bool {
+	for name, lim := range limits {
+		switch name {
+		case corev1.ResourceCPU:
+			if st.vcpus*1000 > lim.MilliValue() {
+				return true
+			}
+		case corev1.ResourceMemory:
+			if st.memMiB*1024*1024 > lim.Value() {
+				return true
+			}
+		default:
+			a := st.it.Allocatable[name]
+			if a.Cmp(lim) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
