@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,6 +43,31 @@ const (
 
 // Releases lists the embedded releases, oldest first.
 func Releases() []Release { return []Release{V0_37, V1_0, Current} }
+
+// ReleaseFor returns the embedded release whose CRDs a Karpenter version (a chart or
+// image version: "1.8.3", "v0.37.7", "0.36.2") serves the same way: v0.32 to v0.37
+// (v1beta1 stored) → V0_37, 1.0.x (v1 stored, v1beta1 converted) → V1_0, 1.1 and
+// later (v1 only) → Current. ok is false for versions before v0.32, which serve the
+// v1alpha5 API, and for text that is not a version.
+func ReleaseFor(version string) (r Release, ok bool) {
+	v := strings.TrimPrefix(strings.TrimSpace(version), "v")
+	majorText, rest, _ := strings.Cut(v, ".")
+	minorText, _, _ := strings.Cut(rest, ".")
+	major, err1 := strconv.Atoi(majorText)
+	minor, err2 := strconv.Atoi(minorText)
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+		return "", false
+	}
+	switch {
+	case major == 0 && minor >= 32:
+		return V0_37, true
+	case major == 1 && minor == 0:
+		return V1_0, true
+	case major >= 1:
+		return Current, true
+	}
+	return "", false
+}
 
 // groupVersionKind identifies one served version of one CRD.
 type groupVersionKind struct {

@@ -27,11 +27,7 @@ func Defaults(obj *cluster.Object) []Default {
 	if !ok {
 		return nil
 	}
-	r := Current
-	if gvk.version == "v1beta1" {
-		r = V0_37
-	}
-	c, err := lookup(r, gvk)
+	c, err := lookup(releaseOf(gvk), gvk)
 	if err != nil || c == nil {
 		return nil
 	}

@@ -39,10 +39,7 @@ func Validate(obj *cluster.Object) []Violation {
 	if v, ok := removedKind(gvk); ok {
 		return []Violation{v}
 	}
-	r := Current
-	if gvk.version == "v1beta1" {
-		r = V0_37
-	}
+	r := releaseOf(gvk)
 	c, err := lookup(r, gvk)
 	if err != nil {
 		return []Violation{unchecked(err)}
@@ -51,6 +48,15 @@ func Validate(obj *cluster.Object) []Violation {
 		return nil
 	}
 	return validateWith(obj, gvk, r, c)
+}
+
+// releaseOf is the release whose schema judges an object on its own terms: the last
+// release storing its version.
+func releaseOf(gvk groupVersionKind) Release {
+	if gvk.version == "v1beta1" {
+		return V0_37
+	}
+	return Current
 }
 
 // ValidateFor checks a Karpenter object against the CRDs of one release, as that

@@ -561,3 +561,29 @@ func TestValidateConcurrently(t *testing.T) {
 		}
 	}
 }
+
+func TestReleaseFor(t *testing.T) {
+	tests := []struct {
+		version string
+		want    Release
+		ok      bool
+	}{
+		{version: "0.31.4"},
+		{version: "v0.32.10", want: V0_37, ok: true},
+		{version: "0.37.7", want: V0_37, ok: true},
+		{version: "1.0.0", want: V1_0, ok: true},
+		{version: "v1.0.8", want: V1_0, ok: true},
+		{version: "1.1.0", want: Current, ok: true},
+		{version: "1.8.3", want: Current, ok: true},
+		{version: "2.0.0", want: Current, ok: true},
+		{version: "${var.karpenter_version}"},
+		{version: "latest"},
+		{version: ""},
+	}
+	for _, tt := range tests {
+		got, ok := ReleaseFor(tt.version)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ReleaseFor(%q) = %q, %v; want %q, %v", tt.version, got, ok, tt.want, tt.ok)
+		}
+	}
+}
