@@ -292,6 +292,8 @@ func (r *Resolver) awsAuth(role Role, p Purpose) SourceResult {
 	switch {
 	case auth == nil && !m.Cluster.Defined:
 		res.Partial = "the configuration neither creates the cluster nor writes aws-auth, so aws-auth may hold mappings it does not show"
+	case auth == nil && r.undeclaredEksctl():
+		res.Partial = undeclaredEksctlNote
 	case auth != nil && !auth.Complete:
 		res.Partial = "some aws-auth entries are not known before apply"
 	}
@@ -397,6 +399,8 @@ func (r *Resolver) accessEntries(role Role, p Purpose) SourceResult {
 		res.Partial = "access entries are not visible from inside the cluster"
 	case !m.Cluster.Defined:
 		res.Partial = "the configuration does not create the cluster, so access entries may exist that it does not show"
+	case r.undeclaredEksctl():
+		res.Partial = undeclaredEksctlNote
 	}
 	for i := range m.Identity.AccessEntries {
 		e := &m.Identity.AccessEntries[i]
@@ -429,6 +433,35 @@ func (r *Resolver) accessEntries(role Role, p Purpose) SourceResult {
 	}
 	res.State = stateOf(res)
 	return res
+}
+
+const undeclaredEksctlNote = "the eksctl ClusterConfig declares no identity mappings or access entries at all, so they may be added outside it (eksctl create iamidentitymapping, eksctl create accessentry)"
+
+// undeclaredEksctl reports whether the cluster comes from an eksctl ClusterConfig
+// that declares no identity at all: eksctl users often map roles with separate
+// commands, so a ClusterConfig without any mapping says nothing about them. One
+// that declares some is taken to declare all.
+func (r *Resolver) undeclaredEksctl() bool {
+	m := r.m
+	eksctl := false
+	for _, o := range m.Objects {
+		if o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/") && o.Origin.File == m.Cluster.Origin.File {
+			eksctl = true
+			break
+		}
+	}
+	if !eksctl {
+		return false
+	}
+	if m.Identity.AwsAuth != nil {
+		return false
+	}
+	for _, e := range m.Identity.AccessEntries {
+		if !e.Implicit {
+			return false
+		}
+	}
+	return true
 }
 
 func describeEntry(e *cluster.AccessEntry) string {
