@@ -561,6 +561,12 @@ func chartBaseName(ref string) string {
 // that are Karpenter's by name or because the release refers to them.
 func (b *builder) karpenterAWS() {
 	if b.g == nil {
+		k := b.m.Karpenter
+		if b.plan.Tool == "eksctl" && (k.Release != nil || k.Controller != nil) {
+			// eksctl creates neither the controller role nor the queue: the
+			// getting-started guide creates them in a CloudFormation stack.
+			b.add(StageKarpenterAWS, Item{Name: "the Karpenter controller role, interruption queue and EventBridge rules (not in the eksctl configuration)", Manager: "aws"})
+		}
 		return
 	}
 	var relRefs map[string]bool
