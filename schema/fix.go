@@ -18,7 +18,8 @@ type Fixed struct {
 	Object map[string]any
 	// NodeClassPatch is a JSON merge patch (RFC 7386) for the EC2NodeClass named
 	// NodeClassName, carrying what moved there ({"spec": {"kubelet": {...}}}); nil when
-	// nothing moved. ApplyMergePatch applies it.
+	// nothing moved. ApplyMergePatch applies it; its fields replace kubelet fields of
+	// the same name the EC2NodeClass already sets.
 	NodeClassPatch map[string]any
 	NodeClassName  string
 	// Changes lists what was changed, in the order it was done.
@@ -93,9 +94,6 @@ func (f *fixer) change(move, path, format string, args ...any) {
 }
 
 func (f *fixer) apiVersion(gvk groupVersionKind) {
-	if gvk.version == "v1" {
-		return
-	}
 	if gvk.version != "v1beta1" {
 		return
 	}

@@ -90,7 +90,7 @@ func (h hintContext) explainMove(v *Violation) bool {
 		lookupPath(h.original, v.Path) == "Ubuntu":
 		v.Move = MoveUbuntu
 		v.Hint = "Karpenter v1 removed the Ubuntu AMI family: use amiFamily: Custom with amiSelectorTerms that select the Ubuntu AMIs and userData that joins the node, " +
-			"or move to - alias: al2023@latest"
+			"or switch to amiSelectorTerms: [{alias: al2023@latest}]"
 	default:
 		return false
 	}
@@ -102,8 +102,12 @@ func amiHint(family any) string {
 	const base = "Karpenter v1 requires amiSelectorTerms; amiFamily alone no longer selects an AMI. "
 	f, _ := family.(string)
 	if alias, ok := familyAlias[f]; ok {
-		return base + fmt.Sprintf("For the EKS-optimized %s AMI add amiSelectorTerms: [{alias: %s@latest}] "+
+		hint := base + fmt.Sprintf("For the EKS-optimized %s AMI add amiSelectorTerms: [{alias: %s@latest}] "+
 			"(amiFamily may then be omitted; pin a version instead of latest to control AMI rollouts)", f, alias)
+		if f == "AL2" {
+			hint += "; EKS publishes no AL2 AMIs for Kubernetes 1.33 and later, where al2023@latest is the successor"
+		}
+		return hint
 	}
 	switch f {
 	case "Custom":
@@ -173,7 +177,7 @@ func (h hintContext) unknownFieldHint(path string) string {
 			continue
 		}
 		if s, err := lookup(r, h.gvk); err == nil && s != nil && schemaAt(s.structural, segs) != nil {
-			return hint + fmt.Sprintf("; the field exists in newer Karpenter CRDs (%s): upgrade Karpenter and its CRDs, or remove it", releaseLabel(r))
+			return hint + fmt.Sprintf("; the field exists in newer Karpenter CRDs, the %s ones: upgrade Karpenter and its CRDs, or remove it", releaseLabel(r))
 		}
 	}
 	switch h.gvk.version {
@@ -203,11 +207,12 @@ func releaseIndex(r Release) int {
 	return -1
 }
 
+// releaseLabel names a release in hints.
 func releaseLabel(r Release) string {
 	if r == Current {
-		return "current, chart 1.14.1"
+		return "current (chart 1.14.1)"
 	}
-	return string(r)
+	return "Karpenter " + string(r)
 }
 
 // schemaAt walks a structural schema along dotted segments; list indexes step into

@@ -93,8 +93,8 @@ func ValidateFor(obj *cluster.Object, r Release) []Violation {
 		Path:    "apiVersion",
 		Message: fmt.Sprintf("no matches for kind %q in version %q", gvk.kind, gvk.apiVersion()),
 		Kind:    Removed,
-		Hint: fmt.Sprintf("Karpenter %s does not serve %s (v1beta1 was removed in Karpenter 1.1; 1.0 served it only through its conversion webhooks); "+
-			"write apiVersion: %s and apply the v1 changes reported with it", r, gvk.apiVersion(), target.apiVersion()),
+		Hint: fmt.Sprintf("the %s CRDs do not serve %s: Karpenter 1.1 removed v1beta1 (1.0 served it only through its conversion webhooks); "+
+			"write apiVersion: %s and make the v1 changes reported with it", releaseLabel(r), gvk.apiVersion(), target.apiVersion()),
 		Move: MoveAPIVersion,
 	}
 	tc, err := lookup(r, target)

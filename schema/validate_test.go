@@ -273,7 +273,7 @@ spec:
 			obj:     moved["default"],
 			release: Current,
 			want: []want{
-				{Path: "apiVersion", Kind: Removed, Move: MoveAPIVersion, Hint: "removed in Karpenter 1.1"},
+				{Path: "apiVersion", Kind: Removed, Move: MoveAPIVersion, Hint: "Karpenter 1.1 removed v1beta1"},
 				{Path: "spec.disruption.consolidateAfter", Kind: Required, Move: MoveConsolidateAfter},
 				{Path: "spec.disruption.consolidationPolicy", Kind: NotSupported, Move: MoveConsolidation},
 				{Path: "spec.disruption.expireAfter", Kind: UnknownField, Move: MoveExpireAfter},
@@ -297,7 +297,7 @@ spec:
 			obj:     static,
 			release: V1_0,
 			want: []want{
-				{Path: "spec.replicas", Kind: UnknownField, Hint: "exists in newer Karpenter CRDs (current, chart 1.14.1)"},
+				{Path: "spec.replicas", Kind: UnknownField, Hint: "exists in newer Karpenter CRDs, the current (chart 1.14.1) ones"},
 			},
 		},
 		{
