@@ -14,8 +14,8 @@ import (
 
 // poolInfo is what a NodePool offers, computed once.
 type poolInfo struct {
-	reqs  scheduling.Requirements
-	os    string
+	reqs scheduling.Requirements
+	os   string
 	// types are the instance types the NodePool's requirements allow, smallest
 	// first, with whether one node of the type alone exceeds the NodePool's limits.
 	types     []sizedType

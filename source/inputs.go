@@ -44,7 +44,6 @@ func readSpecial(file string, data []byte) (*cluster.Model, bool) {
 	return nil, false
 }
 
-
 func loadTerraform(dir string, opts Options) (*cluster.Model, error) {
 	return terraform.Load(dir, terraform.Options{VarFiles: opts.TFVars})
 }
