@@ -11,6 +11,7 @@ var registry = []*Check{
 	fargateRoleUnauthorized,
 	fargateUnsupported,
 	invalidInput,
+	karpenterSchema,
 	nodeRoleUnauthorized,
 	podUnschedulable,
 	teardownOrder,

@@ -62,7 +62,35 @@ func runPodUnschedulable(p *Pass) {
 			continue
 		}
 		pl := p.Sim.Place(w, cluster.Steady)
+		if w.IsDaemonSet() {
+			reportDaemonSetTaints(p, w, pl)
+			continue
+		}
 		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
+	}
+}
+
+// reportDaemonSetTaints: a DaemonSet only creates pods for the nodes it matches, so
+// matching no capacity at all is normal (a Windows DaemonSet without Windows
+// nodes). What is wrong is a node-critical DaemonSet (CNI, CSI node plugin) that
+// selects a source's nodes but does not tolerate their taints: those nodes run
+// without it.
+func reportDaemonSetTaints(p *Pass, w *cluster.Workload, pl *sim.Placement) {
+	if w.NodeCritical == "" {
+		return
+	}
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindFargate || !onlyTaints(v) {
+			continue
+		}
+		p.Report(Finding{
+			Severity: Warning,
+			Object:   w.Ref(),
+			Origin:   w.Object.Origin,
+			Summary:  fmt.Sprintf("%s does not run on the nodes of %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
+			Detail:   fmt.Sprintf("%s is a %s.\n%s", w.Ref(), w.NodeCritical, v.Line()),
+			Fix:      tolerationFixFor(w, v),
+		})
 	}
 }
 
@@ -85,12 +113,6 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 	}
 	sev := Error
 	what := "fits no capacity"
-	if w.IsDaemonSet() {
-		what = "runs on no capacity"
-		if w.NodeCritical == "" && w.Bootstrap == "" {
-			sev = Warning
-		}
-	}
 	// When only the absent Karpenter controller stands between the pods and a
 	// NodePool, say so: the root cause is reported by bootstrap-deadlock.
 	if blockedOnlyByController(pl) {

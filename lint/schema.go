@@ -1,0 +1,226 @@
+package lint
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/schema"
+)
+
+var karpenterSchema = &Check{
+	ID:       "karpenter-schema",
+	Title:    "Karpenter object invalid for its apiVersion",
+	Family:   "all",
+	Severity: Error,
+	Doc: Doc{
+		What: "A NodePool, EC2NodeClass or NodeClaim does not validate against the CRD schema of its apiVersion (the CRDs Karpenter ships, embedded in eksdoctor): unknown or moved fields, missing required fields, values the CRD's rules reject, removed v1alpha5 kinds. The v1beta1 → v1 moves are explained: kubelet moved to the EC2NodeClass, expireAfter to the template, consolidateAfter became required, nodeClassRef needs group and kind, amiSelectorTerms became required.",
+		Why:  "The API server rejects invalid objects at apply time — or, worse, silently drops unknown fields: a v1 NodePool that still carries spec.template.spec.kubelet is accepted and its kubelet settings (maxPods, reservations, eviction thresholds) stop applying without a word. An EC2NodeClass without amiSelectorTerms never becomes Ready and every NodePool using it is ignored.",
+		Fix:  "Move each field where the apiVersion expects it. The proposed fix rewrites the object (and the EC2NodeClass, for kubelet settings) mechanically where no decision is needed; the result validates clean.",
+		Before: `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {name: default}
+      kubelet:
+        maxPods: 110
+  disruption:
+    consolidationPolicy: WhenUnderutilized
+    expireAfter: 720h`,
+		After: `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      expireAfter: 720h
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 0s
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  kubelet:
+    maxPods: 110`,
+		Format: "yaml",
+	},
+	Run: runKarpenterSchema,
+}
+
+func runKarpenterSchema(p *Pass) {
+	classes := map[string]*cluster.Object{}
+	for _, o := range p.Model.Objects {
+		if o.Kind == "EC2NodeClass" {
+			classes[o.Name] = o
+		}
+	}
+	for _, o := range p.Model.Objects {
+		if o.Manager == "cluster" {
+			// The API server has already validated (and pruned) what it stores.
+			continue
+		}
+		vs := schema.Validate(o)
+		if len(vs) == 0 {
+			continue
+		}
+		var real []schema.Violation
+		for _, v := range vs {
+			if v.Kind != schema.Unchecked {
+				real = append(real, v)
+			}
+		}
+		if len(real) == 0 {
+			p.Report(Finding{
+				Severity: Info,
+				Object:   o.Ref(),
+				Origin:   o.Origin,
+				Summary:  fmt.Sprintf("%s could not be validated completely: %s", o.Ref(), vs[0].Message),
+			})
+			continue
+		}
+		first := real[0]
+		summary := fmt.Sprintf("%s is invalid for %s: %s", o.Ref(), o.APIVersion, first.Message)
+		if len(real) > 1 {
+			summary += fmt.Sprintf(" (and %d more)", len(real)-1)
+		}
+		var b strings.Builder
+		for i, v := range real {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString("- " + v.Message)
+			if v.Accepted {
+				b.WriteString(" (the API server accepts the object and silently drops or ignores this)")
+			}
+			if v.Hint != "" {
+				b.WriteString("\n  " + strings.ReplaceAll(v.Hint, "\n", "\n  "))
+			}
+		}
+		p.Report(Finding{
+			Object:  o.Ref(),
+			Origin:  o.At(first.Path),
+			Summary: summary,
+			Detail:  b.String(),
+			Fix:     schemaFix(o, classes),
+		})
+	}
+}
+
+// schemaFix turns schema.Fix's rewrite into merge patches for the object and, when
+// settings moved to it, the EC2NodeClass.
+func schemaFix(o *cluster.Object, classes map[string]*cluster.Object) *Fix {
+	fx := schema.Fix(o)
+	if fx.Object == nil || len(fx.Changes) == 0 {
+		return nil
+	}
+	patch := diffPatch(o.Content, fx.Object)
+	if len(patch) == 0 {
+		return nil
+	}
+	var what []string
+	for _, c := range fx.Changes {
+		what = append(what, c.Description)
+	}
+	f := &Fix{Summary: strings.Join(what, "; "), Edits: []Edit{objectPatch(o, patch)}}
+	if fx.NodeClassPatch != nil {
+		if nc := classes[fx.NodeClassName]; nc != nil {
+			f.Edits = append(f.Edits, objectPatch(nc, fx.NodeClassPatch))
+		} else {
+			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q (not among the inputs): %s", fx.NodeClassName, strings.TrimSpace(YAMLText(fx.NodeClassPatch)))
+		}
+	}
+	return f
+}
+
+// diffPatch computes the JSON merge patch (RFC 7386) that turns from into to.
+func diffPatch(from, to map[string]any) map[string]any {
+	out := map[string]any{}
+	keys := map[string]bool{}
+	for k := range from {
+		keys[k] = true
+	}
+	for k := range to {
+		keys[k] = true
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		a, inFrom := from[k]
+		b, inTo := to[k]
+		switch {
+		case !inTo:
+			out[k] = nil
+		case !inFrom:
+			out[k] = b
+		default:
+			am, aok := a.(map[string]any)
+			bm, bok := b.(map[string]any)
+			if aok && bok {
+				if sub := diffPatch(am, bm); len(sub) > 0 {
+					out[k] = sub
+				}
+				continue
+			}
+			if !equalJSON(a, b) {
+				out[k] = b
+			}
+		}
+	}
+	return out
+}
+
+// equalJSON compares JSON-like values, treating integer and float forms of the
+// same number as equal.
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case int64:
+		switch y := b.(type) {
+		case float64:
+			return float64(x) == y
+		case int:
+			return x == int64(y)
+		}
+	case float64:
+		switch y := b.(type) {
+		case int64:
+			return x == float64(y)
+		case int:
+			return x == float64(y)
+		}
+	case int:
+		return equalJSON(int64(x), b)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if !equalJSON(v, y[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
