@@ -160,7 +160,7 @@ func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
 	if e := h.Edit; e != nil {
 		summary := fmt.Sprintf("set %s on %s", strings.TrimSpace(strings.SplitN(e.HCL(), "\n", 2)[0]), e.Address)
 		if e.Attr == "depends_on" {
-			summary = fmt.Sprintf("make %s depend on %s so terraform destroy removes it first", e.Address, targetAddresses(h))
+			summary = fmt.Sprintf("make %s depend on %s, so that terraform destroy removes %s first", e.Address, targetAddresses(h), e.Address)
 		}
 		return &Fix{Summary: summary, Edits: []Edit{{File: e.Origin.File, Line: e.Origin.Line, Format: FormatHCL, Text: e.HCL()}}}
 	}

@@ -774,7 +774,7 @@ func (b *builder) orderHazards() {
 				e := b.needDependency(addr, target)
 				b.hazard(Hazard{
 					Kind: HazardCRBeforeController, Subject: subject, Targets: []Item{b.itemAt(StageController, c)}, Edit: e,
-					Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can uninstall the controller before (or while) it deletes %s, and nothing removes the karpenter.sh/termination finalizers", addr, c, objectsText(subject)),
+					Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can uninstall the controller before (or while) it deletes %s, and nothing removes the finalizers (karpenter.sh/termination on NodeClaims and Nodes, karpenter.k8s.aws/termination on EC2NodeClasses)", addr, c, objectsText(subject)),
 				})
 			}
 			if st == StageNodePools {
