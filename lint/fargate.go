@@ -613,6 +613,19 @@ func chartValuesKey(r *cluster.HelmRelease, w *cluster.Workload, field string) (
 	return "", false
 }
 
+// chartDefaultList returns a chart's default list at a values key.
+func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) []any {
+	version := w.Object.Annotations["eksdoctor.io/chart-version"]
+	if version == "" {
+		version = r.Version
+	}
+	kb, ok := catalog.ChartFor(r.Chart, version)
+	if !ok {
+		return nil
+	}
+	return copyList(cluster.Lookup(kb.DefaultValues(), key))
+}
+
 func setValuesPath(m map[string]any, key string, v any) {
 	parts := strings.Split(key, ".")
 	for _, p := range parts[:len(parts)-1] {
@@ -1054,13 +1067,16 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 			}
 			rest = append(rest, it)
 		}
-		values := map[string]any{}
 		if len(rest) == 0 {
-			// Back to the chart's own tolerations.
-			setValuesPath(values, key, nil)
-		} else {
-			setValuesPath(values, key, rest)
+			// Back to the chart's own tolerations: Helm's null would delete
+			// those too.
+			rest = chartDefaultList(r, w, key)
 		}
+		if rest == nil {
+			rest = []any{}
+		}
+		values := map[string]any{}
+		setValuesPath(values, key, rest)
 		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
 	}
 	if w.Addon != nil {

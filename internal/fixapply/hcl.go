@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/schema"
 )
 
 // HCL edits (lint.FormatHCL) change Terraform files the way a user would: by
@@ -40,8 +43,101 @@ import (
 // aws_eks_access_entry.
 //
 // The result must parse; it is then formatted like `terraform fmt`.
+//
+// Helm values edits (lint.FormatValues) are a YAML document to merge into a
+// release's values, the way Helm merges values files: maps key by key, every
+// other value replaced, null removing a key. In a Terraform file, Edit.Line names
+// the helm_release block and the document is appended to its `values` list as a
+// heredoc (the provider passes the list to Helm in order, so the last document
+// wins; the user's own documents stay as written). In a YAML values file, the
+// document is merged into the file.
 
-func init() { Register(lint.FormatHCL, applyHCL) }
+func init() {
+	Register(lint.FormatHCL, applyHCL)
+	Register(lint.FormatValues, applyHelmValues)
+}
+
+// applyHelmValues merges a values document into a release's values.
+func applyHelmValues(content []byte, e lint.Edit) ([]byte, error) {
+	var patch map[string]any
+	if err := yaml.Unmarshal([]byte(e.Text), &patch); err != nil {
+		return nil, fmt.Errorf("values are not YAML: %w", err)
+	}
+	if e.Line <= 0 || !looksLikeHCL(content) {
+		var doc map[string]any
+		if err := yaml.Unmarshal(content, &doc); err != nil {
+			return nil, fmt.Errorf("the values file is not YAML: %w", err)
+		}
+		out, err := yaml.Marshal(schema.ApplyMergePatch(doc, patch))
+		if err != nil {
+			return nil, fmt.Errorf("render values: %w", err)
+		}
+		return out, nil
+	}
+	file, diags := hclsyntax.ParseConfig(content, "file.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("the file does not parse: %s", diags.Error())
+	}
+	body, ok := file.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, fmt.Errorf("the file is not native HCL syntax")
+	}
+	block := blockAt(body, e.Line)
+	if block == nil {
+		return nil, fmt.Errorf("no block starts at line %d", e.Line)
+	}
+	doc := strings.TrimRight(e.Text, "\n")
+	if strings.Contains("\n"+doc+"\n", "\nEOT\n") {
+		return nil, fmt.Errorf("the values contain the heredoc marker EOT")
+	}
+	heredoc := "<<-EOT\n" + doc + "\nEOT\n"
+	var rep replacement
+	if old, ok := block.Body.Attributes["values"]; ok {
+		if tup, ok := old.Expr.(*hclsyntax.TupleConsExpr); ok {
+			// After the last element and a comma. A heredoc's closing marker must
+			// stay alone on its line, so the comma goes on the next one.
+			at := tup.SrcRange.Start.Byte + 1
+			sep := ""
+			if n := len(tup.Exprs); n > 0 {
+				at = tup.Exprs[n-1].Range().End.Byte
+				j := at
+				for j < len(content) && (content[j] == ' ' || content[j] == '\t' || content[j] == '\n' || content[j] == '\r') {
+					j++
+				}
+				if j < len(content) && content[j] == ',' {
+					at = j + 1
+				} else {
+					sep = "\n,"
+				}
+			}
+			text := sep + "\n" + strings.TrimSuffix(heredoc, "\n")
+			if at >= len(content) || (content[at] != '\n' && content[at] != '\r') {
+				text += "\n"
+			}
+			rep = replacement{at, at, text}
+		} else {
+			r := old.Expr.Range()
+			rep = replacement{r.Start.Byte, r.End.Byte, "concat(" + string(content[r.Start.Byte:r.End.Byte]) + ", [\n" + heredoc + "])"}
+		}
+	} else {
+		rep = insertBefore(content, block.Body.SrcRange.End.Byte-1, []string{"values = [\n" + heredoc + "]"})
+	}
+	out, err := replace(content, []replacement{rep})
+	if err != nil {
+		return nil, err
+	}
+	return finishHCL(out)
+}
+
+// looksLikeHCL tells Terraform files from YAML values files.
+func looksLikeHCL(content []byte) bool {
+	f, diags := hclsyntax.ParseConfig(content, "file.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		return false
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	return ok && len(body.Blocks) > 0
+}
 
 // replacement swaps src[start:end] for text.
 type replacement struct {

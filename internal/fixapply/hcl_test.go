@@ -194,3 +194,49 @@ func TestApplyHCLErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyHelmValues(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		edit lint.Edit
+		want string
+	}{
+		{
+			name: "append a document to the values list",
+			in:   eksModule,
+			edit: lint.Edit{Line: 18, Text: "tolerations:\n- key: CriticalAddonsOnly\n  operator: Exists\n"},
+			want: strings.Replace(eksModule, "    EOT\n  ]\n", "    EOT\n    ,\n    <<-EOT\ntolerations:\n- key: CriticalAddonsOnly\n  operator: Exists\nEOT\n  ]\n", 1),
+		},
+		{
+			name: "add a values list",
+			in:   "resource \"helm_release\" \"x\" {\n  chart = \"karpenter\"\n}\n",
+			edit: lint.Edit{Line: 1, Text: "replicas: 1\n"},
+			want: "resource \"helm_release\" \"x\" {\n  chart = \"karpenter\"\n  values = [\n    <<-EOT\nreplicas: 1\nEOT\n  ]\n}\n",
+		},
+		{
+			name: "values from an expression",
+			in:   "resource \"helm_release\" \"x\" {\n  values = local.values\n}\n",
+			edit: lint.Edit{Line: 1, Text: "replicas: 1\n"},
+			want: "resource \"helm_release\" \"x\" {\n  values = concat(local.values, [\n    <<-EOT\nreplicas: 1\nEOT\n  ])\n}\n",
+		},
+		{
+			name: "merge into a values file",
+			in:   "settings:\n  clusterName: demo\nreplicas: 2\n",
+			edit: lint.Edit{File: "values.yaml", Line: 1, Text: "settings:\n  interruptionQueue: demo\nreplicas: null\n"},
+			want: "settings:\n  clusterName: demo\n  interruptionQueue: demo\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.edit.Format = lint.FormatValues
+			got, err := applyHelmValues([]byte(tt.in), tt.edit)
+			if err != nil {
+				t.Fatalf("applyHelmValues: %v", err)
+			}
+			if diff := cmp.Diff(string(got), tt.want); diff != "" {
+				t.Errorf("applyHelmValues mismatch (-got +want):\n%s\ngot:\n%s", diff, got)
+			}
+		})
+	}
+}
