@@ -67,7 +67,7 @@ func reportTeardown(p *Pass, order bool) {
 		f := Finding{
 			Object:  hazardObject(p.Model, h.Subject),
 			Origin:  h.Subject.Origin,
-			Summary: hazardSummary(h),
+			Summary: hazardSummary(plan, h),
 			Detail:  hazardDetail(plan, h),
 			Fix:     hazardFix(plan, h),
 		}
@@ -98,16 +98,16 @@ func hazardObject(m *cluster.Model, it sim.Item) cluster.ObjectRef {
 	return cluster.ObjectRef{Kind: "Item", Name: it.Name}
 }
 
-func hazardSummary(h sim.Hazard) string {
+func hazardSummary(plan *sim.Plan, h sim.Hazard) string {
 	switch h.Kind {
 	case sim.HazardCRBeforeController:
-		return fmt.Sprintf("%s can be destroyed after the Karpenter controller (%s) that must finalize it", h.Subject.Name, targetNames(h))
+		return fmt.Sprintf("terraform destroy can remove the Karpenter controller (%s) before %s, which it must finalize", targetNames(h), h.Subject.Name)
 	case sim.HazardControllerBeforeAWS:
-		return fmt.Sprintf("%s can be destroyed after the Karpenter IAM role and queue (%s) it needs to finalize nodes", h.Subject.Name, targetNames(h))
+		return fmt.Sprintf("terraform destroy can remove the Karpenter IAM role or queue (%s) before %s, which needs them to finalize nodes", targetNames(h), h.Subject.Name)
 	case sim.HazardControllerBeforeCompute:
-		return fmt.Sprintf("%s can be destroyed after %s, where the Karpenter controller runs", h.Subject.Name, targetNames(h))
+		return fmt.Sprintf("terraform destroy can remove %s, where the Karpenter controller runs, before %s", targetNames(h), h.Subject.Name)
 	case sim.HazardPoolAfterClass:
-		return fmt.Sprintf("%s can be destroyed after its EC2NodeClass (%s)", h.Subject.Name, targetNames(h))
+		return fmt.Sprintf("terraform destroy can remove the EC2NodeClass (%s) before the NodePool %s", targetNames(h), h.Subject.Name)
 	case sim.HazardNoWait:
 		return fmt.Sprintf("%s: terraform destroy does not wait for Karpenter to finalize %s", h.Subject.Name, objectList(h.Subject))
 	case sim.HazardApplyOnly:
@@ -115,9 +115,16 @@ func hazardSummary(h sim.Hazard) string {
 	case sim.HazardForceNew:
 		return fmt.Sprintf("%s: force_new = true, every change recreates %s and drains all its nodes at once", h.Subject.Name, objectList(h.Subject))
 	case sim.HazardOutOfBand:
-		return fmt.Sprintf("%s is not managed by %s, so destroying the cluster leaves its nodes running", objectList(h.Subject), "the tool that destroys the cluster")
+		return fmt.Sprintf("%s is applied with %s, outside %s: %s leaves its nodes running", objectList(h.Subject), h.Subject.Manager, plan.Tool, toolDestroy(plan.Tool))
 	}
 	return h.Message
+}
+
+func toolDestroy(tool string) string {
+	if tool == "eksctl" {
+		return "eksctl delete cluster"
+	}
+	return tool + " destroy"
 }
 
 func targetNames(h sim.Hazard) string {
