@@ -61,12 +61,25 @@ func runKarpenterSchema(p *Pass) {
 			classes[o.Name] = o
 		}
 	}
+	// Validate against the CRDs of the Karpenter release in use when the inputs
+	// say which (a chart version or an image tag): v1beta1 objects are then
+	// reported as not served by 1.1 and later. Otherwise each object is judged by
+	// its own apiVersion.
+	release, pinned := schema.Release(""), false
+	if k := p.Model.Karpenter; k.Version != "" && !strings.HasPrefix(k.VersionFrom, "apiVersion ") {
+		release, pinned = schema.ReleaseFor(k.Version)
+	}
 	for _, o := range p.Model.Objects {
 		if o.Manager == "cluster" {
 			// The API server has already validated (and pruned) what it stores.
 			continue
 		}
-		vs := schema.Validate(o)
+		var vs []schema.Violation
+		if pinned {
+			vs = schema.ValidateFor(o, release)
+		} else {
+			vs = schema.Validate(o)
+		}
 		if len(vs) == 0 {
 			continue
 		}

@@ -1,0 +1,295 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// findings is a fixed set covering every shape a report renders: a fix with two
+// edits, a finding without a file (live), a file-level problem without an object,
+// multi-line details and every severity.
+func findings() []lint.Finding {
+	fs := []lint.Finding{
+		{
+			Check: "bootstrap-deadlock", Severity: lint.Error,
+			Object:  cluster.ObjectRef{Kind: "Deployment", Namespace: "kube-system", Name: "karpenter"},
+			Origin:  cluster.Origin{File: "infra/main.tf", Line: 42},
+			Summary: "Deployment/kube-system/karpenter fits only Karpenter capacity: 0/1 node groups are available: 1 node group(s) had untolerated taint {karpenter.sh/controller: true}.",
+			Detail:  "It must run in the bootstrap phase.\nIn the bootstrap phase:\n  - node group \"karpenter\": refuses: node(s) had untolerated taint {karpenter.sh/controller: true}",
+			Fix: &lint.Fix{Summary: "tolerate karpenter.sh/controller:NoSchedule", Edits: []lint.Edit{
+				{File: "infra/main.tf", Line: 50, Format: lint.FormatValues, Text: "tolerations:\n- key: karpenter.sh/controller\n  operator: Exists\n"},
+				{File: "infra/values.yaml", Line: 1, Format: lint.FormatYAML, Text: "a: b\n"},
+			}},
+		},
+		{
+			Check: "invalid-input", Severity: lint.Error,
+			Origin:  cluster.Origin{File: "manifests/bad file.yaml", Line: 7},
+			Summary: "YAML syntax error: mapping values are not allowed in this context",
+		},
+		{
+			Check: "teardown-orphans", Severity: lint.Warning,
+			Object:  cluster.ObjectRef{Kind: "NodePool", Name: "default"},
+			Origin:  cluster.Origin{File: "karpenter.yaml", Line: 1},
+			Summary: "NodePool/default is applied out of band",
+		},
+		{
+			Check: "pod-unschedulable", Severity: lint.Info,
+			Object:  cluster.ObjectRef{Kind: "Pod", Namespace: "default", Name: "web-0"},
+			Origin:  cluster.Origin{File: "cluster:prod"},
+			Summary: "Pod/default/web-0: could not verify",
+		},
+	}
+	lint.Sort(fs)
+	return fs
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestText(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Text(&b, findings(), report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "findings.txt", b.Bytes())
+	if strings.Contains(b.String(), "\x1b[") {
+		t.Errorf("colors without a terminal")
+	}
+	b.Reset()
+	if err := report.Text(&b, findings(), report.TextOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\x1b[31merror") {
+		t.Errorf("errors are not red on a terminal")
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.JSON(&b, findings()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "findings.json", b.Bytes())
+
+	// The documented schema: exactly these keys.
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["version"] != float64(1) {
+		t.Errorf("version = %v", doc["version"])
+	}
+	var f map[string]any
+	for _, x := range doc["findings"].([]any) {
+		if m := x.(map[string]any); m["check"] == "bootstrap-deadlock" {
+			f = m
+		}
+	}
+	var keys []string
+	for k := range f {
+		keys = append(keys, k)
+	}
+	want := []string{"check", "detail", "fix", "object", "origin", "severity", "summary"}
+	if diff := cmp.Diff(want, sorted(keys)); diff != "" {
+		t.Errorf("finding keys (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"error": float64(2), "warning": float64(1), "info": float64(1)}, doc["summary"]); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+func TestJSONHasNoFindingsAsEmptyList(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.JSON(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"findings": []`) {
+		t.Errorf("no findings must render as an empty list:\n%s", b.String())
+	}
+}
+
+func TestOutputIsByteStable(t *testing.T) {
+	render := func() string {
+		var b bytes.Buffer
+		report.Text(&b, findings(), report.TextOptions{})
+		report.JSON(&b, findings())
+		report.SARIF(&b, findings(), lint.Checks(), "1.2.3")
+		return b.String()
+	}
+	first := render()
+	for i := 0; i < 5; i++ {
+		if render() != first {
+			t.Fatal("rendering the same findings twice gave different bytes")
+		}
+	}
+}
+
+// sarifSchema returns the SARIF 2.1.0 schema, fetched by hack/sarif-schema.sh
+// (EKSDOCTOR_SARIF_SCHEMA points at it when the test script has run it).
+func sarifSchema(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("EKSDOCTOR_SARIF_SCHEMA"); p != "" {
+		return p
+	}
+	out, err := exec.Command(filepath.Join("..", "hack", "sarif-schema.sh")).Output()
+	if err != nil {
+		t.Fatalf("fetch the SARIF schema with hack/sarif-schema.sh: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "findings.sarif", b.Bytes())
+
+	schemaPath := sarifSchema(t)
+	c := jsonschema.NewCompiler()
+	sch, err := c.Compile(schemaPath)
+	if err != nil {
+		t.Fatalf("compile SARIF schema: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("SARIF output does not validate against the 2.1.0 schema:\n%v", err)
+	}
+
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct{ ID string } `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Locations []struct {
+					PhysicalLocation *struct {
+						ArtifactLocation struct{ URI string }     `json:"artifactLocation"`
+						Region           *struct{ StartLine int } `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	if len(run.Tool.Driver.Rules) != len(lint.Checks()) {
+		t.Errorf("rules = %d, want one per check (%d)", len(run.Tool.Driver.Rules), len(lint.Checks()))
+	}
+	for _, r := range run.Results {
+		if run.Tool.Driver.Rules[r.RuleIndex].ID != r.RuleID {
+			t.Errorf("result %s points at rule %d (%s)", r.RuleID, r.RuleIndex, run.Tool.Driver.Rules[r.RuleIndex].ID)
+		}
+	}
+	// Real locations: the first result is at infra/main.tf:42; the live finding
+	// has no physical location; a space in a path is escaped.
+	var uris []string
+	for _, r := range run.Results {
+		for _, l := range r.Locations {
+			if l.PhysicalLocation != nil {
+				line := 0
+				if l.PhysicalLocation.Region != nil {
+					line = l.PhysicalLocation.Region.StartLine
+				}
+				uris = append(uris, l.PhysicalLocation.ArtifactLocation.URI+":"+strconv.Itoa(line))
+			}
+		}
+	}
+	want := []string{"infra/main.tf:42", "karpenter.yaml:1", "manifests/bad%20file.yaml:7"}
+	if diff := cmp.Diff(want, uris); diff != "" {
+		t.Errorf("locations (-want +got):\n%s", diff)
+	}
+}
+
+// TestSARIFMultitoolValidates runs Microsoft's SARIF validator (the multitool the
+// schema comes with) over the output when it is installed beside the schema.
+func TestSARIFMultitoolValidates(t *testing.T) {
+	tool := filepath.Join(filepath.Dir(sarifSchema(t)), "Sarif.Multitool")
+	if _, err := os.Stat(tool); err != nil {
+		t.Fatalf("the SARIF multitool is missing beside the schema: %v", err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "out.sarif")
+	var b bytes.Buffer
+	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tool, "validate", in, "--output", filepath.Join(dir, "validation.sarif"))
+	cmd.Env = append(os.Environ(), "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("Sarif.Multitool validate: %v\n%s", err, out)
+	}
+	res, err := os.ReadFile(filepath.Join(dir, "validation.sarif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Runs []struct {
+			Results []struct {
+				Level   string          `json:"level"`
+				RuleID  string          `json:"ruleId"`
+				Message json.RawMessage `json:"message"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(res, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range v.Runs {
+		for _, x := range r.Results {
+			if x.Level == "error" {
+				t.Errorf("multitool: %s %s", x.RuleID, x.Message)
+			}
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
