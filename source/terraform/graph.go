@@ -238,7 +238,7 @@ func (m *modInst) scalarAttrs(b *hclsyntax.Block, skip map[string]bool) map[stri
 	}
 	out := map[string]any{}
 	for _, name := range sortedKeys(b.Body.Attributes) {
-		if skip[name] {
+		if skip[name] || secretArg(name) {
 			continue
 		}
 		a := b.Body.Attributes[name]
@@ -251,6 +251,16 @@ func (m *modInst) scalarAttrs(b *hclsyntax.Block, skip map[string]bool) map[stri
 		return nil
 	}
 	return out
+}
+
+// secretArg tells arguments that hold credentials, which the graph does not copy.
+func secretArg(name string) bool {
+	for _, w := range []string{"password", "token", "secret", "private_key", "kubeconfig"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func scalarGo(v cty.Value, text string) (any, bool) {

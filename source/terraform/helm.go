@@ -75,7 +75,12 @@ func (b *builder) helmRelease(r *resInst) {
 				continue
 			}
 			org := r.at(kind + "." + strconv.Itoa(i))
-			if err := setValue(rel.Values, kind, name, sm["value"], str(sm["type"])); err != nil {
+			value := sm["value"]
+			if kind == "set_sensitive" {
+				// The model is printed and shared; a secret stays where it was written.
+				value = "(sensitive)"
+			}
+			if err := setValue(rel.Values, kind, name, value, str(sm["type"])); err != nil {
 				b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: org, Message: kind + " " + strconv.Quote(name) + " of " + r.addr + ": " + err.Error()})
 				continue
 			}

@@ -579,7 +579,7 @@ func (p *planLoader) attrs(cfgAddr string, exprs map[string]*tfjson.Expression) 
 	}
 	out := map[string]any{}
 	for _, k := range sortedKeys(exprs) {
-		if resourceMeta[k] {
+		if resourceMeta[k] || secretArg(k) {
 			continue
 		}
 		e := exprs[k]
@@ -613,7 +613,7 @@ func constantAttrs(exprs map[string]*tfjson.Expression) map[string]any {
 	out := map[string]any{}
 	for _, k := range sortedKeys(exprs) {
 		e := exprs[k]
-		if moduleMeta[k] || e == nil || e.ExpressionData == nil || len(e.NestedBlocks) > 0 {
+		if moduleMeta[k] || secretArg(k) || e == nil || e.ExpressionData == nil || len(e.NestedBlocks) > 0 {
 			continue
 		}
 		if len(e.References) > 0 {

@@ -221,6 +221,16 @@ resource "kubernetes_namespace" "x" {
     name = local.addons_ns
   }
 }
+
+resource "helm_release" "secrets" {
+  name                = "secrets"
+  chart               = "./charts/secrets"
+  repository_password = "hunter2"
+  set_sensitive {
+    name  = "auth.token"
+    value = "s3cr3t"
+  }
+}
 `
 
 var rawFiles = map[string]string{
@@ -412,6 +422,16 @@ func TestRawHelmReleases(t *testing.T) {
 	}
 	if got := c.ValueOrigins["tolerations.0.operator"]; got.Line != 144 {
 		t.Errorf("set origin: got %s, want main.tf:144", got)
+	}
+	sec := release(t, m, "helm_release.secrets")
+	if got := cluster.Lookup(sec.Values, "auth.token"); got != "(sensitive)" {
+		t.Errorf("set_sensitive value: got %v, want it withheld", got)
+	}
+	if want := filepath.Join(dir, "charts/secrets"); sec.ChartDir != want {
+		t.Errorf("local chart: got ChartDir %q, want %q", sec.ChartDir, want)
+	}
+	if _, ok := m.Terraform.Nodes["helm_release.secrets"].Attrs["repository_password"]; ok {
+		t.Error("graph attributes: got repository_password, want credentials left out")
 	}
 	metrics := release(t, m, "module.addons.helm_release.metrics")
 	if metrics.Namespace != "karpenter" || !cmp.Equal(cluster.Lookup(metrics.Values, "args"), []any{"--cluster=${aws_eks_cluster.this.name}"}) {
