@@ -600,9 +600,6 @@ func index(coll, key cty.Value, rng hcl.Range) (cty.Value, *evalError) {
 		if acc != big.Exact || i < 0 || i >= int64(coll.LengthInt()) {
 			return cty.NilVal, errAt(rng, "index %s out of range", n.AsBigFloat().String())
 		}
-		if ty.IsListType() {
-			return coll.Index(cty.NumberIntVal(i)), nil
-		}
 		return coll.Index(cty.NumberIntVal(i)), nil
 	case ty.IsMapType():
 		s, err := convert.Convert(key, cty.String)

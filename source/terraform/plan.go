@@ -94,6 +94,8 @@ type planLoader struct {
 	planned map[string]bool
 	// configs maps a configuration address prefix ("module.eks.") to its module.
 	configs map[string]*planModule
+	// byConfig maps a configuration address to its first planned instance.
+	byConfig map[string]*tfjson.StateResource
 	notes   []cluster.Note
 }
 
@@ -133,12 +135,21 @@ func (p *planLoader) load() {
 		}
 		walk(pv.RootModule, 0)
 	}
+	p.byConfig = map[string]*tfjson.StateResource{}
+	sort.SliceStable(resources, func(i, j int) bool { return resources[i].Address < resources[j].Address })
+	for _, r := range resources {
+		if r == nil {
+			continue
+		}
+		if _, ok := p.byConfig[ConfigAddress(r.Address)]; !ok {
+			p.byConfig[ConfigAddress(r.Address)] = r
+		}
+	}
 	g := cluster.NewGraph()
 	if c := p.plan.Config; c != nil && c.RootModule != nil {
 		p.configModule(c.RootModule, "", g, 0)
 	}
 	p.b.m.Terraform = g
-	sort.SliceStable(resources, func(i, j int) bool { return resources[i].Address < resources[j].Address })
 	for _, r := range resources {
 		if r == nil {
 			continue
@@ -559,23 +570,10 @@ func splitAddress(addr string) []string {
 // attrs returns the graph attributes of a resource of the plan: the arguments its
 // configuration sets, with the planned value where there is one.
 func (p *planLoader) attrs(cfgAddr string, exprs map[string]*tfjson.Expression) map[string]any {
-	var planned map[string]any
-	var sensitive map[string]any
-	for _, r := range p.plannedIn(enclosingModule(cfgAddr)) {
-		if ConfigAddress(r.Address) == cfgAddr {
-			planned = r.AttributeValues
-			_ = json.Unmarshal(r.SensitiveValues, &sensitive)
-			break
-		}
-	}
-	if enclosingModule(cfgAddr) == "" && planned == nil && p.plan.PlannedValues != nil && p.plan.PlannedValues.RootModule != nil {
-		for _, r := range p.plan.PlannedValues.RootModule.Resources {
-			if r != nil && ConfigAddress(r.Address) == cfgAddr {
-				planned = r.AttributeValues
-				_ = json.Unmarshal(r.SensitiveValues, &sensitive)
-				break
-			}
-		}
+	var planned, sensitive map[string]any
+	if r := p.byConfig[cfgAddr]; r != nil {
+		planned = r.AttributeValues
+		_ = json.Unmarshal(r.SensitiveValues, &sensitive)
 	}
 	out := map[string]any{}
 	for _, k := range sortedKeys(exprs) {

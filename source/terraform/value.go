@@ -64,11 +64,6 @@ func unknownText(v cty.Value) (string, bool) {
 	return texts[0], true
 }
 
-// isUnknown reports whether v itself (not only something inside it) is unknown.
-func isUnknown(v cty.Value) bool {
-	return !v.IsKnown()
-}
-
 // unmark removes the marks of the value itself; marks only carry meaning on unknown
 // leaves, so a known value's own marks (moved there by cty set construction) are noise.
 func unmark(v cty.Value) cty.Value {
