@@ -75,6 +75,10 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 			continue
 		}
 		cfg.hasConfig = true
+		if line, ok := tooDeep(src); ok {
+			l.problem(cluster.Origin{File: file, Line: line}, fmt.Sprintf("brackets nested deeper than %d levels; the file is not read", maxNesting))
+			continue
+		}
 		f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
 		if diags.HasErrors() {
 			l.diagProblems(file, diags)
@@ -130,6 +134,31 @@ func (cfg *modConfig) add(l *loader, body *hclsyntax.Body, seen map[string]hcl.R
 			}
 		}
 	}
+}
+
+// maxNesting bounds how deeply brackets may nest in a file the loader parses: the HCL
+// parser recurses on them, and no real configuration comes close.
+const maxNesting = 512
+
+// tooDeep reports whether brackets nest deeper than maxNesting, with the line where.
+func tooDeep(src []byte) (int, bool) {
+	depth, line := 0, 1
+	for _, c := range src {
+		switch c {
+		case '\n':
+			line++
+		case '(', '[', '{':
+			depth++
+			if depth > maxNesting {
+				return line, true
+			}
+		case ')', ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return 0, false
 }
 
 // readFile reads a regular file of bounded size and keeps its text for expression

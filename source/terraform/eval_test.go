@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,6 +328,12 @@ func TestEvalBounded(t *testing.T) {
 			wantProblem: "local.result refers to itself",
 		},
 		{
+			name:        "long chain",
+			src:         "locals {\n" + chain(400) + "  result = local.v0\n}\n",
+			want:        "${local.v" + "199}",
+			wantProblem: "more than 200 levels deep",
+		},
+		{
 			name: "huge range",
 			src:  "locals {\n  result = range(100000000)\n}\n",
 			want: "${range(100000000)}",
@@ -361,6 +368,31 @@ func TestEvalBounded(t *testing.T) {
 				t.Errorf("got problems %q, want one containing %q", joined, tt.wantProblem)
 			}
 		})
+	}
+}
+
+// chain writes n locals each referring to the next.
+func chain(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  v%d = local.v%d\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "  v%d = \"end\"\n", n)
+	return b.String()
+}
+
+func TestDeeplyNestedFile(t *testing.T) {
+	deep := "locals {\n  x = " + strings.Repeat("[", 600) + strings.Repeat("]", 600) + "\n}\nresource \"aws_eks_cluster\" \"c\" {\n  name = \"a\"\n}\n"
+	dir := writeDir(t, map[string]string{"deep.tf": deep, "ok.tf": "resource \"aws_eks_cluster\" \"d\" {\n  name = \"ok\"\n}\n"})
+	m, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Problems) != 1 || m.Problems[0].Origin.Line != 2 || !strings.Contains(m.Problems[0].Message, "nested deeper") {
+		t.Errorf("problems: got %+v, want one at deep.tf:2", m.Problems)
+	}
+	if m.Cluster.Name != "ok" {
+		t.Errorf("cluster: got %q, want the one of the file that was read", m.Cluster.Name)
 	}
 }
 

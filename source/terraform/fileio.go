@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +14,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
 // maxFilesetFiles bounds the files fileset and kubectl_path_documents look at.
@@ -213,6 +216,11 @@ func (l *loader) template(p string) (hcl.Expression, *evalError) {
 	src, err := l.readFile(p)
 	if err != nil {
 		return nil, errAt(hcl.Range{Filename: p}, "templatefile: %s", err)
+	}
+	if line, deep := tooDeep(src); deep {
+		l.problem(cluster.Origin{File: p, Line: line}, fmt.Sprintf("brackets nested deeper than %d levels; the template is not read", maxNesting))
+		l.templates[p] = nil
+		return nil, errAt(hcl.Range{Filename: p}, "template %s is nested too deeply", p)
 	}
 	expr, diags := hclsyntax.ParseTemplate(src, p, hcl.InitialPos)
 	if diags.HasErrors() {

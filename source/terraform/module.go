@@ -41,6 +41,7 @@ type loader struct {
 	steps     int
 	budgetHit bool
 	scope     string
+	forcing   int // lazy values being evaluated, nested
 
 	problems []cluster.Problem
 	notes    []cluster.Note
@@ -132,9 +133,17 @@ func (l *loader) force(z *lazy) cty.Value {
 		l.problem(originOf(z.rng), z.what+" refers to itself")
 		return unknownOf(z.what)
 	}
+	// Each value referring to the next one nests evaluation; a chain this long is
+	// not a real configuration.
+	if l.forcing >= maxDepth {
+		l.problem(originOf(z.rng), fmt.Sprintf("values refer to each other more than %d levels deep; %s is treated as unknown", maxDepth, z.what))
+		return unknownOf(z.what)
+	}
+	l.forcing++
 	z.state = 1
 	v := z.eval()
 	z.val, z.state = v, 2
+	l.forcing--
 	return v
 }
 
@@ -359,6 +368,10 @@ func (l *loader) readTFVars(file string) map[string]cty.Value {
 		for k, v := range raw {
 			out[k] = fromGo(normalizeJSON(v))
 		}
+		return out
+	}
+	if line, deep := tooDeep(src); deep {
+		l.problem(cluster.Origin{File: file, Line: line}, fmt.Sprintf("brackets nested deeper than %d levels; the file is not read", maxNesting))
 		return out
 	}
 	f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
