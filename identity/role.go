@@ -328,19 +328,36 @@ func (r *Resolver) fromConfig(c *cluster.IAMRole, text string) Role {
 	if expr, ok := cluster.UnknownExpr(role.Name); ok && len(refsOf(expr)) == 1 && refsOf(expr)[0] == expr {
 		role.Name = ""
 	}
-	for _, cr := range c.Refs {
-		if k, kind, why := r.keyOf(cr); k != cr || kind != cluster.RoleUnknown {
-			role.Ref, role.Key = cr, k
-			if kind != cluster.RoleUnknown {
-				role.Kind, role.Why = kind, why
-			}
-			break
+	role.Ref = preferredRef(c)
+	if role.Ref != "" {
+		k, kind, why := r.keyOf(role.Ref)
+		role.Key = k
+		if kind != cluster.RoleUnknown {
+			role.Kind, role.Why = kind, why
 		}
 	}
 	if role.Key == "" && c.Address != "" {
 		role.Key = c.Address
 	}
 	return role
+}
+
+// preferredRef picks the reference that names a configuration role best: the
+// expression of its ARN when that is one reference (a module output the user can
+// write), else its shortest reference.
+func preferredRef(c *cluster.IAMRole) string {
+	if expr, ok := cluster.UnknownExpr(c.ARN); ok {
+		if refs := refsOf(expr); len(refs) == 1 && refs[0] == expr {
+			return expr
+		}
+	}
+	best := ""
+	for _, cr := range c.Refs {
+		if best == "" || len(cr) < len(best) || (len(cr) == len(best) && cr < best) {
+			best = cr
+		}
+	}
+	return best
 }
 
 // FromConfig describes a role the configuration declares.
@@ -375,6 +392,15 @@ func Same(a, b Role) Match {
 	if a.Key != "" && a.Key == b.Key {
 		return Yes
 	}
+	if (a.Config != nil && isCaller(b)) || (b.Config != nil && isCaller(a)) {
+		// The identity running Terraform exists before the apply; it is never a
+		// role the same apply creates.
+		if c := a.Config; c == nil || !strings.HasPrefix(c.Address, "data.") {
+			if c := b.Config; c == nil || !strings.HasPrefix(c.Address, "data.") {
+				return No
+			}
+		}
+	}
 	if a.HasARN && b.HasARN {
 		if partMatch(a.ARN.Account, b.ARN.Account) == No || partMatch(a.ARN.Partition, b.ARN.Partition) == No {
 			return No
@@ -390,7 +416,7 @@ func Same(a, b Role) Match {
 		if o.NamePrefix {
 			return Maybe
 		}
-		if o.Known() && !cluster.IsUnknown(p.Name) && !strings.HasPrefix(strings.ToLower(o.Name), strings.ToLower(p.Name)) {
+		if o.Known() && p.Name != "" && !globFold(pattern(p.Name)+"*", o.Name) {
 			return No
 		}
 		if o.Known() && PrefixTrap(p, o.Name) {
@@ -402,6 +428,17 @@ func Same(a, b Role) Match {
 		return nameMatch(a.Name, b.Name)
 	}
 	return Maybe
+}
+
+// isCaller reports whether a reference is the identity that runs Terraform (the
+// cluster creator's access entry of terraform-aws-eks).
+func isCaller(r Role) bool {
+	for _, e := range cluster.UnknownExprs(r.Text) {
+		if strings.Contains(e, "aws_iam_session_context") || strings.Contains(e, "aws_caller_identity") {
+			return true
+		}
+	}
+	return false
 }
 
 // PrefixTrap reports whether name is what a user writes for a role created with

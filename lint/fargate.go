@@ -204,7 +204,7 @@ func untoleratedMessage(n int) string {
 	if n == 0 {
 		return "kube-scheduler reports `no nodes available to schedule pods` (and `0/N nodes are available: N node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}` once other pods run on Fargate)"
 	}
-	return fmt.Sprintf("kube-scheduler reports `0/%d nodes are available: %d node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}` (the Fargate nodes of the pods profiles do select)", n, n)
+	return fmt.Sprintf("kube-scheduler reports `0/%d nodes are available: %d node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}` (one Fargate node per pod a profile selects)", n, n)
 }
 
 // ---- fargate-profile-mismatch ----

@@ -146,7 +146,7 @@ func runNodeRoleUnauthorized(p *Pass) {
 			p.Report(Finding{
 				Object:  ref,
 				Origin:  origin,
-				Summary: fmt.Sprintf("%s: node role %s cannot join the cluster: %s", ref, role, shortReason(auth)),
+				Summary: fmt.Sprintf("%s: node role %s cannot join the cluster: %s", ref, asWritten(role), shortReason(auth)),
 				Detail:  strings.Join(auth.Explain(), "\n") + "\n" + nodeJoinSymptom,
 				Fix:     nodeRoleFix(p, res, nc, ncr, auth),
 			})
@@ -155,11 +155,20 @@ func runNodeRoleUnauthorized(p *Pass) {
 				Severity: Info,
 				Object:   ref,
 				Origin:   origin,
-				Summary:  fmt.Sprintf("%s: could not verify that node role %s may join the cluster before apply", ref, role),
+				Summary:  fmt.Sprintf("%s: could not verify that node role %s may join the cluster before apply", ref, asWritten(role)),
 				Detail:   strings.Join(auth.Explain(), "\n"),
 			})
 		}
 	}
+}
+
+// asWritten names a role the way the configuration refers to it: the expression
+// when the reference is one, else its name.
+func asWritten(r identity.Role) string {
+	if e, ok := cluster.UnknownExpr(r.Text); ok {
+		return e
+	}
+	return r.String()
 }
 
 // shortReason is the gist of an unauthorized role for the summary.
@@ -1049,7 +1058,7 @@ func runControllerRoleAsNodeRole(p *Pass) {
 		f := Finding{
 			Object:  ref,
 			Origin:  nc.Object.At(ncr.Field),
-			Summary: fmt.Sprintf("%s uses the %s %s as its node role", ref, role.Kind, role),
+			Summary: fmt.Sprintf("%s uses the %s %s as its node role", ref, role.Kind, asWritten(role)),
 			Detail:  misuseDetail(role),
 		}
 		if nr, ok := nodeRoleFor(res, role); ok {

@@ -1,6 +1,8 @@
 package lint_test
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -9,8 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/identity"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/lint/linttest"
+	"github.com/eksdoctor/eksdoctor/sim"
 )
 
 // The F2 and F4 checks, whose findings the twin fixtures assert exactly.
@@ -144,4 +149,101 @@ func runTwinFixtures(t *testing.T, dir string) {
 
 func TestIdentityFixtures(t *testing.T) {
 	runTwinFixtures(t, filepath.Join("testdata", "identity"))
+}
+
+// copyTree copies a testdata directory into dst, keeping its relative path, so
+// that a Terraform example's local module sources ("../..") resolve inside the
+// temporary directory, never next to it.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+}
+
+// TestReferenceConfigurations loads the configurations known to work, and the
+// Fargate-era terraform-aws-eks examples, copied from the corpus (see
+// testdata/identity/README.md), and checks the F2/F4 findings on each: none on
+// the references, the known field failure on the v20.8 example.
+func TestReferenceConfigurations(t *testing.T) {
+	root := filepath.Join("testdata", "identity", "corpus")
+	tests := []struct {
+		dir  string
+		want []string
+		// nodeClasses is how many EC2NodeClasses the configuration has; each
+		// node role must be authorized, not merely unverifiable.
+		nodeClasses int
+		// onFargate is set when the Karpenter controller runs on Fargate.
+		onFargate bool
+	}{
+		{dir: "terraform-aws-eks/examples/karpenter", nodeClasses: 1},
+		{dir: "terraform-aws-eks-blueprints/patterns/karpenter", nodeClasses: 1, onFargate: true},
+		{dir: "terraform-aws-eks-blueprints/patterns/karpenter-mng", nodeClasses: 1},
+		{dir: "terraform-aws-eks-blueprints/patterns/bottlerocket", nodeClasses: 1},
+		{dir: "terraform-aws-eks-blueprints/patterns/fargate-serverless"},
+		{dir: "terraform-aws-eks-blueprints/patterns/stateful"},
+		{dir: "terraform-aws-eks-blueprints/patterns/wireguard-with-cilium"},
+		{dir: "karpenter-provider-aws/extracted-eksctl"},
+		{dir: "terraform-aws-eks@v19.21.0/examples/karpenter", nodeClasses: 1, onFargate: true},
+		{dir: "terraform-aws-eks@v20.4.0/examples/karpenter", nodeClasses: 1, onFargate: true},
+		// v20.8 added the Fargate toleration to the Karpenter values.
+		{dir: "terraform-aws-eks@v20.8.5/examples/karpenter", nodeClasses: 1, onFargate: true, want: []string{"fargate-unsupported warning Deployment/karpenter/karpenter"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			tmp := t.TempDir()
+			dir := filepath.Join(tmp, filepath.FromSlash(tt.dir))
+			copyTree(t, filepath.Join(root, filepath.FromSlash(tt.dir)), dir)
+			m := linttest.Load(t, dir)
+			if len(m.Workloads) == 0 && len(m.NodeClasses) == 0 && len(m.FargateProfiles) == 0 && !m.Cluster.Defined {
+				t.Fatalf("nothing was loaded from %s", tt.dir)
+			}
+			res := identity.New(m)
+			if len(m.NodeClasses) != tt.nodeClasses {
+				t.Errorf("got %d EC2NodeClasses, want %d", len(m.NodeClasses), tt.nodeClasses)
+			}
+			for _, nc := range m.NodeClasses {
+				ncr, _ := res.NodeClassRole(nc)
+				if a := res.NodeAuthorization(ncr.Role, ncr.Windows); a.Outcome != identity.Authorized {
+					t.Errorf("node role of EC2NodeClass/%s: %v, want authorized:\n%s", nc.Name, a.Outcome, strings.Join(a.Explain(), "\n"))
+				}
+			}
+			for _, fp := range m.FargateProfiles {
+				if fp.PodExecutionRole == "" {
+					// eksctl creates the role and authorizes it.
+					continue
+				}
+				if a := res.Authorize(res.Resolve(fp.PodExecutionRole), identity.FargatePods); a.Outcome != identity.Authorized {
+					t.Errorf("pod execution role of Fargate profile %q: %v, want authorized:\n%s", fp.Name, a.Outcome, strings.Join(a.Explain(), "\n"))
+				}
+			}
+			if c := m.Karpenter.Controller; tt.onFargate != (c != nil && sim.New(m).Place(c, cluster.Bootstrap).Fargate != nil) {
+				t.Errorf("Karpenter controller on Fargate: got %v, want %v", !tt.onFargate, tt.onFargate)
+			}
+			got := linttest.Run(t, dir)
+			want := append([]string{}, tt.want...)
+			sort.Strings(want)
+			if diff := cmp.Diff(findingsOf(got, nodeIdentityChecks), want); diff != "" {
+				t.Errorf("F2/F4 findings (-got +want):\n%s\nall findings:%s", diff, linttest.Describe(got))
+			}
+		})
+	}
 }
