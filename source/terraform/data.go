@@ -320,7 +320,7 @@ func oneOrList(v []string) any {
 	return out
 }
 
-// Helpers over JSON-compatible values.
+// Reading JSON-compatible values.
 
 func listOf(v any) []any {
 	switch t := v.(type) {

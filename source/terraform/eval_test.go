@@ -396,7 +396,7 @@ func TestDeeplyNestedFile(t *testing.T) {
 	}
 }
 
-func TestUnknownPlaceholderHelpers(t *testing.T) {
+func TestPlaceholdersAndAddresses(t *testing.T) {
 	got := placeholder(unknownOf("module.k.x"), "fallback")
 	if got != cluster.Unknown("module.k.x") {
 		t.Errorf("placeholder: got %q, want %q", got, cluster.Unknown("module.k.x"))
