@@ -1024,4 +1024,3 @@ func (m *modInst) irsaServiceAccounts(sas []string, role string, org cluster.Ori
 		m.l.serviceAccounts = append(m.l.serviceAccounts, cluster.ServiceAccountIdentity{Namespace: ns, Name: name, RoleARN: role, Mechanism: "irsa", Origin: org})
 	}
 }
-

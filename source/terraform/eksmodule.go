@@ -59,14 +59,14 @@ const (
 )
 
 var subModules = map[string]moduleKind{
-	"karpenter":                kindKarpenter,
-	"fargate-profile":          kindFargateProfile,
-	"eks-managed-node-group":   kindManagedNodeGroup,
-	"self-managed-node-group":  kindSelfManagedNodeGroup,
-	"aws-auth":                 kindAwsAuth,
-	"_user_data":               kindOpaque,
-	"hybrid-node-role":         kindOpaque,
-	"capabilities":             kindOpaque,
+	"karpenter":               kindKarpenter,
+	"fargate-profile":         kindFargateProfile,
+	"eks-managed-node-group":  kindManagedNodeGroup,
+	"self-managed-node-group": kindSelfManagedNodeGroup,
+	"aws-auth":                kindAwsAuth,
+	"_user_data":              kindOpaque,
+	"hybrid-node-role":        kindOpaque,
+	"capabilities":            kindOpaque,
 }
 
 var (

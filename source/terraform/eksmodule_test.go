@@ -107,7 +107,7 @@ module "eks" {
 `)
 	got := nodeGroups(m)
 	want := map[string]ngView{
-		"system": {Name: "system", Managed: true, Labels: map[string]string{"tier": "default"}, Taints: []corev1.Taint{{Key: "dedicated", Value: "system", Effect: corev1.TaintEffectNoExecute}}, AMIType: "AL2023_ARM_64_STANDARD", Min: 1, Max: 3, Des: 1, NodeRole: `${module.eks.eks_managed_node_groups["system"].iam_role_arn}`},
+		"system":       {Name: "system", Managed: true, Labels: map[string]string{"tier": "default"}, Taints: []corev1.Taint{{Key: "dedicated", Value: "system", Effect: corev1.TaintEffectNoExecute}}, AMIType: "AL2023_ARM_64_STANDARD", Min: 1, Max: 3, Des: 1, NodeRole: `${module.eks.eks_managed_node_groups["system"].iam_role_arn}`},
 		"applications": {Name: "applications", Managed: true, Labels: map[string]string{"tier": "apps"}, InstanceTypes: []string{"c7g.large"}, AMIType: "AL2023_ARM_64_STANDARD", Min: 1, Max: 3, Des: 1, NodeRole: "arn:aws:iam::111122223333:role/nodes"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

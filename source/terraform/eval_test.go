@@ -322,9 +322,9 @@ func TestEvalBounded(t *testing.T) {
 			wantProblem: "refers to itself",
 		},
 		{
-			name: "self cycle",
-			src:  "locals {\n  result = [local.result]\n}\n",
-			want: []any{"${local.result}"},
+			name:        "self cycle",
+			src:         "locals {\n  result = [local.result]\n}\n",
+			want:        []any{"${local.result}"},
 			wantProblem: "local.result refers to itself",
 		},
 		{

@@ -23,11 +23,11 @@ type semModule struct {
 	version string // as declared
 	origin  cluster.Origin
 	// Karpenter sub-module.
-	namespace, serviceAccount     string
-	nodeRole, controllerRole      string
-	nodeRoleCreated, ctrlCreated  bool
-	karpenterDisabled             bool
-	authDefaulted                 bool
+	namespace, serviceAccount    string
+	nodeRole, controllerRole     string
+	nodeRoleCreated, ctrlCreated bool
+	karpenterDisabled            bool
+	authDefaulted                bool
 }
 
 // builder turns resource instances into model entries.

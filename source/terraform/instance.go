@@ -34,7 +34,7 @@ type resInst struct {
 	// keyLines maps, for a string argument built with yamlencode({...}), the key
 	// paths of the encoded object to their lines.
 	keyLines map[string]map[string]int
-	x          extras
+	x        extras
 }
 
 // textAt is a text and where it starts.

@@ -502,9 +502,9 @@ type moduleCall struct {
 	major      int
 	majorFrom  string
 	candidates []int
-	missing    bool // a local source that is not on disk and not recognised
-	dir       string // the directory of a local module
-	childPath string // path.module inside a local module
+	missing    bool   // a local source that is not on disk and not recognised
+	dir        string // the directory of a local module
+	childPath  string // path.module inside a local module
 
 	resolved  bool
 	insts     []*callInst

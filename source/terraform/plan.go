@@ -96,7 +96,7 @@ type planLoader struct {
 	configs map[string]*planModule
 	// byConfig maps a configuration address to its first planned instance.
 	byConfig map[string]*tfjson.StateResource
-	notes   []cluster.Note
+	notes    []cluster.Note
 }
 
 // planModule is a module of the configuration with the caller's view of it.

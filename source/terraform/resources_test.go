@@ -370,7 +370,7 @@ func TestRawResources(t *testing.T) {
 
 	aa := m.Identity.AwsAuth
 	wantAA := &cluster.AwsAuth{
-		Roles: []cluster.RoleMapping{{RoleARN: "${aws_iam_role.node.arn}", Username: "system:node:{{EC2PrivateDNSName}}", Groups: []string{"system:bootstrappers", "system:nodes"}, Origin: cluster.Origin{File: main, Line: 194, Path: "mapRoles.0"}}},
+		Roles:    []cluster.RoleMapping{{RoleARN: "${aws_iam_role.node.arn}", Username: "system:node:{{EC2PrivateDNSName}}", Groups: []string{"system:bootstrappers", "system:nodes"}, Origin: cluster.Origin{File: main, Line: 194, Path: "mapRoles.0"}}},
 		Complete: true, Managed: "user", Origin: cluster.Origin{File: main, Line: 186}, Address: "kubernetes_config_map_v1_data.aws_auth",
 	}
 	if diff := cmp.Diff(wantAA, aa); diff != "" {
