@@ -335,6 +335,8 @@ type builder struct {
 	// classOf maps a NodePool resource to the resources of the node classes it uses.
 	classOf map[string][]string
 	edits   map[string]*ResourceEdit
+	// cur is the graph with the depends_on edits so far, built on first use.
+	cur *cluster.Graph
 }
 
 // Teardown plans the safe teardown of the model.
@@ -681,16 +683,10 @@ func (b *builder) itemAt(st Stage, addr string) Item {
 // dependsAfter reports whether from depends on to once the edits so far are
 // applied.
 func (b *builder) dependsAfter(from, to string) bool {
-	return b.edited().DependsOn(from, to)
-}
-
-// edited returns the graph with the depends_on edits so far applied.
-func (b *builder) edited() *cluster.Graph {
-	var edits []ResourceEdit
-	for _, e := range b.edits {
-		edits = append(edits, *e)
+	if b.cur == nil {
+		b.cur = WithEdits(b.g, nil)
 	}
-	return WithEdits(b.g, edits)
+	return b.cur.DependsOn(from, to)
 }
 
 // WithEdits returns a copy of the graph with depends_on edits applied.
@@ -725,6 +721,11 @@ func (b *builder) needDependency(from, to string) *ResourceEdit {
 	}
 	e.DependsOn = appendUnique(e.DependsOn, to)
 	sort.Strings(e.DependsOn)
+	if b.cur != nil {
+		if r := b.cur.Nodes[from]; r != nil {
+			r.DependsOn = append([]string(nil), e.DependsOn...)
+		}
+	}
 	return e
 }
 
