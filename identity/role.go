@@ -267,11 +267,32 @@ func (r *Resolver) parse(text string) Role {
 				role.Name = text
 			}
 		}
+		if role.Name == "" && role.Ref != "" {
+			role.Name = r.dataSourceName(role.Key)
+		}
 	}
 	if c := r.configRole(role); c != nil {
 		role = r.fromConfig(c, role.Text)
 	}
 	return role
+}
+
+// dataSourceName returns the name an aws_iam_role data source looks up, when the
+// configuration states it.
+func (r *Resolver) dataSourceName(key string) string {
+	g := r.m.Terraform
+	if g == nil || !strings.HasPrefix(key, "data.aws_iam_role.") {
+		return ""
+	}
+	n, ok := g.Nodes[key]
+	if !ok {
+		return ""
+	}
+	name, _ := n.Attrs["name"].(string)
+	if cluster.IsUnknown(name) {
+		return ""
+	}
+	return name
 }
 
 // configRole finds the configuration's role a reference denotes.
@@ -392,14 +413,11 @@ func Same(a, b Role) Match {
 	if a.Key != "" && a.Key == b.Key {
 		return Yes
 	}
-	if (a.Config != nil && isCaller(b)) || (b.Config != nil && isCaller(a)) {
-		// The identity running Terraform exists before the apply; it is never a
-		// role the same apply creates.
-		if c := a.Config; c == nil || !strings.HasPrefix(c.Address, "data.") {
-			if c := b.Config; c == nil || !strings.HasPrefix(c.Address, "data.") {
-				return No
-			}
-		}
+	if isCaller(a) != isCaller(b) {
+		// The identity that runs Terraform (terraform-aws-eks' cluster creator
+		// entry) is a person's or a pipeline's, not a role the configuration
+		// names for its nodes, controllers or Fargate profiles.
+		return No
 	}
 	if a.HasARN && b.HasARN {
 		if partMatch(a.ARN.Account, b.ARN.Account) == No || partMatch(a.ARN.Partition, b.ARN.Partition) == No {

@@ -61,7 +61,11 @@ func karpenterModel() *cluster.Model {
 }
 
 func TestSame(t *testing.T) {
-	r := New(karpenterModel())
+	m := karpenterModel()
+	m.Terraform = cluster.NewGraph()
+	m.Terraform.Add(&cluster.Resource{Address: "data.aws_iam_role.named", Type: "data.aws_iam_role", Attrs: map[string]any{"name": "KarpenterNodeRole-demo"}})
+	m.Terraform.Add(&cluster.Resource{Address: "data.aws_iam_role.node", Type: "data.aws_iam_role", Attrs: map[string]any{"name": "${var.node_role}"}})
+	r := New(m)
 	tests := []struct {
 		name string
 		a, b string
@@ -85,8 +89,12 @@ func TestSame(t *testing.T) {
 		{name: "two variables", a: "${var.node_role_name}", b: "${var.node_role_arn}", want: Maybe},
 		{name: "same variable", a: "${var.node_role}", b: "${var.node_role}", want: Yes},
 		{name: "unknown against known", a: "${data.aws_iam_role.node.name}", b: "eks-node", want: Maybe},
+		{name: "data source with a stated name", a: "${data.aws_iam_role.named.arn}", b: "KarpenterNodeRole-demo", want: Yes},
+		{name: "data source with another name", a: "${data.aws_iam_role.named.arn}", b: "other", want: No},
 		{name: "v19 outputs of one role", a: "${module.karpenter.role_name}", b: "${module.karpenter.role_arn}", want: Yes},
 		{name: "empty", a: "", b: "eks-node", want: Maybe},
+		{name: "the identity running Terraform", a: "${module.eks.data.aws_iam_session_context.current[0].issuer_arn}", b: "KarpenterNodeRole-demo", want: No},
+		{name: "the identity running Terraform and a module role", a: "${data.aws_caller_identity.current.arn}", b: "${module.karpenter.node_iam_role_arn}", want: No},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
