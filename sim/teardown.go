@@ -899,9 +899,11 @@ func (b *builder) orphanHazards() {
 			}
 		}
 	}
-	if b.plan.Tool != "terraform" {
+	if b.plan.Tool != "terraform" || !b.m.Cluster.Defined && b.release == "" {
 		// eksctl cannot manage NodePools at all, and manifests alone define no
-		// cluster: the plan's commands delete them first.
+		// cluster: the plan's commands delete them first. A Terraform
+		// configuration that neither creates the cluster nor installs Karpenter
+		// destroys nothing the NodePools need.
 		return
 	}
 	for _, key := range sortedKeys(b.items[StageNodePools]) {

@@ -414,3 +414,18 @@ func TestOrderViolations(t *testing.T) {
 		t.Errorf("violations (-want +got):\n%s", diff)
 	}
 }
+
+func TestTeardownOutOfBandNeedsSomethingTerraformDestroys(t *testing.T) {
+	tm := newTFModel()
+	tm.m.Cluster = cluster.EKSCluster{}
+	tm.resource("kubernetes_namespace.apps", "kubernetes_namespace", 1, nil, nil, nil)
+	tm.object("", "karpenter.sh/v1", "NodePool", "default", poolContent)
+	if rows := hazardRows(New(tm.m).Teardown()); len(rows) != 0 {
+		t.Errorf("hazards = %+v, want none: this configuration neither creates the cluster nor installs Karpenter", rows)
+	}
+	tm.standard("module.eks", "module.karpenter")
+	want := []hazardRow{{Kind: HazardOutOfBand, Subject: "NodePool/default"}}
+	if diff := cmp.Diff(want, hazardRows(New(tm.m).Teardown())); diff != "" {
+		t.Errorf("hazards with the cluster and Karpenter in Terraform (-want +got):\n%s", diff)
+	}
+}
