@@ -221,6 +221,7 @@ type nearMiss struct {
 
 func runFargateProfileMismatch(p *Pass) {
 	m := p.Model
+	reportLiveMismatch(p)
 	if len(m.FargateProfiles) == 0 {
 		return
 	}
@@ -851,6 +852,7 @@ func eksctlProfiles(m *cluster.Model, fp *cluster.FargateProfile, change func(li
 
 func runFargateUnsupported(p *Pass) {
 	m := p.Model
+	reportLiveTooManyPods(p)
 	if len(m.FargateProfiles) == 0 {
 		return
 	}
@@ -1218,6 +1220,7 @@ func ec2Fallback(pl *sim.Placement) bool {
 
 func runFargateRoleUnauthorized(p *Pass) {
 	m := p.Model
+	reportLiveBlockedProfiles(p)
 	if len(m.FargateProfiles) == 0 {
 		return
 	}
@@ -1285,4 +1288,144 @@ func fargateRoleFix(m *cluster.Model, a identity.Authorization) *Fix {
 		return nil
 	}
 	return &Fix{Summary: fmt.Sprintf("map the pod execution role in aws-auth: username %s, groups %s", identity.FargateUsername, strings.Join(identity.FargatePods.Groups(), ", ")), Edits: []Edit{e}}
+}
+
+// ---- live clusters: Pending pods explained by their scheduling events ----
+
+// pendingPods groups the unscheduled Pending pods of a live cluster by the
+// workload that owns them, in a stable order.
+func pendingPods(m *cluster.Model, match func(*cluster.Pod) bool) map[cluster.ObjectRef][]*cluster.Pod {
+	out := map[cluster.ObjectRef][]*cluster.Pod{}
+	for _, p := range m.Pods {
+		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" || !match(p) {
+			continue
+		}
+		out[p.Owner] = append(out[p.Owner], p)
+	}
+	return out
+}
+
+func sortedRefs(m map[cluster.ObjectRef][]*cluster.Pod) []cluster.ObjectRef {
+	refs := make([]cluster.ObjectRef, 0, len(m))
+	for r := range m {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Less(refs[j]) })
+	return refs
+}
+
+// eventWith returns the newest scheduling event whose message contains text.
+func eventWith(p *cluster.Pod, text string) (cluster.Event, bool) {
+	for i := len(p.Events) - 1; i >= 0; i-- {
+		if strings.Contains(p.Events[i].Message, text) {
+			return p.Events[i], true
+		}
+	}
+	return cluster.Event{}, false
+}
+
+func podNames(pods []*cluster.Pod) string {
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Object.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}
+
+const fargateTaintEvent = "untolerated taint {eks.amazonaws.com/compute-type: fargate}"
+
+// reportLiveMismatch: pods the default scheduler could only place on Fargate
+// nodes were never handed to fargate-scheduler.
+func reportLiveMismatch(p *Pass) {
+	m := p.Model
+	groups := pendingPods(m, func(pod *cluster.Pod) bool {
+		_, ok := eventWith(pod, fargateTaintEvent)
+		return ok && pod.Spec.SchedulerName != "fargate-scheduler"
+	})
+	for _, ref := range sortedRefs(groups) {
+		pods := groups[ref]
+		pod := pods[0]
+		ev, _ := eventWith(pod, fargateTaintEvent)
+		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelText(pod.Object.Labels))
+		if len(m.FargateProfiles) > 0 {
+			if fp := sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels); fp != nil {
+				why = fmt.Sprintf("Fargate profile %q selects them now, so they were created before it was ACTIVE", fp.Name)
+			} else {
+				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelText(pod.Object.Labels))
+			}
+		}
+		p.Report(Finding{
+			Object:  ref,
+			Origin:  pod.Object.Origin,
+			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: %s", ref, len(pods), ev.Message, why),
+			Detail:  fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefault(pod.Spec.SchedulerName, "default-scheduler"), podNames(pods)),
+			Fix: &Fix{
+				Summary: "once a profile selects them, delete the pods so that their owner re-creates them and Fargate mutates the new ones",
+				Edits:   []Edit{{Format: FormatShell, Text: fmt.Sprintf("kubectl delete pod -n %s %s", pod.Object.Namespace, podNames(pods))}},
+			},
+		})
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// reportLiveTooManyPods: pods tolerating the Fargate taint were bound by the
+// default scheduler to Fargate nodes that already hold their one pod.
+func reportLiveTooManyPods(p *Pass) {
+	groups := pendingPods(p.Model, func(pod *cluster.Pod) bool {
+		_, tol := toleratesFargate(pod.Spec.Tolerations)
+		_, ev := eventWith(pod, "Too many pods")
+		return tol && ev && pod.Spec.SchedulerName != "fargate-scheduler"
+	})
+	for _, ref := range sortedRefs(groups) {
+		pods := groups[ref]
+		ev, _ := eventWith(pods[0], "Too many pods")
+		p.Report(Finding{
+			Object:  ref,
+			Origin:  pods[0].Object.Origin,
+			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: they tolerate %s, so the default scheduler tries Fargate nodes, which hold one pod each", ref, len(pods), ev.Message, sim.TaintText(fargateTaint)),
+			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNames(pods)),
+		})
+	}
+}
+
+// reportLiveBlockedProfiles: fargate-scheduler refuses to launch pods for a
+// profile whose pod execution role the cluster does not authorize.
+func reportLiveBlockedProfiles(p *Pass) {
+	const marker = "Misconfigured Fargate Profile: fargate profile "
+	blocked := map[string][]*cluster.Pod{}
+	events := map[string]string{}
+	for _, pod := range p.Model.Pods {
+		if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" {
+			continue
+		}
+		ev, ok := eventWith(pod, marker)
+		if !ok {
+			continue
+		}
+		rest := ev.Message[strings.Index(ev.Message, marker)+len(marker):]
+		name, _, _ := strings.Cut(rest, " ")
+		blocked[name] = append(blocked[name], pod)
+		events[name] = ev.Message
+	}
+	names := make([]string, 0, len(blocked))
+	for n := range blocked {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pods := blocked[name]
+		p.Report(Finding{
+			Object:  cluster.ObjectRef{Kind: "FargateProfile", Name: name},
+			Origin:  pods[0].Object.Origin,
+			Summary: fmt.Sprintf("Fargate profile %q is blocked for new launches: %s", name, events[name]),
+			Detail:  fmt.Sprintf("fargate-scheduler does not find the profile's pod execution role in the cluster's authentication configuration. With authentication mode CONFIG_MAP, aws-auth must map it with username %s and groups %s; a ConfigMap written whole by kubectl or Terraform drops the entry EKS added. Pending pods: %s.", identity.FargateUsername, strings.Join(identity.FargatePods.Groups(), ", "), podNames(pods)),
+		})
+	}
 }
