@@ -1,0 +1,75 @@
+package lint
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// The eksctl add-on edit replaces the whole addons list (a merge patch replaces
+// lists) with only the one entry's field changed.
+func TestEksctlAddonEdit(t *testing.T) {
+	cfg := &cluster.Object{
+		APIVersion: "eksctl.io/v1alpha5", Kind: "ClusterConfig", Name: "demo",
+		Origin: cluster.Origin{File: "cluster.yaml", Line: 1},
+		Content: map[string]any{"addons": []any{
+			map[string]any{"name": "eks-pod-identity-agent"},
+			map[string]any{"name": "aws-ebs-csi-driver", "version": "v1.35.0-eksbuild.1", "configurationValues": `{"node":{"tolerateAllTaints":false}}`},
+		}},
+	}
+	m := &cluster.Model{Objects: []*cluster.Object{cfg}}
+	a := &cluster.Addon{Name: "aws-ebs-csi-driver", Address: "addons.1", Origin: cluster.Origin{File: "cluster.yaml", Line: 12}}
+	e, ok := eksctlAddonEdit(m, a, "configurationValues", `{"node":{"tolerateAllTaints":true}}`)
+	if !ok {
+		t.Fatal("no edit")
+	}
+	if e.File != "cluster.yaml" || e.Line != 1 || e.Format != FormatYAML {
+		t.Errorf("edit at %s:%d (%s), want cluster.yaml:1 (yaml)", e.File, e.Line, e.Format)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal([]byte(e.Text), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"addons": []any{
+		map[string]any{"name": "eks-pod-identity-agent"},
+		map[string]any{"name": "aws-ebs-csi-driver", "version": "v1.35.0-eksbuild.1", "configurationValues": `{"node":{"tolerateAllTaints":true}}`},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+	if old := cfg.Content["addons"].([]any)[1].(map[string]any)["configurationValues"]; old != `{"node":{"tolerateAllTaints":false}}` {
+		t.Errorf("the model was modified: %v", old)
+	}
+	if _, ok := eksctlAddonEdit(m, &cluster.Addon{Address: "addons.7", Origin: a.Origin}, "version", "x"); ok {
+		t.Error("an edit for an entry the list does not have")
+	}
+}
+
+func TestHCLValue(t *testing.T) {
+	got := hclValue(map[string]any{
+		"node": map[string]any{
+			"tolerateAllTaints": false,
+			"tolerations":       []any{map[string]any{"key": "karpenter.sh/disrupted", "operator": "Exists", "effect": "NoSchedule"}},
+		},
+		"a.b": "${x}",
+	}, 0)
+	want := `{
+  "a.b" = "$${x}"
+  node = {
+    tolerateAllTaints = false
+    tolerations = [
+      {
+        effect = "NoSchedule"
+        key = "karpenter.sh/disrupted"
+        operator = "Exists"
+      },
+    ]
+  }
+}`
+	if got != want {
+		t.Errorf("hclValue() =\n%s\nwant\n%s", got, want)
+	}
+}
