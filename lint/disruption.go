@@ -398,6 +398,9 @@ func disruptionFix(m *cluster.Model, w *cluster.Workload, d sim.Disruption) *Fix
 		}
 	}
 	all := append(append([]corev1.Toleration(nil), w.Template.Spec.Tolerations...), add...)
+	if e, ok := sourceFix(w, "tolerations", tolerationMaps(all)); ok {
+		return &Fix{Summary: summary, Edits: []Edit{e}}
+	}
 	patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
 	return &Fix{Summary: summary, Edits: []Edit{objectPatch(w.Object, patch)}}
 }
