@@ -527,12 +527,15 @@ func accountOf(m *cluster.Model) (string, string) {
 // the role written the way the aws-auth store can hold it (decided later).
 func newNodeMapping(m *cluster.Model, role identity.Role, p identity.Purpose) (cluster.RoleMapping, bool) {
 	rm := cluster.RoleMapping{Username: p.Username(), Groups: p.Groups()}
+	expr, exprOK := roleExpr(role, "arn")
 	lit, litOK := literalARN(m, role, false)
-	if litOK && (!terraformAwsAuth(m) || len(cluster.UnknownExprs(lit)) == 0) {
+	// Terraform refers to the role (the reference stays right whatever the
+	// account); YAML can only hold its ARN.
+	if litOK && !(terraformAwsAuth(m) && exprOK) && (!terraformAwsAuth(m) || len(cluster.UnknownExprs(lit)) == 0) {
 		rm.RoleARN = lit
 		return rm, true
 	}
-	if expr, ok := roleExpr(role, "arn"); ok {
+	if exprOK {
 		if role.Config != nil && role.Config.Path != "" && role.Config.Path != "/" {
 			// aws-auth wants the ARN without the path.
 			rm.RoleARN = cluster.Unknown(fmt.Sprintf(`replace(%s, %q, "role/")`, expr, "role"+role.Config.Path))
