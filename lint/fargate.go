@@ -235,11 +235,17 @@ func runFargateProfileMismatch(p *Pass) {
 		}
 		phase := phaseOf(w)
 		pl := p.Sim.Place(w, phase)
-		if pl.Fargate != nil || fargateUnknown(pl) {
+		if pl.Fargate != nil {
 			continue
 		}
 		near := nearMisses(m, w)
 		ec2 := ec2Result(pl)
+		if fargateUnknown(pl) {
+			if ec2 == sim.Refuses && !hasEC2(pl) {
+				reportUnverifiedSelection(p, w, pl)
+			}
+			continue
+		}
 		sev := Error
 		switch {
 		case ec2 == sim.Fits && len(near) > 0:
@@ -250,6 +256,25 @@ func runFargateProfileMismatch(p *Pass) {
 		}
 		reportMismatch(p, w, pl, near, sev, nodes)
 	}
+}
+
+// reportUnverifiedSelection: only Fargate can run the pods, and whether a
+// profile selects them depends on values unknown before apply.
+func reportUnverifiedSelection(p *Pass, w *cluster.Workload, pl *sim.Placement) {
+	var unknown []string
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindFargate && v.Result == sim.Unknown && len(v.Reasons) > 0 {
+			unknown = append(unknown, v.Reasons[0].Message)
+		}
+	}
+	ref := w.Ref()
+	p.Report(Finding{
+		Severity: Info,
+		Object:   ref,
+		Origin:   w.Object.Origin,
+		Summary:  fmt.Sprintf("%s: could not verify before apply that a Fargate profile selects its pods, and only Fargate can run them", ref),
+		Detail:   strings.Join(unknown, "\n"),
+	})
 }
 
 // fargateUnknown reports whether a profile whose selectors are not known before
@@ -865,7 +890,10 @@ func runFargateUnsupported(p *Pass) {
 		ref := w.Ref()
 		spec := &w.Template.Spec
 		if w.IsDaemonSet() {
-			if fp != nil && fargateOnly {
+			// EKS add-ons and node agents (CNI, CSI node plugins, kube-proxy)
+			// serve EC2 nodes only; their DaemonSets simply have no pods here.
+			agent := w.Addon != nil || w.NodeCritical != "" || w.Component == "kube-proxy"
+			if fp != nil && fargateOnly && !agent {
 				p.Report(Finding{
 					Severity: Warning,
 					Object:   ref,

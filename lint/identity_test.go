@@ -202,6 +202,8 @@ func TestReferenceConfigurations(t *testing.T) {
 		{dir: "terraform-aws-eks-blueprints/patterns/stateful"},
 		{dir: "terraform-aws-eks-blueprints/patterns/wireguard-with-cilium"},
 		{dir: "karpenter-provider-aws/extracted-eksctl"},
+		// Fargate only, with the kube-proxy and vpc-cni add-ons' DaemonSets.
+		{dir: "terraform-aws-eks/tests/eks-fargate-profile"},
 		{dir: "terraform-aws-eks@v19.21.0/examples/karpenter", nodeClasses: 1, onFargate: true},
 		{dir: "terraform-aws-eks@v20.4.0/examples/karpenter", nodeClasses: 1, onFargate: true},
 		// v20.8 added the Fargate toleration to the Karpenter values.
