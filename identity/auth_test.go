@@ -121,6 +121,34 @@ func TestAuthorize(t *testing.T) {
 			want: result{Outcome: Unverified, AwsAuth: Undetermined, Access: Undetermined},
 		},
 		{
+			name: "eksctl cluster that declares no identity at all",
+			m: func() *cluster.Model {
+				m := authModel(cluster.AuthAPIAndConfigMap, nil)
+				m.Cluster.Origin = cluster.Origin{File: "cluster.yaml", Line: 1}
+				m.Objects = []*cluster.Object{{APIVersion: "eksctl.io/v1alpha5", Kind: "ClusterConfig", Name: "demo", Origin: cluster.Origin{File: "cluster.yaml", Line: 1}}}
+				return m
+			}(),
+			role: "KarpenterNodeRole-demo", purpose: LinuxNode,
+			want: result{Outcome: Unverified, AwsAuth: Undetermined, Access: Undetermined},
+		},
+		{
+			name: "eksctl cluster that declares other access entries",
+			m: func() *cluster.Model {
+				m := authModel(cluster.AuthAPIAndConfigMap, nil, cluster.AccessEntry{PrincipalARN: "arn:aws:iam::111122223333:role/admins", Address: "accessConfig.accessEntries.0"})
+				m.Cluster.Origin = cluster.Origin{File: "cluster.yaml", Line: 1}
+				m.Objects = []*cluster.Object{{APIVersion: "eksctl.io/v1alpha5", Kind: "ClusterConfig", Name: "demo", Origin: cluster.Origin{File: "cluster.yaml", Line: 1}}}
+				return m
+			}(),
+			role: "KarpenterNodeRole-demo", purpose: LinuxNode,
+			want: result{Outcome: Unauthorized, AwsAuth: Missing, Access: Missing},
+		},
+		{
+			name: "the Terraform caller's entry is not the node role's",
+			m:    authModel(cluster.AuthAPI, nil, cluster.AccessEntry{PrincipalARN: "${module.eks.data.aws_iam_session_context.current[0].issuer_arn}", Type: "STANDARD"}),
+			role: "KarpenterNodeRole-demo", purpose: LinuxNode,
+			want: result{Outcome: Unauthorized, AwsAuth: Missing, Access: Missing},
+		},
+		{
 			name: "access entry whose principal is not known",
 			m:    authModel(cluster.AuthAPI, nil, cluster.AccessEntry{PrincipalARN: "${data.aws_iam_role.node.arn}", Type: "EC2_LINUX"}),
 			role: "KarpenterNodeRole-demo", purpose: LinuxNode,
