@@ -142,12 +142,20 @@ func reportMissingToleration(p *Pass, w *cluster.Workload, d sim.Disruption, poo
 	if s := preStopStory(p.Sim, w, d); s != "" {
 		b.WriteString("\n" + s)
 	}
+	sev := Error
+	if inferredBeta(d) && sim.Tolerates(sim.PodTolerations(w), sim.DisruptedTaint) {
+		// v1beta1 objects are served by v0.32-v0.37 and by v1.0.x: under v1.0.x
+		// the DaemonSet, which tolerates the v1 taint, is fine.
+		sev = Warning
+		b.WriteString("\nThe version is inferred from the v1beta1 apiVersion, which Karpenter v1.0.x also serves; under v1.0.x the DaemonSet tolerates " + sim.TaintText(sim.DisruptedTaint) + " and is not evicted.")
+	}
 	p.Report(Finding{
-		Object:  w.Ref(),
-		Origin:  w.Object.At(podSpecPath(w) + ".tolerations"),
-		Summary: fmt.Sprintf("%s does not tolerate %s, so Karpenter evicts it while draining a node of %s", w.Ref(), sim.TaintText(d.Taint), poolNames(pools)),
-		Detail:  b.String(),
-		Fix:     disruptionFix(p.Model, w, d),
+		Severity: sev,
+		Object:   w.Ref(),
+		Origin:   w.Object.At(podSpecPath(w) + ".tolerations"),
+		Summary:  fmt.Sprintf("%s does not tolerate %s, so Karpenter evicts it while draining a node of %s", w.Ref(), sim.TaintText(d.Taint), poolNames(pools)),
+		Detail:   b.String(),
+		Fix:      disruptionFix(p.Model, w, d),
 	})
 }
 
@@ -348,13 +356,24 @@ func reportNoVolumeWait(p *Pass, d sim.Disruption) {
 	if c := p.Model.Karpenter.Controller; c != nil {
 		ref, origin = c.Ref(), c.Object.Origin
 	}
+	sev := Warning
+	if inferredBeta(d) {
+		// v1.0.x also serves v1beta1 objects and does wait for volumes.
+		sev = Info
+	}
 	p.Report(Finding{
-		Severity: Warning,
+		Severity: sev,
 		Object:   ref,
 		Origin:   origin,
 		Summary:  fmt.Sprintf("Karpenter v%s terminates drained nodes without waiting for their EBS volumes to detach; %s mount EBS volumes on the nodes of %s", strings.TrimPrefix(d.Version, "v"), strings.Join(names, ", "), poolNames(pools)),
 		Detail:   fmt.Sprintf("Karpenter before v1.0 terminates the instance as soon as the node is drained; v1.0 and later wait until the VolumeAttachments of the drained pods are deleted. A volume still attached to the terminated instance is detached only by the attach/detach controller's 6-minute force-detach, and the pod that needs it on another node reports a Multi-Attach error meanwhile.\n%s\nUpgrade Karpenter to v1 (see the v1 migration guide), or keep stateful workloads off Karpenter nodes.", d.Describe()),
 	})
+}
+
+// inferredBeta reports whether the v1beta1 generation was only inferred from the
+// apiVersion of NodePools, which Karpenter v1.0.x serves as well.
+func inferredBeta(d sim.Disruption) bool {
+	return d.Generation == sim.GenBeta && strings.HasPrefix(d.VersionFrom, "apiVersion ")
 }
 
 // ---- fixes ----
