@@ -626,8 +626,15 @@ func setPath(m map[string]any, key string, v any) {
 	m[parts[len(parts)-1]] = v
 }
 
+// copyJSON deep-copies a JSON-like value; whole numbers decoded as float64 become
+// int64, so fixes render 300 rather than 300.0.
 func copyJSON(v any) any {
 	switch t := v.(type) {
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t)
+		}
+		return t
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {

@@ -267,6 +267,9 @@ func TestDisruptionHelmAndAddons(t *testing.T) {
 			if errFinding.Fix == nil || len(errFinding.Fix.Edits) != 1 {
 				t.Fatalf("fix = %+v, want one edit", errFinding.Fix)
 			}
+			if text := errFinding.Fix.Edits[0].Text; strings.Contains(text, "!!") {
+				t.Errorf("fix text carries YAML tags:\n%s", text)
+			}
 			if !strings.Contains(errFinding.Fix.Summary, tt.fix) {
 				t.Errorf("fix summary = %q, want it to mention %q", errFinding.Fix.Summary, tt.fix)
 			}
