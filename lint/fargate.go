@@ -567,7 +567,7 @@ func hookUpgradeFix(m *cluster.Model, w *cluster.Workload) *Fix {
 // podLabelsFix adds labels to the pods: in the chart values when a release
 // installs them, else in the pod template.
 func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string) *Fix {
-	summary := fmt.Sprintf("label the pods %s so the selector matches", labelText(want))
+	summary := fmt.Sprintf("label the pods %s so the selector matches", strings.TrimPrefix(labelText(want), "labels "))
 	if r := w.Release; r != nil {
 		key, ok := chartValuesKey(r, w, "spec.template.metadata.labels")
 		if !ok {
@@ -1046,19 +1046,30 @@ func karpenterClusterNameMissing(w *cluster.Workload) (string, bool) {
 	return "the container has no CLUSTER_NAME", true
 }
 
+// clusterNameValue is the cluster name to write into Karpenter's configuration:
+// a reference to the cluster in Terraform, else its name; "" when unknown.
 func clusterNameValue(m *cluster.Model, terraform bool) string {
-	if terraform && m.Cluster.Address != "" {
-		return cluster.Unknown(strings.Trim(clusterNameExpr(m), `"`))
+	a := m.Cluster.Address
+	if terraform && (strings.HasPrefix(a, "module.") || strings.HasPrefix(a, "aws_eks_cluster.")) {
+		return cluster.Unknown(clusterNameExpr(m))
 	}
-	if m.Cluster.Name != "" {
+	if m.Cluster.Name != "" && !cluster.IsUnknown(m.Cluster.Name) {
 		return m.Cluster.Name
 	}
-	return "${CLUSTER_NAME}"
+	if !terraform {
+		// The shell variable the Karpenter getting-started guide uses.
+		return "${CLUSTER_NAME}"
+	}
+	return ""
 }
 
 func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if r := w.Release; r != nil {
-		values := map[string]any{"settings": map[string]any{"clusterName": clusterNameValue(m, strings.HasSuffix(r.Origin.File, ".tf"))}}
+		name := clusterNameValue(m, strings.HasSuffix(r.Origin.File, ".tf"))
+		if name == "" {
+			return nil
+		}
+		values := map[string]any{"settings": map[string]any{"clusterName": name}}
 		return &Fix{Summary: "set settings.clusterName in the Karpenter values", Edits: []Edit{releaseValuesEdit(r, values)}}
 	}
 	containers := copyList(w.Object.Get(podSpecPath(w) + ".containers"))
