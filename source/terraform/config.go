@@ -54,16 +54,15 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 		if e.IsDir() || strings.HasPrefix(name, ".") {
 			continue
 		}
-		switch {
-		case strings.HasSuffix(name, ".tf"):
-			if name == "override.tf" || strings.HasSuffix(name, "_override.tf") {
-				l.note(cluster.Origin{File: filepath.Join(dir, name)}, "", "override files are not merged; "+name+" is ignored")
-				continue
-			}
-			names = append(names, name)
-		case strings.HasSuffix(name, ".tf.json"):
-			l.note(cluster.Origin{File: filepath.Join(dir, name)}, "", "JSON configuration files are not read; "+name+" is ignored")
+		if !strings.HasSuffix(name, ".tf") && !strings.HasSuffix(name, ".tf.json") {
+			continue
 		}
+		base := strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".tf")
+		if base == "override" || strings.HasSuffix(base, "_override") {
+			l.note(cluster.Origin{File: filepath.Join(dir, name)}, "", "override files are not merged; "+name+" is ignored")
+			continue
+		}
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	seen := map[string]hcl.Range{}
@@ -75,6 +74,20 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 			continue
 		}
 		cfg.hasConfig = true
+		if strings.HasSuffix(name, ".json") {
+			native, err := jsonToNative(src)
+			if err != nil {
+				line := 1
+				if n, _ := fmt.Sscanf(err.Error(), "line %d:", &line); n == 0 {
+					line = 1
+				}
+				l.problem(cluster.Origin{File: file, Line: line}, "Terraform JSON syntax error: "+err.Error())
+				continue
+			}
+			// Expression sources are read from the native text the ranges refer to.
+			src = native
+			l.files[file] = native
+		}
 		if line, ok := tooDeep(src); ok {
 			l.problem(cluster.Origin{File: file, Line: line}, fmt.Sprintf("brackets nested deeper than %d levels; the file is not read", maxNesting))
 			continue

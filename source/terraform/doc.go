@@ -5,7 +5,8 @@
 // installation, and the resource dependency graph. It also reads the JSON form of a
 // plan (terraform show -json).
 //
-// HCL is evaluated here: variables (defaults and tfvars), locals, the common
+// Both syntaxes are read: native (.tf) and JSON (.tf.json, as CDK for Terraform writes
+// it, rewritten into native syntax on the same lines). HCL is evaluated here: variables (defaults and tfvars), locals, the common
 // functions, templates and heredocs, for expressions, conditionals and splats. Values
 // that exist only after apply (module outputs, data sources, resource attributes, an
 // unknown count or for_each) stay unknown; in the model they read as

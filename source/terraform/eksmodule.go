@@ -129,7 +129,7 @@ func classifyLocal(l *loader, call *moduleCall) moduleKind {
 	hasTF := false
 	if entries, err := os.ReadDir(call.dir); err == nil {
 		for _, e := range entries {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".tf") {
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".tf") || strings.HasSuffix(e.Name(), ".tf.json")) {
 				hasTF = true
 				break
 			}

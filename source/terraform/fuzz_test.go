@@ -134,3 +134,25 @@ func FuzzLoadPlan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadJSONConfig loads arbitrary Terraform JSON syntax.
+func FuzzLoadJSONConfig(f *testing.F) {
+	f.Add(cdktfJSON)
+	f.Add(`{"resource": {"helm_release": {"x": [{"values": ["a: ${b}"]}]}}, "locals": [{"a": {"//": 1}}]}`)
+	f.Add(`{"variable": {"v": {"type": "map(", "default": "\u0000"}}}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.tf.json"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(dir, Options{})
+		if err != nil || m == nil {
+			t.Fatalf("Load: got %v, %v", m, err)
+		}
+		for _, p := range m.Problems {
+			if strings.Contains(p.Message, "could not be analysed") {
+				t.Fatalf("Load panicked on %q: %s", src, p.Message)
+			}
+		}
+	})
+}
