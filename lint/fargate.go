@@ -134,35 +134,35 @@ func profileRef(fp *cluster.FargateProfile) cluster.ObjectRef {
 	return cluster.ObjectRef{Kind: "FargateProfile", Name: fp.Name}
 }
 
-// judged reports whether the static checks should judge a workload's pods: live
+// judgedStatically reports whether the static checks should judge a workload's pods: live
 // workloads are judged by their pods.
-func judged(m *cluster.Model, w *cluster.Workload) bool {
+func judgedStatically(m *cluster.Model, w *cluster.Workload) bool {
 	return !(m.Live != nil && w.Object.Manager == "cluster")
 }
 
-// isHook reports whether the workload is a Helm hook (run while helm waits).
-func isHook(w *cluster.Workload) bool {
+// isHelmHook reports whether the workload is a Helm hook (run while helm waits).
+func isHelmHook(w *cluster.Workload) bool {
 	_, ok := w.Object.Annotations["helm.sh/hook"]
 	return ok
 }
 
-// phaseOf is the phase a workload must be schedulable in: components needed
+// requiredPhase is the phase a workload must be schedulable in: components needed
 // before Karpenter capacity exists, and Helm hooks, in the bootstrap phase.
-func phaseOf(w *cluster.Workload) cluster.Phase {
-	if w.Bootstrap != "" || isHook(w) {
+func requiredPhase(w *cluster.Workload) cluster.Phase {
+	if w.Bootstrap != "" || isHelmHook(w) {
 		return cluster.Bootstrap
 	}
 	return cluster.Steady
 }
 
-func podLabels(w *cluster.Workload) map[string]string {
+func templateLabels(w *cluster.Workload) map[string]string {
 	if w.TemplatePath == "" {
 		return w.Object.Labels
 	}
 	return w.Template.Labels
 }
 
-func labelText(m map[string]string) string {
+func labelSetText(m map[string]string) string {
 	if len(m) == 0 {
 		return "no labels"
 	}
@@ -182,7 +182,7 @@ func selectorText(s cluster.FargateSelector) string {
 	if len(s.Labels) == 0 {
 		return fmt.Sprintf("{namespace: %s}", s.Namespace)
 	}
-	return fmt.Sprintf("{namespace: %s, %s}", s.Namespace, labelText(s.Labels))
+	return fmt.Sprintf("{namespace: %s, %s}", s.Namespace, labelSetText(s.Labels))
 }
 
 // fargateNodes estimates how many Fargate nodes exist: one per pod a profile
@@ -193,7 +193,7 @@ func fargateNodes(p *Pass) int {
 		if w.IsDaemonSet() || w.Replicas <= 0 {
 			continue
 		}
-		if sim.SelectingProfile(p.Model.FargateProfiles, w.Template.Namespace, podLabels(w)) != nil {
+		if sim.SelectingProfile(p.Model.FargateProfiles, w.Template.Namespace, templateLabels(w)) != nil {
 			n += int(w.Replicas)
 		}
 	}
@@ -230,10 +230,10 @@ func runFargateProfileMismatch(p *Pass) {
 	}
 	nodes := fargateNodes(p)
 	for _, w := range m.Workloads {
-		if w.IsDaemonSet() || w.Replicas == 0 || !judged(m, w) {
+		if w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
 			continue
 		}
-		phase := phaseOf(w)
+		phase := requiredPhase(w)
 		pl := p.Sim.Place(w, phase)
 		if pl.Fargate != nil {
 			continue
@@ -241,7 +241,7 @@ func runFargateProfileMismatch(p *Pass) {
 		near := nearMisses(m, w)
 		ec2 := ec2Result(pl)
 		if fargateUnknown(pl) {
-			if ec2 == sim.Refuses && !hasEC2(pl) {
+			if ec2 == sim.Refuses && !hasEC2Capacity(pl) {
 				reportUnverifiedSelection(p, w, pl)
 			}
 			continue
@@ -250,7 +250,7 @@ func runFargateProfileMismatch(p *Pass) {
 		switch {
 		case ec2 == sim.Fits && len(near) > 0:
 			sev = Warning
-		case ec2 == sim.Refuses && (len(near) > 0 || !hasEC2(pl)):
+		case ec2 == sim.Refuses && (len(near) > 0 || !hasEC2Capacity(pl)):
 		default:
 			continue
 		}
@@ -305,7 +305,7 @@ func ec2Result(pl *sim.Placement) sim.Result {
 	return res
 }
 
-func hasEC2(pl *sim.Placement) bool {
+func hasEC2Capacity(pl *sim.Placement) bool {
 	for _, v := range pl.Verdicts {
 		if v.Source.Kind != cluster.KindFargate {
 			return true
@@ -319,7 +319,7 @@ func hasEC2(pl *sim.Placement) bool {
 // workload, its release or its component, or one typo away from its own.
 func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
 	ns := w.Template.Namespace
-	labels := podLabels(w)
+	labels := templateLabels(w)
 	var names []string
 	for _, n := range []string{w.Component, w.Object.Name} {
 		if n != "" {
@@ -336,7 +336,7 @@ func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
 				continue
 			}
 			var missing []string
-			for _, k := range sortedKeys(sel.Labels) {
+			for _, k := range labelKeys(sel.Labels) {
 				ok := false
 				for lk, lv := range labels {
 					if sim.Glob(k, lk) && sim.Glob(sel.Labels[k], lv) {
@@ -370,7 +370,7 @@ func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
 				}
 			}
 			selNS := strings.ToLower(sel.Namespace)
-			if related == "" && similar(selNS, strings.ToLower(ns)) {
+			if related == "" && similarName(selNS, strings.ToLower(ns)) {
 				related = fmt.Sprintf("one typo away from %q", ns)
 			}
 			if related == "" {
@@ -382,8 +382,8 @@ func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
 	return out
 }
 
-// similar reports names within a small edit distance of each other.
-func similar(a, b string) bool {
+// similarName reports names within a small edit distance of each other.
+func similarName(a, b string) bool {
 	if a == b {
 		return false
 	}
@@ -391,10 +391,10 @@ func similar(a, b string) bool {
 	if len(a) > 6 && len(b) > 6 {
 		limit = 2
 	}
-	return editDistance(a, b) <= limit
+	return levenshtein(a, b) <= limit
 }
 
-func editDistance(a, b string) int {
+func levenshtein(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -414,7 +414,7 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func sortedKeys(m map[string]string) []string {
+func labelKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -426,7 +426,7 @@ func sortedKeys(m map[string]string) []string {
 func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []nearMiss, sev Severity, nodes int) {
 	ref := w.Ref()
 	var b strings.Builder
-	fmt.Fprintf(&b, "The pods are in namespace %q with %s.\n", w.Template.Namespace, labelText(podLabels(w)))
+	fmt.Fprintf(&b, "The pods are in namespace %q with %s.\n", w.Template.Namespace, labelSetText(templateLabels(w)))
 	for _, fp := range sortedProfiles(p.Model) {
 		var sels []string
 		for _, s := range fp.Selectors {
@@ -440,11 +440,11 @@ func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []near
 	switch {
 	case sev == Warning:
 		b.WriteString("They run on EC2 capacity instead.\n")
-	case !hasEC2(pl):
+	case !hasEC2Capacity(pl):
 		fmt.Fprintf(&b, "No node group exists in the %s phase, so only Fargate could run them", pl.Phase)
 		if w.Bootstrap != "" {
 			fmt.Fprintf(&b, " (%s)", w.Bootstrap)
-		} else if isHook(w) {
+		} else if isHelmHook(w) {
 			b.WriteString(" (Helm waits for its hooks while it installs the release)")
 		}
 		b.WriteString(".\n")
@@ -456,7 +456,7 @@ func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []near
 	if len(near) > 0 {
 		what += ": " + near[0].why
 	} else {
-		what += fmt.Sprintf(" (namespace %q, %s), and no node group can run them", w.Template.Namespace, labelText(podLabels(w)))
+		what += fmt.Sprintf(" (namespace %q, %s), and no node group can run them", w.Template.Namespace, labelSetText(templateLabels(w)))
 	}
 	p.Report(Finding{
 		Severity: sev,
@@ -507,7 +507,7 @@ func mismatchFix(m *cluster.Model, w *cluster.Workload, near []nearMiss) *Fix {
 		if f := hookUpgradeFix(m, w); f != nil {
 			return f
 		}
-		if hasWildcard(sel.Labels) {
+		if hasLabelWildcard(sel.Labels) {
 			continue
 		}
 		if f := podLabelsFix(m, w, sel.Labels); f != nil {
@@ -527,7 +527,7 @@ func mismatchFix(m *cluster.Model, w *cluster.Workload, near []nearMiss) *Fix {
 		fp = near[0].profile
 	}
 	sel := cluster.FargateSelector{Namespace: w.Template.Namespace}
-	labels := podLabels(w)
+	labels := templateLabels(w)
 	for _, k := range []string{"app.kubernetes.io/name", "app", "k8s-app"} {
 		if v, ok := labels[k]; ok && v != "" && !cluster.IsUnknown(v) {
 			sel.Labels = map[string]string{k: v}
@@ -541,7 +541,7 @@ func mismatchFix(m *cluster.Model, w *cluster.Workload, near []nearMiss) *Fix {
 	return &Fix{Summary: fmt.Sprintf("add the selector %s to Fargate profile %q", selectorText(sel), fp.Name), Edits: []Edit{e}}
 }
 
-func hasWildcard(labels map[string]string) bool {
+func hasLabelWildcard(labels map[string]string) bool {
 	for k, v := range labels {
 		if strings.ContainsAny(k+v, "*?") {
 			return true
@@ -567,7 +567,7 @@ func hookUpgradeFix(m *cluster.Model, w *cluster.Workload) *Fix {
 // podLabelsFix adds labels to the pods: in the chart values when a release
 // installs them, else in the pod template.
 func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string) *Fix {
-	summary := fmt.Sprintf("label the pods %s so the selector matches", strings.TrimPrefix(labelText(want), "labels "))
+	summary := fmt.Sprintf("label the pods %s so the selector matches", strings.TrimPrefix(labelSetText(want), "labels "))
 	if r := w.Release; r != nil {
 		key, ok := chartValuesKey(r, w, "spec.template.metadata.labels")
 		if !ok {
@@ -588,7 +588,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 		return nil
 	}
 	labels := map[string]any{}
-	for k, v := range podLabels(w) {
+	for k, v := range templateLabels(w) {
 		labels[k] = v
 	}
 	for k, v := range want {
@@ -649,7 +649,7 @@ func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) [
 	if !ok {
 		return nil
 	}
-	return copyList(cluster.Lookup(kb.DefaultValues(), key))
+	return copyJSONList(cluster.Lookup(kb.DefaultValues(), key))
 }
 
 func setValuesPath(m map[string]any, key string, v any) {
@@ -686,13 +686,13 @@ func selectorMap(s cluster.FargateSelector) map[string]any {
 
 func hclSelector(s cluster.FargateSelector) string {
 	if len(s.Labels) == 0 {
-		return "{ namespace = " + hclText(s.Namespace) + " }"
+		return "{ namespace = " + hclStringExpr(s.Namespace) + " }"
 	}
 	var labels []string
-	for _, k := range sortedKeys(s.Labels) {
-		labels = append(labels, hclText(k)+" = "+hclText(s.Labels[k]))
+	for _, k := range labelKeys(s.Labels) {
+		labels = append(labels, hclStringExpr(k)+" = "+hclStringExpr(s.Labels[k]))
 	}
-	return "{ namespace = " + hclText(s.Namespace) + ", labels = { " + strings.Join(labels, ", ") + " } }"
+	return "{ namespace = " + hclStringExpr(s.Namespace) + ", labels = { " + strings.Join(labels, ", ") + " } }"
 }
 
 func hclSelectors(sels []cluster.FargateSelector) string {
@@ -765,7 +765,7 @@ func addSelectorEdit(m *cluster.Model, fp *cluster.FargateProfile, sel cluster.F
 		})
 	case declModuleEntry:
 		if full {
-			return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", hclKey(fp.Name+"-2"), hclSelector(sel)))
+			return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", hclMapKey(fp.Name+"-2"), hclSelector(sel)))
 		}
 		if fp.Origin.Line <= 0 {
 			return Edit{}, false
@@ -775,11 +775,11 @@ func addSelectorEdit(m *cluster.Model, fp *cluster.FargateProfile, sel cluster.F
 		if full {
 			return Edit{}, false
 		}
-		text := "selector {\n  namespace = " + hclText(sel.Namespace) + "\n"
+		text := "selector {\n  namespace = " + hclStringExpr(sel.Namespace) + "\n"
 		if len(sel.Labels) > 0 {
 			var labels []string
-			for _, k := range sortedKeys(sel.Labels) {
-				labels = append(labels, hclText(k)+" = "+hclText(sel.Labels[k]))
+			for _, k := range labelKeys(sel.Labels) {
+				labels = append(labels, hclStringExpr(k)+" = "+hclStringExpr(sel.Labels[k]))
 			}
 			text += "  labels = { " + strings.Join(labels, ", ") + " }\n"
 		}
@@ -813,7 +813,7 @@ func newProfileEdit(m *cluster.Model, name string, sel cluster.FargateSelector) 
 			return append(list, map[string]any{"name": name, "selectors": []any{selectorMap(sel)}})
 		})
 	case declModuleEntry:
-		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", hclKey(name), hclSelector(sel)))
+		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", hclMapKey(name), hclSelector(sel)))
 	}
 	return Edit{}, false
 }
@@ -847,7 +847,7 @@ func splitProfileEdit(m *cluster.Model, fp *cluster.FargateProfile) (Edit, bool)
 			return append(list, np)
 		})
 	case declModuleEntry:
-		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = %s\n  }\n  %s = {\n    selectors = %s\n  }\n}\n", hclKey(fp.Name), hclSelectors(keep), hclKey(fp.Name+"-2"), hclSelectors(move)))
+		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = %s\n  }\n  %s = {\n    selectors = %s\n  }\n}\n", hclMapKey(fp.Name), hclSelectors(keep), hclMapKey(fp.Name+"-2"), hclSelectors(move)))
 	}
 	return Edit{}, false
 }
@@ -862,7 +862,7 @@ func eksctlProfiles(m *cluster.Model, fp *cluster.FargateProfile, change func(li
 	if o == nil {
 		return Edit{}, false
 	}
-	list := copyList(o.Get("fargateProfiles"))
+	list := copyJSONList(o.Get("fargateProfiles"))
 	if idx < 0 || idx >= len(list) {
 		return Edit{}, false
 	}
@@ -883,10 +883,10 @@ func runFargateUnsupported(p *Pass) {
 	}
 	fargateOnly := len(m.NodeGroups) == 0 && len(m.NodePools) == 0 && len(m.Nodes) == 0
 	for _, w := range m.Workloads {
-		if w.Replicas == 0 || !judged(m, w) {
+		if w.Replicas == 0 || !judgedStatically(m, w) {
 			continue
 		}
-		fp := sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, podLabels(w))
+		fp := sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w))
 		ref := w.Ref()
 		spec := &w.Template.Spec
 		if w.IsDaemonSet() {
@@ -1072,7 +1072,7 @@ func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 		values := map[string]any{"settings": map[string]any{"clusterName": name}}
 		return &Fix{Summary: "set settings.clusterName in the Karpenter values", Edits: []Edit{releaseValuesEdit(r, values)}}
 	}
-	containers := copyList(w.Object.Get(podSpecPath(w) + ".containers"))
+	containers := copyJSONList(w.Object.Get(podSpecPath(w) + ".containers"))
 	if len(containers) == 0 {
 		return nil
 	}
@@ -1080,7 +1080,7 @@ func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if !ok {
 		return nil
 	}
-	env := copyList(c["env"])
+	env := copyJSONList(c["env"])
 	c["env"] = append(env, map[string]any{"name": "CLUSTER_NAME", "value": clusterNameValue(m, false)})
 	e, ok := objectEdit(m, w.Object, nest(podSpecPath(w), map[string]any{"containers": containers}))
 	if !ok {
@@ -1102,7 +1102,7 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 			return nil
 		}
 		var rest []any
-		for _, it := range copyList(cluster.Lookup(r.Values, key)) {
+		for _, it := range copyJSONList(cluster.Lookup(r.Values, key)) {
 			if t, ok := it.(map[string]any); ok && t["key"] == fargateTaint.Key {
 				continue
 			}
@@ -1144,8 +1144,8 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIdentity) *Fix {
 	summary := fmt.Sprintf("give %s/%s its role through IRSA instead of EKS Pod Identity", id.Namespace, id.Name)
 	if o := eksctlObject(m); o != nil && strings.HasPrefix(id.Origin.Path, "iam.podIdentityAssociations.") {
-		assocs := copyList(o.Get("iam.podIdentityAssociations"))
-		sas := copyList(o.Get("iam.serviceAccounts"))
+		assocs := copyJSONList(o.Get("iam.podIdentityAssociations"))
+		sas := copyJSONList(o.Get("iam.serviceAccounts"))
 		var kept []any
 		for _, it := range assocs {
 			a, ok := it.(map[string]any)
@@ -1209,7 +1209,7 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 	if node == "" || m.Terraform.DependsOn(r.Address, node) {
 		return
 	}
-	if ec2Fallback(p.Sim.Place(w, phaseOf(w))) {
+	if ec2Fallback(p.Sim.Place(w, requiredPhase(w))) {
 		return
 	}
 	deps := append([]string(nil), m.Terraform.Nodes[r.Address].DependsOn...)
@@ -1304,7 +1304,7 @@ func fargateReason(a identity.Authorization) string {
 }
 
 func fargateRoleFix(m *cluster.Model, a identity.Authorization) *Fix {
-	for _, f := range explicit(a.AwsAuth.Found) {
+	for _, f := range explicitMappings(a.AwsAuth.Found) {
 		if len(f.Problems) == 0 || f.Mapping == nil {
 			continue
 		}
@@ -1344,7 +1344,7 @@ func pendingPods(m *cluster.Model, match func(*cluster.Pod) bool) map[cluster.Ob
 	return out
 }
 
-func sortedRefs(m map[cluster.ObjectRef][]*cluster.Pod) []cluster.ObjectRef {
+func sortedOwners(m map[cluster.ObjectRef][]*cluster.Pod) []cluster.ObjectRef {
 	refs := make([]cluster.ObjectRef, 0, len(m))
 	for r := range m {
 		refs = append(refs, r)
@@ -1353,8 +1353,8 @@ func sortedRefs(m map[cluster.ObjectRef][]*cluster.Pod) []cluster.ObjectRef {
 	return refs
 }
 
-// eventWith returns the newest scheduling event whose message contains text.
-func eventWith(p *cluster.Pod, text string) (cluster.Event, bool) {
+// schedulingEvent returns the newest scheduling event whose message contains text.
+func schedulingEvent(p *cluster.Pod, text string) (cluster.Event, bool) {
 	for i := len(p.Events) - 1; i >= 0; i-- {
 		if strings.Contains(p.Events[i].Message, text) {
 			return p.Events[i], true
@@ -1363,7 +1363,7 @@ func eventWith(p *cluster.Pod, text string) (cluster.Event, bool) {
 	return cluster.Event{}, false
 }
 
-func podNames(pods []*cluster.Pod) string {
+func podNameList(pods []*cluster.Pod) string {
 	var names []string
 	for _, p := range pods {
 		names = append(names, p.Object.Name)
@@ -1379,35 +1379,35 @@ const fargateTaintEvent = "untolerated taint {eks.amazonaws.com/compute-type: fa
 func reportLiveMismatch(p *Pass) {
 	m := p.Model
 	groups := pendingPods(m, func(pod *cluster.Pod) bool {
-		_, ok := eventWith(pod, fargateTaintEvent)
+		_, ok := schedulingEvent(pod, fargateTaintEvent)
 		return ok && pod.Spec.SchedulerName != "fargate-scheduler"
 	})
-	for _, ref := range sortedRefs(groups) {
+	for _, ref := range sortedOwners(groups) {
 		pods := groups[ref]
 		pod := pods[0]
-		ev, _ := eventWith(pod, fargateTaintEvent)
-		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelText(pod.Object.Labels))
+		ev, _ := schedulingEvent(pod, fargateTaintEvent)
+		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelSetText(pod.Object.Labels))
 		if len(m.FargateProfiles) > 0 {
 			if fp := sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels); fp != nil {
 				why = fmt.Sprintf("Fargate profile %q selects them now, so they were created before it was ACTIVE", fp.Name)
 			} else {
-				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelText(pod.Object.Labels))
+				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelSetText(pod.Object.Labels))
 			}
 		}
 		p.Report(Finding{
 			Object:  ref,
 			Origin:  pod.Object.Origin,
 			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: %s", ref, len(pods), ev.Message, why),
-			Detail:  fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefault(pod.Spec.SchedulerName, "default-scheduler"), podNames(pods)),
+			Detail:  fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefaultName(pod.Spec.SchedulerName, "default-scheduler"), podNameList(pods)),
 			Fix: &Fix{
 				Summary: "once a profile selects them, delete the pods so that their owner re-creates them and Fargate mutates the new ones",
-				Edits:   []Edit{{Format: FormatShell, Text: fmt.Sprintf("kubectl delete pod -n %s %s", pod.Object.Namespace, podNames(pods))}},
+				Edits:   []Edit{{Format: FormatShell, Text: fmt.Sprintf("kubectl delete pod -n %s %s", pod.Object.Namespace, podNameList(pods))}},
 			},
 		})
 	}
 }
 
-func orDefault(s, def string) string {
+func orDefaultName(s, def string) string {
 	if s == "" {
 		return def
 	}
@@ -1419,17 +1419,17 @@ func orDefault(s, def string) string {
 func reportLiveTooManyPods(p *Pass) {
 	groups := pendingPods(p.Model, func(pod *cluster.Pod) bool {
 		_, tol := toleratesFargate(pod.Spec.Tolerations)
-		_, ev := eventWith(pod, "Too many pods")
+		_, ev := schedulingEvent(pod, "Too many pods")
 		return tol && ev && pod.Spec.SchedulerName != "fargate-scheduler"
 	})
-	for _, ref := range sortedRefs(groups) {
+	for _, ref := range sortedOwners(groups) {
 		pods := groups[ref]
-		ev, _ := eventWith(pods[0], "Too many pods")
+		ev, _ := schedulingEvent(pods[0], "Too many pods")
 		p.Report(Finding{
 			Object:  ref,
 			Origin:  pods[0].Object.Origin,
 			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: they tolerate %s, so the default scheduler tries Fargate nodes, which hold one pod each", ref, len(pods), ev.Message, sim.TaintText(fargateTaint)),
-			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNames(pods)),
+			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNameList(pods)),
 		})
 	}
 }
@@ -1444,7 +1444,7 @@ func reportLiveBlockedProfiles(p *Pass) {
 		if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" {
 			continue
 		}
-		ev, ok := eventWith(pod, marker)
+		ev, ok := schedulingEvent(pod, marker)
 		if !ok {
 			continue
 		}
@@ -1464,7 +1464,7 @@ func reportLiveBlockedProfiles(p *Pass) {
 			Object:  cluster.ObjectRef{Kind: "FargateProfile", Name: name},
 			Origin:  pods[0].Object.Origin,
 			Summary: fmt.Sprintf("Fargate profile %q is blocked for new launches: %s", name, events[name]),
-			Detail:  fmt.Sprintf("fargate-scheduler does not find the profile's pod execution role in the cluster's authentication configuration. With authentication mode CONFIG_MAP, aws-auth must map it with username %s and groups %s; a ConfigMap written whole by kubectl or Terraform drops the entry EKS added. Pending pods: %s.", identity.FargateUsername, strings.Join(identity.FargatePods.Groups(), ", "), podNames(pods)),
+			Detail:  fmt.Sprintf("fargate-scheduler does not find the profile's pod execution role in the cluster's authentication configuration. With authentication mode CONFIG_MAP, aws-auth must map it with username %s and groups %s; a ConfigMap written whole by kubectl or Terraform drops the entry EKS added. Pending pods: %s.", identity.FargateUsername, strings.Join(identity.FargatePods.Groups(), ", "), podNameList(pods)),
 		})
 	}
 }

@@ -178,12 +178,12 @@ func shortReason(a identity.Authorization) string {
 	}
 	switch a.Mode {
 	case cluster.AuthAPI:
-		if len(explicit(a.AwsAuth.Found)) > 0 {
+		if len(explicitMappings(a.AwsAuth.Found)) > 0 {
 			return "authentication mode API ignores its aws-auth entry, and no " + a.Purpose.EntryType() + " access entry exists"
 		}
 		return "no " + a.Purpose.EntryType() + " access entry exists for it"
 	case cluster.AuthConfigMap:
-		if len(explicit(a.Access.Found)) > 0 {
+		if len(explicitMappings(a.Access.Found)) > 0 {
 			return "authentication mode CONFIG_MAP ignores its access entry, and aws-auth does not map it"
 		}
 		return "aws-auth does not map it"
@@ -191,7 +191,7 @@ func shortReason(a identity.Authorization) string {
 	return "neither an access entry nor an aws-auth entry maps it"
 }
 
-func explicit(fs []identity.Found) []identity.Found {
+func explicitMappings(fs []identity.Found) []identity.Found {
 	var out []identity.Found
 	for _, f := range fs {
 		if !f.Implicit {
@@ -294,7 +294,7 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 	readsAccess := a.Mode != cluster.AuthConfigMap
 	readsAwsAuth := a.Mode != cluster.AuthAPI
 	if readsAccess {
-		for _, f := range explicit(a.Access.Found) {
+		for _, f := range explicitMappings(a.Access.Found) {
 			if len(f.Problems) > 0 {
 				if e, ok := fixAccessEntry(m, f.Entry, a.Purpose); ok {
 					return &Fix{Summary: fmt.Sprintf("make the access entry for %s of type %s", a.Role, a.Purpose.EntryType()), Edits: []Edit{e}}
@@ -303,7 +303,7 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 		}
 	}
 	if readsAwsAuth && a.Access.State != identity.Invalid {
-		for _, f := range explicit(a.AwsAuth.Found) {
+		for _, f := range explicitMappings(a.AwsAuth.Found) {
 			if len(f.Problems) == 0 || f.Mapping == nil {
 				continue
 			}
@@ -616,7 +616,7 @@ func mappingItem(arnKey string, rm *cluster.RoleMapping) map[string]any {
 
 // editList replaces (or appends) one mapping in a raw list of mapping items.
 func editList(list []any, arnKey string, old, nu *cluster.RoleMapping) ([]any, bool) {
-	out := copyList(list)
+	out := copyJSONList(list)
 	if old == nil {
 		return append(out, mappingItem(arnKey, nu)), true
 	}
@@ -653,7 +653,7 @@ func rewriteConfigMap(m *cluster.Model, o *cluster.Object, old, nu *cluster.Role
 	raw, _ := o.Get("data.mapRoles").(string)
 	var list []any
 	if strings.TrimSpace(raw) != "" {
-		v, err := parseYAMLList(raw)
+		v, err := parseMapRolesList(raw)
 		if err != nil {
 			return Edit{}, false
 		}
@@ -777,17 +777,17 @@ func hclMappings(entries []cluster.RoleMapping) string {
 	for _, rm := range entries {
 		var groups []string
 		for _, g := range rm.Groups {
-			groups = append(groups, hclText(g))
+			groups = append(groups, hclStringExpr(g))
 		}
-		fmt.Fprintf(&b, "  {\n    rolearn  = %s\n    username = %s\n    groups   = [%s]\n  },\n", hclText(rm.RoleARN), hclText(rm.Username), strings.Join(groups, ", "))
+		fmt.Fprintf(&b, "  {\n    rolearn  = %s\n    username = %s\n    groups   = [%s]\n  },\n", hclStringExpr(rm.RoleARN), hclStringExpr(rm.Username), strings.Join(groups, ", "))
 	}
 	b.WriteString("]")
 	return b.String()
 }
 
-// hclText renders a model string as an HCL expression: a value that is one
+// hclStringExpr renders a model string as an HCL expression: a value that is one
 // placeholder becomes its expression; other placeholders stay interpolations.
-func hclText(s string) string {
+func hclStringExpr(s string) string {
 	if e, ok := cluster.UnknownExpr(s); ok {
 		return e
 	}
@@ -800,16 +800,16 @@ func hclText(s string) string {
 		if i < 0 {
 			break
 		}
-		b.WriteString(hclEscape(rest[:i]))
+		b.WriteString(hclEscapeLiteral(rest[:i]))
 		b.WriteString(ph)
 		rest = rest[i+len(ph):]
 	}
-	b.WriteString(hclEscape(rest))
+	b.WriteString(hclEscapeLiteral(rest))
 	b.WriteByte('"')
 	return b.String()
 }
 
-func hclEscape(s string) string {
+func hclEscapeLiteral(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "%{", "%%{", "${", "$${")
 	return r.Replace(s)
 }
@@ -851,14 +851,14 @@ func fixAccessEntry(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose
 		// The karpenter module's own entry for its node role.
 		return blockEdit(m, call, "access_entry_type = "+typ+"\n")
 	}
-	if key, ok := bracketKey(e.Address); ok {
-		return blockEdit(m, call, fmt.Sprintf("access_entries = {\n  %s = {\n    type = %s\n    kubernetes_groups = null\n  }\n}\n", hclKey(key), typ))
+	if key, ok := forEachKey(e.Address); ok {
+		return blockEdit(m, call, fmt.Sprintf("access_entries = {\n  %s = {\n    type = %s\n    kubernetes_groups = null\n  }\n}\n", hclMapKey(key), typ))
 	}
 	return Edit{}, false
 }
 
-// bracketKey returns the for_each key of the last resource instance in an address.
-func bracketKey(addr string) (string, bool) {
+// forEachKey returns the for_each key of the last resource instance in an address.
+func forEachKey(addr string) (string, bool) {
 	i := strings.LastIndex(addr, `["`)
 	j := strings.LastIndex(addr, `"]`)
 	if i < 0 || j < i {
@@ -867,7 +867,7 @@ func bracketKey(addr string) (string, bool) {
 	return addr[i+2 : j], true
 }
 
-func hclKey(k string) string {
+func hclMapKey(k string) string {
 	for _, r := range k {
 		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 			return fmt.Sprintf("%q", k)
@@ -882,7 +882,7 @@ func eksctlAccessEntries(m *cluster.Model, change func([]any) ([]any, bool)) (Ed
 		return Edit{}, false
 	}
 	list, _ := o.Get("accessConfig.accessEntries").([]any)
-	out, ok := change(copyList(list))
+	out, ok := change(copyJSONList(list))
 	if !ok {
 		return Edit{}, false
 	}
@@ -917,13 +917,13 @@ func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeCl
 		if !ok {
 			return Edit{}, false
 		}
-		principal = hclText(lit)
+		principal = hclStringExpr(lit)
 	}
 	file := m.Cluster.Origin.File
 	if !strings.HasSuffix(file, ".tf") {
 		return Edit{}, false
 	}
-	name := resourceName(m, "aws_eks_access_entry", nc.Name+"_node")
+	name := freeResourceName(m, "aws_eks_access_entry", nc.Name+"_node")
 	return Edit{File: file, Format: FormatHCL, Text: fmt.Sprintf("resource \"aws_eks_access_entry\" %q {\n  cluster_name  = %s\n  principal_arn = %s\n  type          = %s\n}\n", name, clusterNameExpr(m), principal, typ)}, true
 }
 
@@ -935,11 +935,11 @@ func clusterNameExpr(m *cluster.Model) string {
 	case strings.HasPrefix(a, "aws_eks_cluster."):
 		return a + ".name"
 	}
-	return hclText(m.Cluster.Name)
+	return hclStringExpr(m.Cluster.Name)
 }
 
-// resourceName returns a resource name of a type that is not taken yet.
-func resourceName(m *cluster.Model, typ, base string) string {
+// freeResourceName returns a resource name of a type that is not taken yet.
+func freeResourceName(m *cluster.Model, typ, base string) string {
 	var b strings.Builder
 	for _, r := range base {
 		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
@@ -966,7 +966,7 @@ func resourceName(m *cluster.Model, typ, base string) string {
 // yaml_body of the kubectl_manifest that holds it.
 func objectEdit(m *cluster.Model, o *cluster.Object, patch map[string]any) (Edit, bool) {
 	if o.Via == "" {
-		if !isYAMLFile(o.Origin.File) {
+		if !isManifestFile(o.Origin.File) {
 			return Edit{}, false
 		}
 		return objectPatch(o, patch), true
@@ -978,7 +978,7 @@ func objectEdit(m *cluster.Model, o *cluster.Object, patch map[string]any) (Edit
 	if !ok || n.Type != "kubectl_manifest" {
 		return Edit{}, false
 	}
-	merged := mergePatch(deepCopyJSON(o.Content), patch)
+	merged := applyMergePatch(deepCopyJSON(o.Content), patch)
 	body := strings.TrimRight(yamlText(merged), "\n")
 	if strings.Contains(body, "\nYAML\n") || strings.Contains(body, "%{") {
 		return Edit{}, false
@@ -986,13 +986,13 @@ func objectEdit(m *cluster.Model, o *cluster.Object, patch map[string]any) (Edit
 	return blockEdit(m, o.Via, "yaml_body = <<-YAML\n"+body+"\nYAML\n")
 }
 
-func isYAMLFile(f string) bool {
+func isManifestFile(f string) bool {
 	f = strings.ToLower(f)
 	return strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json")
 }
 
-// mergePatch applies an RFC 7386 merge patch.
-func mergePatch(target any, patch any) any {
+// applyMergePatch applies an RFC 7386 merge patch.
+func applyMergePatch(target any, patch any) any {
 	p, ok := patch.(map[string]any)
 	if !ok {
 		return patch
@@ -1006,7 +1006,7 @@ func mergePatch(target any, patch any) any {
 			delete(t, k)
 			continue
 		}
-		t[k] = mergePatch(t[k], v)
+		t[k] = applyMergePatch(t[k], v)
 	}
 	return t
 }
@@ -1029,13 +1029,13 @@ func deepCopyJSON(v any) any {
 	return v
 }
 
-func copyList(v any) []any {
+func copyJSONList(v any) []any {
 	l, _ := deepCopyJSON(v).([]any)
 	return l
 }
 
-// parseYAMLList decodes a YAML list (aws-auth mapRoles).
-func parseYAMLList(text string) ([]any, error) {
+// parseMapRolesList decodes a YAML list (aws-auth mapRoles).
+func parseMapRolesList(text string) ([]any, error) {
 	var out []any
 	if err := yaml.Unmarshal([]byte(text), &out); err != nil {
 		return nil, err
@@ -1108,9 +1108,9 @@ func runControllerRoleAsNodeRole(p *Pass) {
 			continue
 		}
 		f := Finding{
-			Object:  cluster.ObjectRef{Kind: "AccessEntry", Name: entryName(e)},
+			Object:  cluster.ObjectRef{Kind: "AccessEntry", Name: accessEntryName(e)},
 			Origin:  e.Origin,
-			Summary: fmt.Sprintf("access entry %s makes the %s %s a node (type %s)", entryName(e), role.Kind, role, typ),
+			Summary: fmt.Sprintf("access entry %s makes the %s %s a node (type %s)", accessEntryName(e), role.Kind, role, typ),
 			Detail:  misuseDetail(role),
 		}
 		if nr, ok := nodeRoleFor(res, role); ok {
@@ -1153,7 +1153,7 @@ func awsAuthRef(m *cluster.Model) cluster.ObjectRef {
 	return cluster.ObjectRef{Kind: "ConfigMap", Namespace: "kube-system", Name: "aws-auth"}
 }
 
-func entryName(e *cluster.AccessEntry) string {
+func accessEntryName(e *cluster.AccessEntry) string {
 	if e.Address != "" {
 		return e.Address
 	}
@@ -1279,7 +1279,7 @@ func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Rol
 		if !ok {
 			return Edit{}, false
 		}
-		principal = hclText(lit)
+		principal = hclStringExpr(lit)
 	}
 	return blockEdit(m, e.Address, "principal_arn = "+principal+"\n")
 }
