@@ -111,7 +111,7 @@ func (s *Simulator) ControllerPlacement() *Placement {
 	return s.Place(c, cluster.Bootstrap)
 }
 
-func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req corev1.ResourceList, w *cluster.Workload) Verdict {
+func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req corev1.ResourceList, need vec, w *cluster.Workload) Verdict {
 	v := Verdict{Source: Source{Kind: cluster.KindNodePool, Name: np.Name, Origin: np.Object.Origin, NodePool: np}}
 	info := s.pool(np)
 	prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
@@ -124,30 +124,102 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req c
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
-	var taints []corev1.Taint
-	taints = append(taints, np.Taints...)
-	if t, bad := untolerated(taints, pod.Spec.Tolerations); bad {
-		tt := t
-		v.Reasons = append(v.Reasons, Reason{Code: CodeTaint, Taint: &tt, Message: prefix + ", did not tolerate taint " + TaintText(t)})
-	}
-	terms := podTerms(pod)
-	var termReqs scheduling.Requirements
-	var firstIssues []keyIssue
-	for i, t := range terms {
-		issues := compatible(info.reqs, t, wellKnownLabels())
-		if len(issues) == 0 {
-			termReqs = t
-			break
+	st := s.cachedStatic(staticKey{np, pc.sig}, func() *static {
+		st := &static{}
+		if t, bad := untolerated(np.Taints, pc.pod.Spec.Tolerations); bad {
+			tt := t
+			st.reasons = append(st.reasons, Reason{Code: CodeTaint, Taint: &tt, Message: prefix + ", did not tolerate taint " + TaintText(t)})
 		}
-		if i == 0 {
-			firstIssues = issues
+		var firstIssues []keyIssue
+		for i, t := range pc.terms {
+			issues := compatible(info.reqs, t, wellKnownLabels())
+			if len(issues) == 0 {
+				st.termReqs = t
+				break
+			}
+			if i == 0 {
+				firstIssues = issues
+			}
 		}
-	}
-	if termReqs == nil {
-		v.Reasons = append(v.Reasons, Reason{Code: CodeRequirements, Key: firstIssues[0].key, Message: prefix + ", incompatible requirements, " + firstIssues[0].message})
+		if st.termReqs == nil {
+			st.reasons = append(st.reasons, Reason{Code: CodeRequirements, Key: firstIssues[0].key, Message: prefix + ", incompatible requirements, " + firstIssues[0].message})
+			return st
+		}
+		podInstance := instanceRequirements(st.termReqs)
+		if podInstance == nil {
+			st.allTypes = true
+			return st
+		}
+		for i := range info.types {
+			if instanceTypeFits(info.types[i].it, podInstance, info.os) {
+				st.eligible = append(st.eligible, i)
+			}
+		}
+		return st
+	})
+	v.Reasons = append(v.Reasons, st.reasons...)
+	if st.termReqs == nil {
 		return finish(v)
 	}
-	over := s.overheadFor("np:"+np.Name, func(d *corev1.Pod) bool {
+	over := s.nodePoolOverhead(np, info)
+	v.Overhead = over.list
+	total := need.plus(over.vec)
+	var fit []string
+	var largest *sizedType
+	limited := 0
+	consider := func(i int) bool {
+		t := &info.types[i]
+		largest = t // types are sorted smallest first
+		if !total.within(t.alloc) {
+			return true
+		}
+		if info.overLimit[i] {
+			limited++
+			return true
+		}
+		fit = append(fit, t.it.Name)
+		// Enough to show; the full list is not needed to decide.
+		return len(fit) < maxExamples
+	}
+	if st.allTypes {
+		for i := range info.types {
+			if !consider(i) {
+				break
+			}
+		}
+	} else {
+		for _, i := range st.eligible {
+			if !consider(i) {
+				break
+			}
+		}
+	}
+	v.InstanceTypes = fit
+	if len(fit) == 0 {
+		switch {
+		case limited > 0:
+			v.Reasons = append(v.Reasons, Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)})
+		default:
+			msg := fmt.Sprintf("%s, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", prefix, resourceJSON(over.list), resourceJSON(req), joinRequirements(info.reqs, st.termReqs))
+			var short []corev1.ResourceName
+			if largest != nil {
+				total := corev1.ResourceList{}
+				addTo(total, req)
+				addTo(total, over.list)
+				short = shortfall(total, largest.it.Allocatable, nil)
+				msg += fmt.Sprintf(" (largest allowed: %s)", largest.it.Name)
+			}
+			v.Reasons = append(v.Reasons, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg})
+		}
+	}
+	return finish(v)
+}
+
+// nodePoolOverhead is the DaemonSet overhead Karpenter counts on a NodePool's
+// nodes: the DaemonSets that tolerate its taints and are compatible with it.
+func (s *Simulator) nodePoolOverhead(np *cluster.NodePool, info *poolInfo) overhead {
+	key := "np:" + np.Name
+	list := s.overheadFor(key, func(d *corev1.Pod) bool {
 		if _, bad := untolerated(np.Taints, d.Spec.Tolerations); bad {
 			return false
 		}
@@ -158,50 +230,7 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pod *corev1.Pod, req c
 		}
 		return false
 	})
-	v.Overhead = over
-	need := vecOf(req).plus(vecOf(over))
-	podInstance := instanceRequirements(termReqs)
-	var fit []string
-	var largest *sizedType
-	limited := 0
-	for i := range info.types {
-		st := &info.types[i]
-		if podInstance != nil && !instanceTypeFits(st.it, podInstance, info.os) {
-			continue
-		}
-		largest = st // types are sorted smallest first
-		if !need.within(st.alloc) {
-			continue
-		}
-		if info.overLimit[i] {
-			limited++
-			continue
-		}
-		fit = append(fit, st.it.Name)
-		if len(fit) == maxExamples {
-			// Enough to show; the full list is not needed to decide.
-			break
-		}
-	}
-	v.InstanceTypes = fit
-	if len(fit) == 0 {
-		switch {
-		case limited > 0:
-			v.Reasons = append(v.Reasons, Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)})
-		default:
-			msg := fmt.Sprintf("%s, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", prefix, resourceJSON(over), resourceJSON(req), joinRequirements(info.reqs, termReqs))
-			var short []corev1.ResourceName
-			if largest != nil {
-				total := corev1.ResourceList{}
-				addTo(total, req)
-				addTo(total, over)
-				short = shortfall(total, largest.it.Allocatable, nil)
-				msg += fmt.Sprintf(" (largest allowed: %s)", largest.it.Name)
-			}
-			v.Reasons = append(v.Reasons, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg})
-		}
-	}
-	return finish(v)
+	return overhead{list: list, vec: s.overheadVec(key, list)}
 }
 
 func finish(v Verdict) Verdict {

@@ -28,7 +28,45 @@ type Simulator struct {
 	pools      map[*cluster.NodePool]*poolInfo
 	groups     map[*cluster.NodeGroup][]candidate
 	overhead   map[string]corev1.ResourceList
-	controller *Placement
+	overVec    map[string]vec
+	static     map[staticKey]*static
+}
+
+// staticKey identifies the part of a verdict that depends only on the source and
+// the pod's node selection and tolerations, not on its resource requests: it is
+// computed once for all the workloads that share a signature.
+type staticKey struct {
+	source any
+	sig    string
+}
+
+// static is that part: the refusing reasons (taints, labels, requirements) and
+// what is left to decide by resources.
+type static struct {
+	reasons    []Reason
+	unknownAff bool
+	// cands are the node group candidates whose labels fit (node groups).
+	cands []int
+	// termReqs is the first pod requirement term the NodePool is compatible with;
+	// eligible are the indexes of the NodePool's instance types that also satisfy
+	// the pod's own instance requirements (nil: all of them).
+	termReqs scheduling.Requirements
+	eligible []int
+	allTypes bool
+}
+
+func (s *Simulator) cachedStatic(k staticKey, compute func() *static) *static {
+	s.mu.Lock()
+	st, ok := s.static[k]
+	s.mu.Unlock()
+	if ok {
+		return st
+	}
+	st = compute()
+	s.mu.Lock()
+	s.static[k] = st
+	s.mu.Unlock()
+	return st
 }
 
 type placementKey struct {
@@ -44,6 +82,8 @@ func New(m *cluster.Model) *Simulator {
 		pools:      map[*cluster.NodePool]*poolInfo{},
 		groups:     map[*cluster.NodeGroup][]candidate{},
 		overhead:   map[string]corev1.ResourceList{},
+		overVec:    map[string]vec{},
+		static:     map[staticKey]*static{},
 	}
 }
 
@@ -86,6 +126,8 @@ func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
 func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
 	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod)}
 	daemon := w.IsDaemonSet()
+	pc := constraintsOf(pod)
+	need := vecOf(pl.Requests)
 
 	pl.Fargate = SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels)
 	if daemon {
@@ -95,7 +137,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.Verdicts = append(pl.Verdicts, s.fargateVerdict(fp, pl, pod, daemon))
 	}
 	for _, ng := range s.m.NodeGroups {
-		v := s.nodeGroupVerdict(ng, pod, pl.Requests)
+		v := s.nodeGroupVerdict(ng, pc, pl.Requests, need)
 		s.demoteForFargate(&v, pl)
 		pl.Verdicts = append(pl.Verdicts, v)
 	}
@@ -106,7 +148,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	}
 	if phase == cluster.Steady {
 		for _, np := range s.m.NodePools {
-			v := s.nodePoolVerdict(np, pod, pl.Requests, w)
+			v := s.nodePoolVerdict(np, pc, pl.Requests, need, w)
 			s.demoteForFargate(&v, pl)
 			pl.Verdicts = append(pl.Verdicts, v)
 		}
@@ -160,8 +202,10 @@ func TaintText(t corev1.Taint) string {
 type candidate struct {
 	instanceType string
 	labels       map[string]string
+	reqs         scheduling.Requirements
 	unknownKeys  sets.Set[string]
 	alloc        corev1.ResourceList
+	allocVec     vec
 }
 
 // DefaultInstanceType is the instance type a node group launches when it names
@@ -219,6 +263,8 @@ func (s *Simulator) candidates(ng *cluster.NodeGroup) []candidate {
 			}
 			c.labels[k] = v
 		}
+		c.reqs = scheduling.NewLabelRequirements(c.labels)
+		c.allocVec = vecOf(c.alloc)
 		out = append(out, c)
 	}
 	s.groups[ng] = out
@@ -235,64 +281,68 @@ var groupUndefined = sets.New(
 	"node.kubernetes.io/lifecycle", "k8s.io/cloud-provider-aws",
 )
 
-func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pod *corev1.Pod, req corev1.ResourceList) Verdict {
+func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req corev1.ResourceList, need vec) Verdict {
 	v := Verdict{Source: Source{Kind: cluster.KindNodeGroup, Name: ng.Name, Origin: ng.Origin, NodeGroup: ng}}
 	unknownTaints := hasField(ng.Unknown, "taints")
 	unknownLabels := hasField(ng.Unknown, "labels")
-	if t, bad := untolerated(ng.Taints, pod.Spec.Tolerations); bad {
-		tt := t
-		v.Reasons = append(v.Reasons, Reason{Code: CodeTaint, Taint: &tt, Message: "node(s) had untolerated taint " + taintString(t)})
-	}
 	cands := s.candidates(ng)
-	var affinity []Reason
-	unknownAff := false
-	var fitting []candidate
-	for _, c := range cands {
-		issues := compatibleWithLabels(c.labels, pod, groupUndefined)
-		if len(issues) > 0 {
+	st := s.cachedStatic(staticKey{ng, pc.sig}, func() *static {
+		st := &static{}
+		if t, bad := untolerated(ng.Taints, pc.pod.Spec.Tolerations); bad {
+			tt := t
+			st.reasons = append(st.reasons, Reason{Code: CodeTaint, Taint: &tt, Message: "node(s) had untolerated taint " + taintString(t)})
+		}
+		var affinity *Reason
+		for i, c := range cands {
+			issues := compatibleTerms(c.reqs, pc.terms, groupUndefined)
+			if len(issues) == 0 {
+				st.cands = append(st.cands, i)
+				continue
+			}
 			for _, is := range issues {
 				if c.unknownKeys.Has(is.key) {
-					unknownAff = true
+					st.unknownAff = true
 				}
 			}
-			if len(affinity) == 0 {
-				affinity = append(affinity, Reason{Code: CodeAffinity, Key: issues[0].key, Message: "node(s) didn't match Pod's node affinity/selector: " + issues[0].message})
+			if affinity == nil {
+				affinity = &Reason{Code: CodeAffinity, Key: issues[0].key, Message: "node(s) didn't match Pod's node affinity/selector: " + issues[0].message}
 			}
-			continue
 		}
-		fitting = append(fitting, c)
-	}
-	if len(fitting) == 0 {
-		v.Reasons = append(v.Reasons, affinity...)
-	}
+		if len(st.cands) == 0 && affinity != nil {
+			st.reasons = append(st.reasons, *affinity)
+		}
+		return st
+	})
+	v.Reasons = append(v.Reasons, st.reasons...)
 	var resReason *Reason
 	var fitTypes []string
-	for _, c := range fitting {
-		if c.alloc == nil {
-			fitTypes = append(fitTypes, c.instanceType)
-			continue
-		}
-		over := s.overheadFor("ng:"+ng.Name, func(d *corev1.Pod) bool {
-			_, bad := untolerated(ng.Taints, d.Spec.Tolerations)
-			return !bad && len(compatibleWithLabels(c.labels, d, groupUndefined)) == 0
-		})
-		v.Overhead = over
-		if short := shortfall(req, c.alloc, over); len(short) > 0 {
-			if resReason == nil {
-				resReason = &Reason{Code: CodeResources, Resources: short, Message: insufficient(short, req, c)}
+	if len(st.cands) > 0 {
+		over := s.nodeGroupOverhead(ng, cands)
+		v.Overhead = over.list
+		for _, i := range st.cands {
+			c := cands[i]
+			if c.alloc == nil {
+				fitTypes = append(fitTypes, c.instanceType)
+				continue
 			}
-			continue
+			if !need.plus(over.vec).within(c.allocVec) {
+				if resReason == nil {
+					short := shortfall(req, c.alloc, over.list)
+					resReason = &Reason{Code: CodeResources, Resources: short, Message: insufficient(short, req, c)}
+				}
+				continue
+			}
+			fitTypes = append(fitTypes, c.instanceType)
 		}
-		fitTypes = append(fitTypes, c.instanceType)
-	}
-	if len(fitting) > 0 && len(fitTypes) == 0 && resReason != nil {
-		v.Reasons = append(v.Reasons, *resReason)
+		if len(fitTypes) == 0 && resReason != nil {
+			v.Reasons = append(v.Reasons, *resReason)
+		}
 	}
 	v.InstanceTypes = fitTypes
 	switch {
 	case len(v.Reasons) == 0:
 		v.Result = Fits
-	case (unknownTaints && v.Reasons[0].Code == CodeTaint) || unknownAff || (unknownLabels && onlyCode(v.Reasons, CodeAffinity)):
+	case (unknownTaints && v.Reasons[0].Code == CodeTaint) || st.unknownAff || (unknownLabels && onlyCode(v.Reasons, CodeAffinity)):
 		v.Result = Unknown
 		v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: "node group " + strings.Join(ng.Unknown, ", ") + " not known before apply"})
 	default:
@@ -301,6 +351,42 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pod *corev1.Pod, req
 	if v.Result == Refuses && len(ng.Unknown) > 0 && !unknownTaints && !unknownLabels && hasField(ng.Unknown, "instance_types") && onlyCode(v.Reasons, CodeResources) {
 		v.Result = Unknown
 	}
+	return v
+}
+
+// overhead is the DaemonSet overhead on a source's nodes, in both forms.
+type overhead struct {
+	list corev1.ResourceList
+	vec  vec
+}
+
+// nodeGroupOverhead is the DaemonSet overhead on a node group's nodes: the
+// DaemonSets that tolerate its taints and match its labels.
+func (s *Simulator) nodeGroupOverhead(ng *cluster.NodeGroup, cands []candidate) overhead {
+	key := "ng:" + ng.Name
+	list := s.overheadFor(key, func(d *corev1.Pod) bool {
+		if _, bad := untolerated(ng.Taints, d.Spec.Tolerations); bad {
+			return false
+		}
+		terms := podTerms(d)
+		for _, c := range cands {
+			if len(compatibleTerms(c.reqs, terms, groupUndefined)) == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	return overhead{list: list, vec: s.overheadVec(key, list)}
+}
+
+func (s *Simulator) overheadVec(key string, list corev1.ResourceList) vec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.overVec[key]; ok {
+		return v
+	}
+	v := vecOf(list)
+	s.overVec[key] = v
 	return v
 }
 
@@ -332,13 +418,13 @@ func onlyCode(rs []Reason, c Code) bool {
 	return len(rs) > 0
 }
 
-// compatibleWithLabels checks a pod's node selector and required node affinity
-// against a node's labels; terms are ORed, so the issues of the first term are
-// returned only when no term matches.
-func compatibleWithLabels(labels map[string]string, pod *corev1.Pod, undefined sets.Set[string]) []keyIssue {
-	node := scheduling.NewLabelRequirements(labels)
+// compatibleTerms checks a pod's requirement terms (nodeSelector plus each
+// required node affinity term; terms are ORed) against a node's label
+// requirements; the issues of the first term are returned only when no term
+// matches.
+func compatibleTerms(node scheduling.Requirements, terms []scheduling.Requirements, undefined sets.Set[string]) []keyIssue {
 	var first []keyIssue
-	for i, term := range podTerms(pod) {
+	for i, term := range terms {
 		issues := compatibleNode(node, term, undefined)
 		if len(issues) == 0 {
 			return nil
@@ -348,6 +434,11 @@ func compatibleWithLabels(labels map[string]string, pod *corev1.Pod, undefined s
 		}
 	}
 	return first
+}
+
+// compatibleWithLabels is compatibleTerms for a pod and a label set.
+func compatibleWithLabels(labels map[string]string, pod *corev1.Pod, undefined sets.Set[string]) []keyIssue {
+	return compatibleTerms(scheduling.NewLabelRequirements(labels), podTerms(pod), undefined)
 }
 
 // compatibleNode is compatible for a concrete node: a label the node lacks

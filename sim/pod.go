@@ -1,24 +1,79 @@
 package sim
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
 // podOf builds the pod a workload creates, as the scheduler sees it.
+//
+// The pod shares the template's maps and slices (it is only read); DaemonSet pods
+// get a fresh tolerations slice with the controller's additions.
 func podOf(w *cluster.Workload) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: *w.Template.ObjectMeta.DeepCopy(),
-		Spec:       *w.Template.Spec.DeepCopy(),
-	}
+	p := &corev1.Pod{ObjectMeta: w.Template.ObjectMeta, Spec: w.Template.Spec}
 	p.Namespace = w.Template.Namespace
 	if w.IsDaemonSet() {
-		p.Spec.Tolerations = append(p.Spec.Tolerations, daemonSetTolerations(p)...)
+		p.Spec.Tolerations = append(append([]corev1.Toleration(nil), w.Template.Spec.Tolerations...), daemonSetTolerations(p)...)
 	}
 	return p
+}
+
+// constraints are what placement needs from a pod, computed once per placement.
+type constraints struct {
+	pod   *corev1.Pod
+	terms []scheduling.Requirements
+	// sig identifies the pod's node selection and tolerations: two pods with the
+	// same sig get the same taint and label answers from every source.
+	sig string
+}
+
+func constraintsOf(p *corev1.Pod) *constraints {
+	return &constraints{pod: p, terms: podTerms(p), sig: signature(p)}
+}
+
+// signature renders nodeSelector, required node affinity and tolerations.
+func signature(p *corev1.Pod) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(p.Spec.NodeSelector) {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(p.Spec.NodeSelector[k])
+		b.WriteByte(0)
+	}
+	b.WriteByte(1)
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, e := range t.MatchExpressions {
+				b.WriteString(e.Key)
+				b.WriteByte(0)
+				b.WriteString(string(e.Operator))
+				for _, v := range e.Values {
+					b.WriteByte(0)
+					b.WriteString(v)
+				}
+				b.WriteByte(2)
+			}
+			b.WriteByte(3)
+		}
+	}
+	b.WriteByte(1)
+	for _, t := range p.Spec.Tolerations {
+		b.WriteString(t.Key)
+		b.WriteByte(0)
+		b.WriteString(string(t.Operator))
+		b.WriteByte(0)
+		b.WriteString(t.Value)
+		b.WriteByte(0)
+		b.WriteString(string(t.Effect))
+		b.WriteByte(2)
+	}
+	return b.String()
 }
 
 // daemonSetTolerations are the tolerations the DaemonSet controller adds to every

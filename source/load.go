@@ -70,6 +70,7 @@ func Load(paths []string, opts Options) (*cluster.Model, error) {
 // become objects, objects become workloads and capacity.
 func Build(parts ...*cluster.Model) *cluster.Model {
 	m := cluster.Merge(parts...)
+	manifest.InterpretClusterConfigs(m)
 	expand(m)
 	manifest.Interpret(m)
 	return m

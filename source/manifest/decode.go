@@ -13,8 +13,9 @@ import (
 )
 
 // maxLineDepth bounds how deep field lines are indexed: deep enough for
-// spec.template.spec.containers.0.resources.requests, cheap on large inputs.
-const maxLineDepth = 8
+// spec.template.spec.containers.0.resources (and any NodePool requirement), and
+// cheap on large inputs. Deeper paths fall back to their closest indexed parent.
+const maxLineDepth = 6
 
 // notAnObject starts the message of a document that is not a Kubernetes object at
 // all (no apiVersion and kind, or not a mapping), as opposed to a broken one.

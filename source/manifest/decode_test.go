@@ -172,6 +172,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, probs := Decode("fuzz.yaml", data)
 		m := &cluster.Model{Objects: objs, Problems: probs}
+		InterpretClusterConfigs(m)
 		Interpret(m)
 		for _, p := range m.Problems {
 			if p.Origin.File != "fuzz.yaml" {

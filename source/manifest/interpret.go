@@ -23,8 +23,8 @@ func Interpret(m *cluster.Model) {
 	live := m.Live != nil
 	for _, o := range m.Objects {
 		switch {
-		case o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/"):
-			interpretEksctl(m, o)
+		case isClusterConfig(o):
+			// Read by InterpretClusterConfigs, before Helm and add-ons expand.
 		case isGroup(o, "karpenter.sh") && o.Kind == "NodePool":
 			if np, err := decodeNodePool(o); err != nil {
 				m.Problems = append(m.Problems, problem(o, err))
@@ -78,6 +78,22 @@ func Interpret(m *cluster.Model) {
 	recognize(m)
 }
 
+// InterpretClusterConfigs reads the eksctl ClusterConfigs among m's objects: node
+// groups, Fargate profiles, add-ons and identities. It runs before add-ons are
+// expanded into workloads, so that eksctl's add-ons get theirs too.
+func InterpretClusterConfigs(m *cluster.Model) {
+	cluster.SortObjects(m.Objects)
+	for _, o := range m.Objects {
+		if isClusterConfig(o) {
+			interpretEksctl(m, o)
+		}
+	}
+}
+
+func isClusterConfig(o *cluster.Object) bool {
+	return o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/")
+}
+
 func isGroup(o *cluster.Object, group string) bool {
 	return strings.HasPrefix(o.APIVersion, group+"/")
 }
@@ -117,7 +133,7 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 	w := &cluster.Workload{Object: o, TemplatePath: tp, Replicas: 1}
 	if tp == "" {
 		// A bare Pod: its metadata and spec are the template.
-		if err := fromUnstructured(o.Content["spec"], &w.Template.Spec); err != nil {
+		if err := fromUnstructured(schedulingSpec(o.Content["spec"]), &w.Template.Spec); err != nil {
 			return nil, fmt.Errorf("cannot decode pod spec: %w", err)
 		}
 		w.Template.ObjectMeta.Labels = o.Labels
@@ -127,7 +143,7 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 		if tmpl == nil {
 			return nil, fmt.Errorf("%s has no %s", o.Kind, tp)
 		}
-		if err := fromUnstructured(tmpl, &w.Template); err != nil {
+		if err := fromUnstructured(schedulingView(tmpl), &w.Template); err != nil {
 			return nil, fmt.Errorf("cannot decode pod template at %s: %w", tp, err)
 		}
 	}
@@ -487,5 +503,63 @@ func sortedKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// containerFields are the container fields placement and the checks read; the
+// rest (probes, working directory, terminal settings) is left out of the typed
+// template, which makes decoding large inputs cheaper.
+var containerFields = []string{"name", "image", "command", "args", "env", "envFrom", "resources", "ports", "securityContext", "lifecycle", "volumeMounts", "restartPolicy"}
+
+// schedulingView returns a pod template reduced to what eksdoctor reads.
+func schedulingView(tmpl map[string]any) map[string]any {
+	out := make(map[string]any, len(tmpl))
+	for k, v := range tmpl {
+		if k == "spec" {
+			out[k] = schedulingSpec(v)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func schedulingSpec(v any) any {
+	spec, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(spec))
+	for k, v := range spec {
+		switch k {
+		case "containers", "initContainers", "ephemeralContainers":
+			out[k] = reduceContainers(v)
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func reduceContainers(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, len(list))
+	for i, c := range list {
+		cm, ok := c.(map[string]any)
+		if !ok {
+			out[i] = c
+			continue
+		}
+		r := make(map[string]any, len(containerFields))
+		for _, f := range containerFields {
+			if x, ok := cm[f]; ok {
+				r[f] = x
+			}
+		}
+		out[i] = r
+	}
 	return out
 }

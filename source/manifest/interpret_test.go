@@ -14,6 +14,7 @@ func interpret(t *testing.T, file string, data string) *cluster.Model {
 	t.Helper()
 	objs, probs := Decode(file, []byte(data))
 	m := &cluster.Model{Objects: objs, Problems: probs}
+	InterpretClusterConfigs(m)
 	Interpret(m)
 	return m
 }

@@ -21,6 +21,8 @@ func recognize(m *cluster.Model) {
 	addons := map[string]*cluster.Addon{}
 	for _, a := range m.Addons {
 		addons[a.Address] = a
+		// Add-ons without an address (eksctl) are named by what expanded them.
+		addons["eks-addon:"+a.Name] = a
 	}
 	releases := map[string]*cluster.HelmRelease{}
 	for _, r := range m.HelmReleases {
@@ -142,9 +144,10 @@ func isCNI(c string) bool {
 	return c == "aws-node" || c == "cilium-agent" || c == "calico-node" || strings.HasPrefix(c, "cni:")
 }
 
-// IsCSINode reports whether a component id names a CSI node plugin.
+// IsCSINode reports whether a component id names a CSI node plugin
+// ("ebs-csi-node", "ebs-csi-node-windows", "efs-csi-node", "s3-csi-node").
 func IsCSINode(c string) bool {
-	return strings.HasSuffix(c, "-node") && (strings.Contains(c, "csi") || c == "ebs-csi-node")
+	return strings.Contains(c, "csi") && (strings.HasSuffix(c, "-node") || strings.Contains(c, "-node-"))
 }
 
 func nodeCritical(w *cluster.Workload) string {

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
+	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
+)
+
+var (
+	largeOnce sync.Once
+	largeDir  string
+	largeErr  error
+)
+
+// large generates the Large configuration once per test binary.
+func large(b *testing.B) string {
+	largeOnce.Do(func() {
+		largeDir, largeErr = os.MkdirTemp("", "eksdoctor-bench-")
+		if largeErr == nil {
+			_, largeErr = Generate(largeDir, Large)
+		}
+	})
+	if largeErr != nil {
+		b.Fatal(largeErr)
+	}
+	return largeDir
+}
+
+func files(b *testing.B, dir string) []string {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkParse reads and decodes every file: the floor for any tool that
+// understands the YAML.
+func BenchmarkParse(b *testing.B) {
+	dir := large(b)
+	fs := files(b, dir)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range fs {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, probs := manifest.Decode(f, data); len(probs) > 0 {
+				b.Fatal(probs[0].Message)
+			}
+		}
+	}
+}
+
+// BenchmarkLoad is source.Load: parallel parse, merge, interpretation.
+func BenchmarkLoad(b *testing.B) {
+	dir := large(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := source.Load([]string{dir}, source.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheck is the whole of `eksdoctor check DIR`: load, simulate, every
+// check, and the text report.
+func BenchmarkCheck(b *testing.B) {
+	dir := large(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := source.Load([]string{dir}, source.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fs := lint.Run(m, sim.New(m), lint.Checks())
+		if err := report.Text(io.Discard, fs, report.TextOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChecksOnly is the analysis after loading.
+func BenchmarkChecksOnly(b *testing.B) {
+	dir := large(b)
+	m, err := source.Load([]string{dir}, source.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		lint.Run(m, sim.New(m), lint.Checks())
+	}
+}
+
