@@ -16,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 )
 
@@ -95,6 +97,9 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	// envtest logs through controller-runtime's logger, which complains on stderr
+	// when nobody set it; its failures come back as errors anyway.
+	ctrllog.SetLogger(logr.Discard())
 	crds, err := loadCRDs(opts.CRDs)
 	if err != nil {
 		return nil, err
@@ -202,6 +207,9 @@ const stopMargin = 20 * time.Second
 // skipped). The server is also stopped on SIGINT/SIGTERM and shortly before the
 // package's -timeout.
 func Main(m *testing.M, opts Options, ready func(*Env)) int {
+	// go test's own deadline runs from the start of the binary, which may include
+	// a build of the servers, so the watchdog is armed from here too.
+	began := time.Now()
 	if !flag.Parsed() {
 		flag.Parse()
 	}
@@ -249,7 +257,7 @@ func Main(m *testing.M, opts Options, ready func(*Env)) int {
 		}
 	}()
 	if d := testTimeout(); d > 2*stopMargin {
-		t := time.AfterFunc(d-stopMargin, func() {
+		t := time.AfterFunc(time.Until(began.Add(d-stopMargin)), func() {
 			fmt.Fprintf(log, "testenv: the package is about to reach -timeout %s: stopping kube-apiserver and etcd\n", d)
 			_ = shutdown()
 		})
