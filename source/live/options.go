@@ -110,6 +110,9 @@ func restConfig(o Options) (*rest.Config, string, error) {
 	// dynamic client), so QPS bounds the read as a whole rather than per client.
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(o.QPS, o.Burst)
 	cfg.UserAgent = "eksdoctor"
+	// API warnings (deprecated versions) would be printed by client-go straight to
+	// stderr, in the middle of the report; what matters is in the objects.
+	cfg.WarningHandler = rest.NoWarnings{}
 	if o.WrapTransport != nil {
 		cfg.Wrap(o.WrapTransport)
 	}
