@@ -107,4 +107,3 @@ func BenchmarkChecksOnly(b *testing.B) {
 		lint.Run(m, sim.New(m), lint.Checks())
 	}
 }
-
