@@ -20,12 +20,19 @@ var (
 	largeErr  error
 )
 
-// large generates the Large configuration once per test binary.
+// small is what -short benchmarks run on: enough to exercise every stage.
+var small = Options{Workloads: 200, NodePools: 10, NodeGroups: 5, Teams: 5, Seed: 1}
+
+// large generates the Large configuration (small with -short) once per test binary.
 func large(b *testing.B) string {
 	largeOnce.Do(func() {
 		largeDir, largeErr = os.MkdirTemp("", "eksdoctor-bench-")
+		o := Large
+		if testing.Short() {
+			o = small
+		}
 		if largeErr == nil {
-			_, largeErr = Generate(largeDir, Large)
+			_, largeErr = Generate(largeDir, o)
 		}
 	})
 	if largeErr != nil {

@@ -81,10 +81,14 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 		for _, f := range g.findings {
 			sev := fmt.Sprintf("%-7s", f.Severity)
 			fmt.Fprintf(&b, "  %s %s  %s\n", p.paint(severityColor(f.Severity), sev), p.paint(ansiBold, f.Check), f.Summary)
-			if f.Origin != g.origin && f.Origin.File != "" {
+			if f.Origin.String() != g.origin.String() && f.Origin.File != "" {
 				fmt.Fprintf(&b, "          %s\n", p.paint(ansiDim, "at "+f.Origin.String()))
 			}
 			for _, l := range splitLines(f.Detail) {
+				if strings.TrimSpace(l) != "" && strings.Contains(f.Summary, strings.TrimSpace(l)) {
+					// Already said in the summary line.
+					continue
+				}
 				fmt.Fprintf(&b, "          %s\n", l)
 			}
 			if f.Fix != nil {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs eksdoctor's whole test suite, installing and building what it needs first:
+# the kube-apiserver and etcd the live-mode tests run against (built from Go source,
+# cached under ~/.cache), and the SARIF 2.1.0 schema and validator the report tests
+# use (from the npm registry, cached). This is what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# go.mod's go line is satisfied by the Go on the machine; never download another.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+FUZZTIME=${FUZZTIME:-10s}
+
+step() { printf '\n=== %s (%s)\n' "$1" "$(date +%H:%M:%S)"; }
+
+step "toolchain"
+go version
+
+step "test binaries: kube-apiserver and etcd"
+KUBEBUILDER_ASSETS=$(./hack/testbin.sh)
+export KUBEBUILDER_ASSETS
+echo "$KUBEBUILDER_ASSETS"
+
+step "SARIF 2.1.0 schema and validator"
+EKSDOCTOR_SARIF_SCHEMA=$(./hack/sarif-schema.sh)
+export EKSDOCTOR_SARIF_SCHEMA
+echo "$EKSDOCTOR_SARIF_SCHEMA"
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [[ -n "$unformatted" ]]; then
+  echo "not gofmt-ed:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "go test"
+go test -count=1 ./...
+
+step "fuzz, briefly ($FUZZTIME each)"
+fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"; }
+fuzz ./source/manifest FuzzDecode
+fuzz ./source/terraform FuzzLoadHCL
+fuzz ./source/helm FuzzExpand
+fuzz ./sim FuzzPlace
+fuzz ./schema FuzzValidate
+
+step "the bundled examples"
+mkdir -p bin
+go build -o bin/eksdoctor ./cmd/eksdoctor
+set +e
+bin/eksdoctor check examples/broken >/dev/null
+broken=$?
+bin/eksdoctor check examples/fixed
+fixed=$?
+set -e
+if [[ $broken -ne 1 || $fixed -ne 0 ]]; then
+  echo "examples: broken exited $broken (want 1), fixed exited $fixed (want 0)"; exit 1
+fi
+
+step "benchmarks compile and run once on a small configuration"
+go test -run='^$' -bench=. -benchtime=1x -short ./bench ./sim ./schema >/dev/null
+
+step "all tests passed"
