@@ -315,8 +315,12 @@ type Addon struct {
 // Live is what only a running cluster shows.
 type Live struct {
 	// Context is the kubeconfig context read; Server its API server URL.
-	Context           string
-	Server            string
+	Context string
+	Server  string
+	// Namespace is the namespace the read was restricted to (kubectl's -n);
+	// "" when every namespace was read. Namespaced objects outside it are
+	// unknown, not absent.
+	Namespace         string
 	VolumeAttachments []VolumeAttachment
 	PVCs              []*Object
 	PVs               []*Object

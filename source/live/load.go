@@ -57,6 +57,9 @@ var resources = []resource{
 	{group: "", resource: "nodes", versions: []string{"v1"}},
 	{group: "", resource: "events", versions: []string{"v1"}, selector: "reason=FailedScheduling"},
 	{group: "", resource: "events", versions: []string{"v1"}, selector: "involvedObject.kind=NodeClaim", needs: &schema.GroupResource{Group: "karpenter.sh", Resource: "nodeclaims"}},
+	// Multi-Attach errors name the pods waiting for a volume still attached
+	// elsewhere.
+	{group: "", resource: "events", versions: []string{"v1"}, selector: "reason=FailedAttachVolume"},
 	{group: "", resource: "persistentvolumes", versions: []string{"v1"}},
 	{group: "", resource: "persistentvolumeclaims", versions: []string{"v1"}},
 	{group: "apps", resource: "deployments", versions: []string{"v1"}},
@@ -148,11 +151,12 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 		return nil, err
 	}
 	return &state{
-		Context: contextName,
-		Server:  cfg.Host,
-		Now:     opts.Clock().UTC().Format(time.RFC3339),
-		Skipped: r.skipped,
-		Objects: r.objects,
+		Context:   contextName,
+		Server:    cfg.Host,
+		Namespace: opts.Namespace,
+		Now:       opts.Clock().UTC().Format(time.RFC3339),
+		Skipped:   r.skipped,
+		Objects:   r.objects,
 	}, nil
 }
 

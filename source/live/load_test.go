@@ -423,6 +423,11 @@ func TestLoadPaginates(t *testing.T) {
 	if kinds(m)["Node"] < 3 || m.Identity.AwsAuth == nil {
 		t.Errorf("cluster-scoped objects and aws-auth must be read whatever the namespace: %v", kinds(m))
 	}
+	// The restriction is part of what was read: checks must not take objects
+	// outside the namespace for absent.
+	if m.Live.Namespace != "paging" {
+		t.Errorf("Live.Namespace = %q, want paging", m.Live.Namespace)
+	}
 	rec.checkReadOnly(t)
 }
 

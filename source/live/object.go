@@ -14,8 +14,10 @@ import (
 type state struct {
 	Context string
 	Server  string
-	Now     string
-	Skipped []cluster.Skipped
+	// Namespace is the namespace the read was restricted to; "" for all.
+	Namespace string
+	Now       string
+	Skipped   []cluster.Skipped
 	// Objects are the objects as the API server returned them, managedFields
 	// removed, JSON-compatible values.
 	Objects []map[string]any
@@ -71,7 +73,7 @@ func (s *state) model() *cluster.Model {
 		}
 		return skipped[i].Reason < skipped[j].Reason
 	})
-	live := &cluster.Live{Context: s.Context, Server: s.Server, Now: s.Now, Skipped: skipped}
+	live := &cluster.Live{Context: s.Context, Server: s.Server, Namespace: s.Namespace, Now: s.Now, Skipped: skipped}
 	for _, o := range m.Objects {
 		switch group(o.APIVersion) + "/" + o.Kind {
 		case "storage.k8s.io/VolumeAttachment":

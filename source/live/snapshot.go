@@ -40,13 +40,16 @@ type snapshotSkipped struct {
 }
 
 type snapshotDoc struct {
-	Kind    string            `json:"kind"`
-	Version int               `json:"version"`
-	Context string            `json:"context"`
-	Server  string            `json:"server"`
-	Now     string            `json:"now"`
-	Skipped []snapshotSkipped `json:"skipped"`
-	Objects []json.RawMessage `json:"objects"`
+	Kind    string `json:"kind"`
+	Version int    `json:"version"`
+	Context string `json:"context"`
+	Server  string `json:"server"`
+	// Namespace is written only for a read restricted to one namespace, so the
+	// snapshots of whole-cluster reads keep their layout.
+	Namespace string            `json:"namespace,omitempty"`
+	Now       string            `json:"now"`
+	Skipped   []snapshotSkipped `json:"skipped"`
+	Objects   []json.RawMessage `json:"objects"`
 }
 
 // WriteSnapshot writes the live state of m (a model from Load or ReadSnapshot) to
@@ -82,7 +85,11 @@ func writeSnapshot(w *bufio.Writer, m *cluster.Model) error {
 		return string(b)
 	}
 	fmt.Fprintf(w, "{\n \"kind\": %s,\n \"version\": %d,\n", str(SnapshotKind), SnapshotVersion)
-	fmt.Fprintf(w, " \"context\": %s,\n \"server\": %s,\n \"now\": %s,\n", str(m.Live.Context), str(m.Live.Server), str(m.Live.Now))
+	fmt.Fprintf(w, " \"context\": %s,\n \"server\": %s,\n", str(m.Live.Context), str(m.Live.Server))
+	if m.Live.Namespace != "" {
+		fmt.Fprintf(w, " \"namespace\": %s,\n", str(m.Live.Namespace))
+	}
+	fmt.Fprintf(w, " \"now\": %s,\n", str(m.Live.Now))
 
 	skipped := make([]snapshotSkipped, 0, len(m.Live.Skipped))
 	for _, s := range m.Live.Skipped {
@@ -197,7 +204,7 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 		return nil, fmt.Errorf("read snapshot %s: version %d is not supported (this eksdoctor reads version %d)", file, doc.Version, SnapshotVersion)
 	}
 
-	s := &state{Context: doc.Context, Server: doc.Server, Now: doc.Now}
+	s := &state{Context: doc.Context, Server: doc.Server, Namespace: doc.Namespace, Now: doc.Now}
 	for _, sk := range doc.Skipped {
 		s.Skipped = append(s.Skipped, cluster.Skipped(sk))
 	}

@@ -108,6 +108,23 @@ func TestSnapshotLayout(t *testing.T) {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 
+	// A read restricted to one namespace says so, and reads back the same.
+	restricted := (&state{Context: "prod", Namespace: "apps", Now: "2026-01-02T03:04:05Z"}).model()
+	buf.Reset()
+	if err := WriteSnapshot(&buf, restricted, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), " \"server\": \"\",\n \"namespace\": \"apps\",\n \"now\": ") {
+		t.Errorf("restricted snapshot = %s", buf.String())
+	}
+	back, err := ReadSnapshot("s.json", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Live.Namespace != "apps" {
+		t.Errorf("namespace read back = %q, want apps", back.Live.Namespace)
+	}
+
 	empty := (&state{Context: "c"}).model()
 	buf.Reset()
 	if err := WriteSnapshot(&buf, empty, false); err != nil {
