@@ -183,6 +183,43 @@ func AddonFor(name, version string) (*Addon, bool) {
 	return nil, false
 }
 
+// AddonUpgrade returns the first version of an add-on newer than version whose
+// configuration schema accepts every key ("v1.14.0-eksbuild.1" for the EBS CSI
+// driver's controller.tolerations), spelled as EKS spells it; ok is false when no
+// known version does. An empty or unparsable version starts from the oldest known.
+func AddonUpgrade(name, version string, keys ...string) (string, bool) {
+	kb, err := knowledge()
+	if err != nil || len(keys) == 0 {
+		return "", false
+	}
+	want := strings.ToLower(strings.TrimSpace(name))
+	for _, af := range kb.addons {
+		if af.Name != want && !hasString(af.Names, want) {
+			continue
+		}
+		cur, known := parseVersion(version)
+		for i := range af.Versions {
+			r := &af.Versions[i]
+			from, ok := parseVersion(r.From)
+			if !ok || known && !cur.less(from) {
+				continue
+			}
+			all := true
+			for _, k := range keys {
+				if d, ok := r.Config.decide(normalizeKey(k)); !ok || d != AddonAccepted {
+					all = false
+					break
+				}
+			}
+			if all {
+				return "v" + strings.TrimPrefix(r.From, "v"), true
+			}
+		}
+		return "", false
+	}
+	return "", false
+}
+
 // addonFile is addons/<name>/addon.yaml.
 type addonFile struct {
 	Name       string           `json:"name"`

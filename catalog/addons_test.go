@@ -115,3 +115,30 @@ func TestConcurrentLookups(t *testing.T) {
 		<-done
 	}
 }
+
+func TestAddonUpgrade(t *testing.T) {
+	tests := []struct {
+		addon, version string
+		keys           []string
+		want           string
+		ok             bool
+	}{
+		{addon: "aws-ebs-csi-driver", version: "v1.13.0-eksbuild.3", keys: []string{"controller.tolerations"}, want: "v1.14.0-eksbuild.1", ok: true},
+		{addon: "aws-ebs-csi-driver", version: "v1.9.0-eksbuild.1", keys: []string{"node.tolerateAllTaints"}, want: "v1.10.0-eksbuild.1", ok: true},
+		{addon: "aws-ebs-csi-driver", version: "v1.9.0-eksbuild.1", keys: []string{"node.tolerateAllTaints", "controller.tolerations"}, want: "v1.14.0-eksbuild.1", ok: true},
+		{addon: "coredns", version: "v1.9.3-eksbuild.2", keys: []string{"tolerations"}, want: "v1.9.3-eksbuild.3", ok: true},
+		// v1.8.7-eksbuild.4 may accept tolerations, but that is not sourced.
+		{addon: "coredns", version: "v1.8.7-eksbuild.3", keys: []string{"tolerations"}, want: "v1.9.3-eksbuild.3", ok: true},
+		{addon: "kube-proxy", version: "v1.29.0-eksbuild.1", keys: []string{"tolerations"}},
+		{addon: "snapshot-controller", version: "v8.0.0-eksbuild.1", keys: []string{"tolerations"}},
+		// Newer than the version asked about, even when that one accepts the keys.
+		{addon: "aws-ebs-csi-driver", version: "v1.35.0-eksbuild.1", keys: []string{"controller.tolerations"}, want: "v1.36.0", ok: true},
+		{addon: "no-such-addon", version: "v1.0.0", keys: []string{"tolerations"}},
+	}
+	for _, tt := range tests {
+		got, ok := AddonUpgrade(tt.addon, tt.version, tt.keys...)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("AddonUpgrade(%s, %s, %v) = %q, %v; want %q, %v", tt.addon, tt.version, tt.keys, got, ok, tt.want, tt.ok)
+		}
+	}
+}

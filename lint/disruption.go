@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -402,26 +403,95 @@ func tolerationKeys(ts []corev1.Toleration) string {
 }
 
 // disruptionFix proposes the tolerations in the format the DaemonSet is configured
-// in: Helm values, EKS add-on configuration, or the manifest itself.
+// in: Helm values, EKS add-on configuration, or the manifest itself. Where the
+// chart or add-on can make the node plugin tolerate every taint, that is the
+// fix; a user who turned it off gets the tolerations list instead.
 func disruptionFix(m *cluster.Model, w *cluster.Workload, d sim.Disruption) *Fix {
 	add := disruptionTolerations(d)
-	summary := fmt.Sprintf("tolerate %s so Karpenter leaves %s running while it drains the node", tolerationKeys(add), w.Object.Name)
-	if w.Release != nil {
-		if e, s, ok := releaseTolerationEdit(w, add); ok {
-			return &Fix{Summary: s, Edits: []Edit{e}}
-		}
-	}
-	if w.Addon != nil {
-		if e, s, ok := addonTolerationEdit(m, w, add); ok {
-			return &Fix{Summary: s, Edits: []Edit{e}}
-		}
+	if f := tolerateAllFix(m, w, false); f != nil {
+		return f
 	}
 	all := append(append([]corev1.Toleration(nil), w.Template.Spec.Tolerations...), add...)
-	if e, ok := sourceFix(w, "tolerations", tolerationMaps(all)); ok {
+	c := PodChange{Field: "tolerations", Value: tolerationMaps(all), Added: tolerationMaps(add)}
+	if e, where, ok := sourceFix(m, w, c); ok {
+		return &Fix{Summary: fmt.Sprintf("add %s to %s", tolerationKeys(add), where), Edits: []Edit{e}}
+	}
+	if f := tolerateAllFix(m, w, true); f != nil {
+		return f
+	}
+	if w.Release != nil || w.Addon != nil {
+		return nil
+	}
+	return podFix(m, w, c, fmt.Sprintf("tolerate %s so Karpenter leaves %s running while it drains the node", tolerationKeys(add), w.Object.Name))
+}
+
+// tolerateAllFix sets the node plugin's tolerateAllTaints switch of the chart or
+// add-on that installs it: unless the user turned it off, or, with force, when
+// the tolerations list cannot be set (add-on versions that accept only the
+// switch).
+func tolerateAllFix(m *cluster.Model, w *cluster.Workload, force bool) *Fix {
+	switch {
+	case w.Release != nil:
+		r := w.Release
+		kb, ok := releaseChart(r)
+		if !ok {
+			return nil
+		}
+		if v := w.Object.Annotations[chartVersionAnnotation]; v != "" && v != kb.Version {
+			if k, ok := catalog.ChartFor(kb.Name, v); ok {
+				kb = k
+			}
+		}
+		comp, ok := componentOf(kb.Component, w)
+		if !ok {
+			return nil
+		}
+		if _, isKey := comp.Fields["tolerateAllTaints"]; !isKey {
+			return nil
+		}
+		key := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
+		if all, set := lookupBool(r.Values, key); set && !all && !force {
+			return nil
+		}
+		values := map[string]any{}
+		setPath(values, key, true)
+		return &Fix{
+			Summary: fmt.Sprintf("set %s: true in the %s values (the chart default since 2.11.0): the node plugin then tolerates every taint, Karpenter's disruption taint included", key, kb.Name),
+			Edits:   []Edit{valuesEdit(r, values)},
+		}
+	case w.Addon != nil:
+		a := w.Addon
+		if slices.Contains(a.Unknown, "configuration_values") {
+			return nil
+		}
+		kb, ok := catalog.AddonFor(a.Name, addonVersion(a))
+		if !ok {
+			return nil
+		}
+		comp, ok := componentOf(kb.Component, w)
+		if !ok {
+			return nil
+		}
+		key := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
+		if kb.Accepts(key) != catalog.AddonAccepted {
+			return nil
+		}
+		config := addonConfig(a)
+		if all, set := lookupBool(config, key); set && !all && !force {
+			return nil
+		}
+		setPath(config, key, true)
+		e, ok := addonEdit(m, a, "", config)
+		if !ok {
+			return nil
+		}
+		summary := fmt.Sprintf("set %s: true in the add-on configuration: the node plugin then tolerates every taint, Karpenter's disruption taint included", key)
+		if force {
+			summary = fmt.Sprintf("set %s: true in the add-on configuration (add-on %s accepts no %s)", key, kb.Version, componentKey(comp, "tolerations"))
+		}
 		return &Fix{Summary: summary, Edits: []Edit{e}}
 	}
-	patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
-	return &Fix{Summary: summary, Edits: []Edit{objectPatch(w.Object, patch)}}
+	return nil
 }
 
 // chartVersionAnnotation is set by the Helm knowledge base on synthesized objects.
@@ -435,73 +505,11 @@ func chartBase(ref string) string {
 	return ref
 }
 
-// tolerationsKey is the values key (under the component's prefix) that sets the
-// pod tolerations of a chart component.
-func tolerationsKey(c *catalog.ChartComponent) (string, bool) {
-	if f, ok := c.Fields["tolerations"]; ok && strings.HasSuffix(f, "spec.tolerations") {
-		return joinKey(c.ValuesPrefix, "tolerations"), true
-	}
-	var keys []string
-	for k, f := range c.Fields {
-		if strings.HasSuffix(f, "spec.tolerations") && k != "tolerateAllTaints" {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return "", false
-	}
-	sort.Strings(keys)
-	return joinKey(c.ValuesPrefix, keys[0]), true
-}
-
 func joinKey(prefix, key string) string {
 	if prefix == "" {
 		return key
 	}
 	return prefix + "." + key
-}
-
-// releaseTolerationEdit is a Helm values change for a DaemonSet a release installs.
-func releaseTolerationEdit(w *cluster.Workload, add []corev1.Toleration) (Edit, string, bool) {
-	r := w.Release
-	version := w.Object.Annotations[chartVersionAnnotation]
-	if version == "" {
-		version = r.Version
-	}
-	kb, ok := catalog.ChartFor(r.Chart, version)
-	if !ok {
-		return Edit{}, "", false
-	}
-	comp, ok := kb.Component(w.Component)
-	if !ok {
-		return Edit{}, "", false
-	}
-	values := map[string]any{}
-	allKey := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
-	if _, isKey := comp.Fields["tolerateAllTaints"]; isKey {
-		if all, set := lookupBool(r.Values, allKey); !set || all {
-			setPath(values, allKey, true)
-			return valuesEdit(r, values), fmt.Sprintf("set %s: true in the %s values (the chart default since 2.11.0): the node plugin then tolerates every taint, Karpenter's disruption taint included", allKey, kb.Name), true
-		}
-	}
-	key, ok := tolerationsKey(comp)
-	if !ok {
-		return Edit{}, "", false
-	}
-	list := currentList(r.Values, kb.DefaultValues(), key)
-	list = append(list, tolerationMaps(add)...)
-	setPath(values, key, list)
-	return valuesEdit(r, values), fmt.Sprintf("add %s to %s in the %s values (the list replaces the chart's, so it keeps the tolerations already there)", tolerationKeys(add), key, kb.Name), true
-}
-
-// currentList returns the list at key in the user's values, else in the defaults.
-func currentList(user, defaults map[string]any, key string) []any {
-	for _, src := range []map[string]any{user, defaults} {
-		if l, ok := cluster.Lookup(src, key).([]any); ok {
-			return copyJSON(l).([]any)
-		}
-	}
-	return nil
 }
 
 // valuesEdit merges values into a release: at the helm_release (or chart) that
@@ -523,54 +531,15 @@ func valuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
 	return e
 }
 
-// addonTolerationEdit is an EKS add-on configuration change.
-func addonTolerationEdit(m *cluster.Model, w *cluster.Workload, add []corev1.Toleration) (Edit, string, bool) {
-	a := w.Addon
-	kb, ok := catalog.AddonFor(a.Name, a.Version)
-	if !ok {
-		return Edit{}, "", false
-	}
-	comp, ok := kb.Component(w.Component)
-	if !ok {
-		return Edit{}, "", false
-	}
-	config := map[string]any{}
-	if a.ConfigurationValues != nil {
-		config = copyJSON(a.ConfigurationValues).(map[string]any)
-	}
-	var summary string
-	allKey := joinKey(comp.ValuesPrefix, "tolerateAllTaints")
-	all, set := lookupBool(config, allKey)
-	tolKey := joinKey(comp.ValuesPrefix, "tolerations")
-	acceptsAll := a.Name == "aws-ebs-csi-driver" && kb.Accepts(allKey) != catalog.AddonRejected
-	switch {
-	case acceptsAll && (!set || all):
-		setPath(config, allKey, true)
-		summary = fmt.Sprintf("set %s: true in the add-on configuration: the node plugin then tolerates every taint, Karpenter's disruption taint included", allKey)
-	case kb.Accepts(tolKey) != catalog.AddonRejected:
-		list := currentList(config, kb.DefaultValues(), tolKey)
-		setPath(config, tolKey, append(list, tolerationMaps(add)...))
-		summary = fmt.Sprintf("add %s to %s in the add-on configuration", tolerationKeys(add), tolKey)
-	case acceptsAll:
-		// The version takes no tolerations list: tolerating every taint is the
-		// only way to keep the node plugin through a drain.
-		setPath(config, allKey, true)
-		summary = fmt.Sprintf("set %s: true in the add-on configuration (add-on %s accepts no %s)", allKey, kb.Version, tolKey)
-	default:
-		return Edit{}, "", false
-	}
-	if strings.HasPrefix(a.Address, "addons.") {
-		if e, ok := eksctlAddonEdit(m, a, "configurationValues", jsonText(config)); ok {
-			return e, summary, true
-		}
-		return Edit{}, "", false
-	}
-	return Edit{File: a.Origin.File, Line: a.Origin.Line, Format: FormatHCL, Text: "configuration_values = jsonencode(" + hclValue(config, 0) + ")\n"}, summary, true
-}
-
 // eksctlAddonEdit sets a field of one entry of an eksctl ClusterConfig's addons
 // list; the patch carries the whole list, since a merge patch replaces lists.
 func eksctlAddonEdit(m *cluster.Model, a *cluster.Addon, field string, value any) (Edit, bool) {
+	return eksctlAddonFields(m, a, map[string]any{field: value})
+}
+
+// eksctlAddonFields sets fields of one entry of an eksctl ClusterConfig's addons
+// list (a nil value removes the field).
+func eksctlAddonFields(m *cluster.Model, a *cluster.Addon, fields map[string]any) (Edit, bool) {
 	var idx int
 	if _, err := fmt.Sscanf(a.Address, "addons.%d", &idx); err != nil {
 		return Edit{}, false
@@ -588,8 +557,14 @@ func eksctlAddonEdit(m *cluster.Model, a *cluster.Addon, field string, value any
 		if !ok {
 			continue
 		}
-		entry[field] = value
-		return objectPatch(o, map[string]any{"addons": list}), true
+		for k, v := range fields {
+			if v == nil {
+				delete(entry, k)
+				continue
+			}
+			entry[k] = v
+		}
+		return objectPatch(m, o, map[string]any{"addons": list})
 	}
 	return Edit{}, false
 }
@@ -657,58 +632,4 @@ func jsonText(v any) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return string(b)
-}
-
-var hclIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
-// hclValue renders a JSON-like value as an HCL expression, keys sorted.
-func hclValue(v any, indent int) string {
-	pad := strings.Repeat("  ", indent+1)
-	end := strings.Repeat("  ", indent)
-	switch t := v.(type) {
-	case map[string]any:
-		if len(t) == 0 {
-			return "{}"
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		b.WriteString("{\n")
-		for _, k := range keys {
-			name := k
-			if !hclIdent.MatchString(k) {
-				name = hclString(k)
-			}
-			fmt.Fprintf(&b, "%s%s = %s\n", pad, name, hclValue(t[k], indent+1))
-		}
-		return b.String() + end + "}"
-	case []any:
-		if len(t) == 0 {
-			return "[]"
-		}
-		var b strings.Builder
-		b.WriteString("[\n")
-		for _, x := range t {
-			fmt.Fprintf(&b, "%s%s,\n", pad, hclValue(x, indent+1))
-		}
-		return b.String() + end + "]"
-	case string:
-		return hclString(t)
-	case nil:
-		return "null"
-	case bool, int, int64, float64:
-		return fmt.Sprint(t)
-	}
-	return hclString(fmt.Sprint(v))
-}
-
-func hclString(s string) string {
-	b, _ := json.Marshal(s)
-	out := string(b)
-	// ${ and %{ start template sequences in HCL strings.
-	out = strings.ReplaceAll(out, "${", "$${")
-	return strings.ReplaceAll(out, "%{", "%%{")
 }

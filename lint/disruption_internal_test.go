@@ -62,9 +62,9 @@ func TestHCLValue(t *testing.T) {
     tolerateAllTaints = false
     tolerations = [
       {
-        effect = "NoSchedule"
         key = "karpenter.sh/disrupted"
         operator = "Exists"
+        effect = "NoSchedule"
       },
     ]
   }

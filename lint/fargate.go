@@ -230,32 +230,62 @@ func runFargateProfileMismatch(p *Pass) {
 	}
 	nodes := fargateNodes(p)
 	for _, w := range m.Workloads {
-		if w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
-			continue
-		}
-		phase := requiredPhase(w)
-		pl := p.Sim.Place(w, phase)
-		if pl.Fargate != nil {
-			continue
-		}
-		near := nearMisses(m, w)
-		ec2 := ec2Result(pl)
-		if fargateUnknown(pl) {
-			if ec2 == sim.Refuses && !hasEC2Capacity(pl) {
-				reportUnverifiedSelection(p, w, pl)
-			}
-			continue
-		}
-		sev := Error
+		miss, ok := fargateMismatch(p, w)
 		switch {
-		case ec2 == sim.Fits && len(near) > 0:
-			sev = Warning
-		case ec2 == sim.Refuses && (len(near) > 0 || !hasEC2Capacity(pl)):
+		case !ok:
+		case miss.unverified:
+			reportUnverifiedSelection(p, w, miss.pl)
 		default:
-			continue
+			reportMismatch(p, w, miss.pl, miss.near, miss.sev, nodes)
 		}
-		reportMismatch(p, w, pl, near, sev, nodes)
 	}
+}
+
+// fargateMiss is what fargate-profile-mismatch says about a workload.
+type fargateMiss struct {
+	pl   *sim.Placement
+	near []nearMiss
+	sev  Severity
+	// unverified: only Fargate can run the pods, and whether a profile selects
+	// them is not known before apply.
+	unverified bool
+}
+
+// fargateMismatch decides whether a workload's pods were meant for Fargate and
+// no profile selects them, judged in the phase the workload must run in.
+func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
+	m := p.Model
+	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
+		return fargateMiss{}, false
+	}
+	pl := p.Sim.Place(w, requiredPhase(w))
+	if pl.Fargate != nil {
+		return fargateMiss{}, false
+	}
+	ec2 := ec2Result(pl)
+	if fargateUnknown(pl) {
+		if ec2 == sim.Refuses && !hasEC2Capacity(pl) {
+			return fargateMiss{pl: pl, sev: Info, unverified: true}, true
+		}
+		return fargateMiss{}, false
+	}
+	near := nearMisses(m, w)
+	switch {
+	case ec2 == sim.Fits && len(near) > 0:
+		return fargateMiss{pl: pl, near: near, sev: Warning}, true
+	case ec2 == sim.Refuses && (len(near) > 0 || !hasEC2Capacity(pl)):
+		return fargateMiss{pl: pl, near: near, sev: Error}, true
+	}
+	return fargateMiss{}, false
+}
+
+// missesFargateProfile reports whether a workload fits nothing because its pods
+// were meant for Fargate and no profile selects them: fargate-profile-mismatch
+// reports that root cause, and the scheduling checks, which would report the
+// same pods as unschedulable, leave the workload to it.
+func missesFargateProfile(p *Pass, w *cluster.Workload) bool {
+	miss, ok := fargateMismatch(p, w)
+	return ok && miss.sev == Error
 }
 
 // reportUnverifiedSelection: only Fargate can run the pods, and whether a
@@ -598,7 +628,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 	if w.TemplatePath != "" {
 		path = w.TemplatePath + ".metadata"
 	}
-	e, ok := objectEdit(m, w.Object, nest(path, map[string]any{"labels": labels}))
+	e, ok := objectPatch(m, w.Object, nest(path, map[string]any{"labels": labels}))
 	if !ok {
 		return nil
 	}
@@ -870,7 +900,7 @@ func eksctlProfiles(m *cluster.Model, fp *cluster.FargateProfile, change func(li
 	if out == nil {
 		return Edit{}, false
 	}
-	return objectEdit(m, o, map[string]any{"fargateProfiles": out})
+	return objectPatch(m, o, map[string]any{"fargateProfiles": out})
 }
 
 // ---- fargate-unsupported ----
@@ -1082,7 +1112,7 @@ func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	}
 	env := copyJSONList(c["env"])
 	c["env"] = append(env, map[string]any{"name": "CLUSTER_NAME", "value": clusterNameValue(m, false)})
-	e, ok := objectEdit(m, w.Object, nest(podSpecPath(w), map[string]any{"containers": containers}))
+	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"containers": containers}))
 	if !ok {
 		return nil
 	}
@@ -1133,7 +1163,7 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if len(rest) == 0 {
 		value = nil
 	}
-	e, ok := objectEdit(m, w.Object, nest(podSpecPath(w), map[string]any{"tolerations": value}))
+	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"tolerations": value}))
 	if !ok {
 		return nil
 	}
@@ -1165,7 +1195,7 @@ func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIde
 		if len(kept) == 0 {
 			iam["podIdentityAssociations"] = nil
 		}
-		e, ok := objectEdit(m, o, map[string]any{"iam": iam})
+		e, ok := objectPatch(m, o, map[string]any{"iam": iam})
 		if !ok {
 			return nil
 		}

@@ -71,11 +71,6 @@ func nest(path string, v any) map[string]any {
 // yamlText renders a patch as YAML.
 func yamlText(v any) string { return YAMLText(v) }
 
-// objectPatch is an edit merging patch into a manifest object.
-func objectPatch(o *cluster.Object, patch map[string]any) Edit {
-	return Edit{File: o.Origin.File, Line: o.Origin.Line, Format: FormatYAML, Text: yamlText(patch)}
-}
-
 // podSpecPath is the path of the pod spec inside a workload object.
 func podSpecPath(w *cluster.Workload) string {
 	if w.TemplatePath == "" {
@@ -84,39 +79,73 @@ func podSpecPath(w *cluster.Workload) string {
 	return w.TemplatePath + ".spec"
 }
 
-// tolerationFix proposes the tolerations a workload needs for the taints of one
-// capacity source, in the format the workload is written in.
-func tolerationFix(w *cluster.Workload, taints []corev1.Taint, where string) *Fix {
+// PodChange is a change to one field of a workload's pod spec, as a fix proposes
+// it: the field's complete new value, and for list fields the items it adds.
+type PodChange struct {
+	// Field is the pod spec field: "tolerations", "nodeSelector", "affinity".
+	Field string
+	// Value is the field's complete new value (JSON-like), what a manifest patch sets.
+	Value any
+	// Added lists the items a list field gains. A source that renders the list from
+	// its own settings (chart values, add-on defaults) appends these to what it
+	// already sets rather than copying the rendered list, whose items may come from
+	// the templates themselves.
+	Added []any
+}
+
+// SourceFixer renders a change to a workload's pod spec in the format of the
+// source that installs the workload (Helm values, EKS add-on configuration), and
+// says where the change goes. ok=false means the source cannot express it; the
+// next fixer is tried, then a patch of the object itself.
+type SourceFixer func(m *cluster.Model, w *cluster.Workload, c PodChange) (e Edit, where string, ok bool)
+
+// sourceFixers are tried in order.
+var sourceFixers = []SourceFixer{releaseFieldEdit, addonFieldEdit}
+
+func sourceFix(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, string, bool) {
+	for _, f := range sourceFixers {
+		if e, where, ok := f(m, w, c); ok {
+			return e, where, true
+		}
+	}
+	return Edit{}, "", false
+}
+
+// podFix renders a pod spec change where the workload is configured: through its
+// source, else as a patch of the object. nil when neither can express it.
+func podFix(m *cluster.Model, w *cluster.Workload, c PodChange, summary string) *Fix {
+	if e, where, ok := sourceFix(m, w, c); ok {
+		return &Fix{Summary: summary + ": " + where, Edits: []Edit{e}}
+	}
+	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{c.Field: c.Value}))
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: summary, Edits: []Edit{e}}
+}
+
+// tolerationChange is the change that adds the tolerations the taints need to
+// the workload's; ok is false when it tolerates them all already.
+func tolerationChange(w *cluster.Workload, taints []corev1.Taint) (PodChange, []corev1.Toleration, bool) {
 	all, added := withTolerations(w.Template.Spec.Tolerations, taints)
 	if len(added) == 0 {
+		return PodChange{}, nil, false
+	}
+	return PodChange{Field: "tolerations", Value: tolerationMaps(all), Added: tolerationMaps(added)}, added, true
+}
+
+// tolerationFix proposes the tolerations a workload needs for the taints of one
+// capacity source, in the format the workload is configured in.
+func tolerationFix(m *cluster.Model, w *cluster.Workload, taints []corev1.Taint, where string) *Fix {
+	c, added, ok := tolerationChange(w, taints)
+	if !ok {
 		return nil
 	}
 	var names []string
 	for _, t := range added {
 		names = append(names, fmt.Sprintf("%s:%s", t.Key, t.Effect))
 	}
-	summary := fmt.Sprintf("tolerate %s so the pods can run on %s", strings.Join(names, ", "), where)
-	if e, ok := sourceFix(w, "tolerations", tolerationMaps(all)); ok {
-		return &Fix{Summary: summary, Edits: []Edit{e}}
-	}
-	patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
-	return &Fix{Summary: summary, Edits: []Edit{objectPatch(w.Object, patch)}}
-}
-
-// SourceFixer renders a change to a workload's pod spec field in the format of the
-// workload's source (Helm values, EKS add-on configuration). Sources that know
-// their formats register one; ok=false falls back to a manifest patch.
-type SourceFixer func(w *cluster.Workload, field string, value any) (Edit, bool)
-
-var sourceFixers []SourceFixer
-
-func sourceFix(w *cluster.Workload, field string, value any) (Edit, bool) {
-	for _, f := range sourceFixers {
-		if e, ok := f(w, field, value); ok {
-			return e, true
-		}
-	}
-	return Edit{}, false
+	return podFix(m, w, c, fmt.Sprintf("tolerate %s so the pods can run on %s", strings.Join(names, ", "), where))
 }
 
 // blockingTaints returns every NoSchedule/NoExecute taint of a source the
@@ -160,18 +189,35 @@ func describeSource(s sim.Source) string {
 	return fmt.Sprintf("%s %q", s.Kind, s.Name)
 }
 
-// taintFix finds the first source (node groups before NodePools) that refuses the
-// workload only for its taints and proposes tolerating them.
-func taintFix(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) *Fix {
+// taintNeed is a source that refuses a workload only for the taints listed.
+type taintNeed struct {
+	verdict sim.Verdict
+	taints  []corev1.Taint
+}
+
+// taintNeeds lists the sources (in the order of kinds) that refuse the workload
+// only for their taints, with those taints.
+func taintNeeds(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) []taintNeed {
+	var out []taintNeed
 	for _, k := range kinds {
 		for _, v := range pl.Verdicts {
 			if v.Source.Kind != k || !onlyTaints(v) {
 				continue
 			}
-			taints := blockingTaints(v.Source, w.Template.Spec.Tolerations)
-			if f := tolerationFix(w, taints, describeSource(v.Source)); f != nil {
-				return f
+			if taints := blockingTaints(v.Source, w.Template.Spec.Tolerations); len(taints) > 0 {
+				out = append(out, taintNeed{verdict: v, taints: taints})
 			}
+		}
+	}
+	return out
+}
+
+// taintFix proposes tolerating the taints of the first source (in the order of
+// kinds) that refuses the workload only for them and whose fix can be expressed.
+func taintFix(m *cluster.Model, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) *Fix {
+	for _, n := range taintNeeds(w, pl, kinds...) {
+		if f := tolerationFix(m, w, n.taints, describeSource(n.verdict.Source)); f != nil {
+			return f
 		}
 	}
 	return nil

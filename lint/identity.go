@@ -273,18 +273,6 @@ func moduleCallOf(addr string) (string, bool) {
 	return addr, true
 }
 
-// blockEdit is an HCL edit of the block a graph address is declared by.
-func blockEdit(m *cluster.Model, addr, text string) (Edit, bool) {
-	if m.Terraform == nil {
-		return Edit{}, false
-	}
-	n, ok := m.Terraform.Nodes[addr]
-	if !ok || n.Origin.File == "" || n.Origin.Line <= 0 {
-		return Edit{}, false
-	}
-	return Edit{File: n.Origin.File, Line: n.Origin.Line, Format: FormatHCL, Text: text}, true
-}
-
 // ---- node-role-unauthorized fixes ----
 
 // nodeRoleFix proposes the smallest change that authorizes the role: correct a
@@ -646,7 +634,7 @@ func rewriteEksctlMappings(m *cluster.Model, old, nu *cluster.RoleMapping) (Edit
 	if !ok {
 		return Edit{}, false
 	}
-	return objectEdit(m, o, map[string]any{"iamIdentityMappings": out})
+	return objectPatch(m, o, map[string]any{"iamIdentityMappings": out})
 }
 
 func rewriteConfigMap(m *cluster.Model, o *cluster.Object, old, nu *cluster.RoleMapping) (Edit, bool) {
@@ -663,7 +651,7 @@ func rewriteConfigMap(m *cluster.Model, o *cluster.Object, old, nu *cluster.Role
 	if !ok {
 		return Edit{}, false
 	}
-	return objectEdit(m, o, map[string]any{"data": map[string]any{"mapRoles": mapRolesText(out)}})
+	return objectPatch(m, o, map[string]any{"data": map[string]any{"mapRoles": mapRolesText(out)}})
 }
 
 // mapRolesText renders mapRoles the way the aws-auth documentation writes it:
@@ -886,7 +874,7 @@ func eksctlAccessEntries(m *cluster.Model, change func([]any) ([]any, bool)) (Ed
 	if !ok {
 		return Edit{}, false
 	}
-	return objectEdit(m, o, map[string]any{"accessConfig": map[string]any{"accessEntries": out}})
+	return objectPatch(m, o, map[string]any{"accessConfig": map[string]any{"accessEntries": out}})
 }
 
 // addAccessEntry creates an access entry for the role: in eksctl's accessConfig,
@@ -960,56 +948,6 @@ func freeResourceName(m *cluster.Model, typ, base string) string {
 }
 
 // ---- objects ----
-
-// objectEdit merges a patch into an object in the format it is written in: a
-// YAML merge patch for a manifest file, or the whole object rewritten into the
-// yaml_body of the kubectl_manifest that holds it.
-func objectEdit(m *cluster.Model, o *cluster.Object, patch map[string]any) (Edit, bool) {
-	if o.Via == "" {
-		if !isManifestFile(o.Origin.File) {
-			return Edit{}, false
-		}
-		return objectPatch(o, patch), true
-	}
-	if m.Terraform == nil {
-		return Edit{}, false
-	}
-	n, ok := m.Terraform.Nodes[o.Via]
-	if !ok || n.Type != "kubectl_manifest" {
-		return Edit{}, false
-	}
-	merged := applyMergePatch(deepCopyJSON(o.Content), patch)
-	body := strings.TrimRight(yamlText(merged), "\n")
-	if strings.Contains(body, "\nYAML\n") || strings.Contains(body, "%{") {
-		return Edit{}, false
-	}
-	return blockEdit(m, o.Via, "yaml_body = <<-YAML\n"+body+"\nYAML\n")
-}
-
-func isManifestFile(f string) bool {
-	f = strings.ToLower(f)
-	return strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json")
-}
-
-// applyMergePatch applies an RFC 7386 merge patch.
-func applyMergePatch(target any, patch any) any {
-	p, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		t = map[string]any{}
-	}
-	for k, v := range p {
-		if v == nil {
-			delete(t, k)
-			continue
-		}
-		t[k] = applyMergePatch(t[k], v)
-	}
-	return t
-}
 
 func deepCopyJSON(v any) any {
 	switch t := v.(type) {
@@ -1247,7 +1185,7 @@ func nodeClassRoleEdit(m *cluster.Model, nc *cluster.NodeClass, ncr identity.Nod
 	if ncr.Field == "spec.instanceProfile" {
 		spec["instanceProfile"] = nil
 	}
-	return objectEdit(m, nc.Object, map[string]any{"spec": spec})
+	return objectPatch(m, nc.Object, map[string]any{"spec": spec})
 }
 
 // setEntryPrincipal gives an access entry to another role.

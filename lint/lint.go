@@ -112,6 +112,8 @@ type Pass struct {
 	check    *Check
 	findings []Finding
 	ignored  func(ref cluster.ObjectRef) *cluster.Object
+	// running holds the IDs of the checks of this run.
+	running map[string]bool
 }
 
 // Report records a finding for the running check; the check's ID and default
@@ -128,6 +130,18 @@ func (p *Pass) Report(f Finding) {
 	p.findings = append(p.findings, f)
 }
 
+// covers reports whether the check with an ID runs in this pass and its findings
+// on the object are shown (the object does not opt out of it). A check leaves a
+// workload to another that explains the same root cause only when this holds,
+// so disabling or ignoring that check never hides the problem.
+func (p *Pass) covers(id string, ref cluster.ObjectRef) bool {
+	if !p.running[id] {
+		return false
+	}
+	o := p.ignored(ref)
+	return o == nil || !o.Ignores(id)
+}
+
 // Run runs checks over a model and returns their findings, sorted.
 func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	objects := map[cluster.ObjectRef]*cluster.Object{}
@@ -137,9 +151,13 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 		}
 	}
 	lookup := func(ref cluster.ObjectRef) *cluster.Object { return objects[ref] }
+	running := map[string]bool{}
+	for _, c := range checks {
+		running[c.ID] = true
+	}
 	var all []Finding
 	for _, c := range checks {
-		p := &Pass{Model: m, Sim: s, check: c, ignored: lookup}
+		p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, running: running}
 		c.Run(p)
 		all = append(all, p.findings...)
 	}

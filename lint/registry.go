@@ -4,12 +4,14 @@ import "sort"
 
 // registry is every check, sorted by ID. Adding a check means adding it here.
 var registry = []*Check{
+	addonTolerationUnsupported,
 	bootstrapDeadlock,
 	controllerRoleAsNodeRole,
 	disruptionTolerationMissing,
 	fargateProfileMismatch,
 	fargateRoleUnauthorized,
 	fargateUnsupported,
+	helmValuesUnknown,
 	invalidInput,
 	karpenterSchema,
 	nodeRoleUnauthorized,

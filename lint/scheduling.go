@@ -66,6 +66,9 @@ func runPodUnschedulable(p *Pass) {
 			reportDaemonSetTaints(p, w, pl)
 			continue
 		}
+		if leftToFargateCheck(p, w) {
+			continue
+		}
 		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
 	}
 }
@@ -89,7 +92,7 @@ func reportDaemonSetTaints(p *Pass, w *cluster.Workload, pl *sim.Placement) {
 			Origin:   w.Object.Origin,
 			Summary:  fmt.Sprintf("%s does not run on the nodes of %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
 			Detail:   fmt.Sprintf("%s is a %s.\n%s", w.Ref(), w.NodeCritical, v.Line()),
-			Fix:      tolerationFixFor(w, v),
+			Fix:      tolerationFixFor(p.Model, w, v),
 		})
 	}
 }
@@ -127,7 +130,7 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 		Detail:   placementDetail(pl),
 	}
 	if pl.Fargate == nil {
-		f.Fix = taintFix(w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
+		f.Fix = taintFix(p.Model, w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
 		if f.Fix == nil {
 			f.Fix = nodePoolLabelFix(p, w, pl)
 		}
@@ -187,9 +190,13 @@ func nodePoolLabelFix(p *Pass, w *cluster.Workload, pl *sim.Placement) *Fix {
 		}
 		labels[key] = value
 		patch := nest("spec.template.metadata", map[string]any{"labels": labels})
+		e, ok := objectPatch(p.Model, np.Object, patch)
+		if !ok {
+			return nil
+		}
 		return &Fix{
 			Summary: fmt.Sprintf("label the nodes of nodepool %q with %s=%s, the label the pods select", np.Name, key, value),
-			Edits:   []Edit{objectPatch(np.Object, patch)},
+			Edits:   []Edit{e},
 		}
 	}
 	return nil
@@ -248,7 +255,7 @@ spec:
 
 func runBootstrapDeadlock(p *Pass) {
 	for _, w := range p.Model.Workloads {
-		if w.Bootstrap == "" || w.Replicas == 0 {
+		if w.Bootstrap == "" || w.Replicas == 0 || leftToFargateCheck(p, w) {
 			continue
 		}
 		boot := p.Sim.Place(w, cluster.Bootstrap)
@@ -277,7 +284,7 @@ func runBootstrapDeadlock(p *Pass) {
 			Origin:  w.Object.Origin,
 			Summary: fmt.Sprintf("%s %s: %s", w.Ref(), what, firstClause(boot)),
 			Detail:  detail,
-			Fix:     taintFix(w, boot, cluster.KindNodeGroup, cluster.KindNode),
+			Fix:     taintFix(p.Model, w, boot, cluster.KindNodeGroup, cluster.KindNode),
 		})
 	}
 }
@@ -294,14 +301,14 @@ func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement)
 			Origin:  w.Object.Origin,
 			Summary: fmt.Sprintf("%s does not run on %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
 			Detail:  fmt.Sprintf("%s.\n%s", w.Bootstrap, v.Line()),
-			Fix:     tolerationFixFor(w, v),
+			Fix:     tolerationFixFor(p.Model, w, v),
 		})
 	}
 }
 
-func tolerationFixFor(w *cluster.Workload, v sim.Verdict) *Fix {
+func tolerationFixFor(m *cluster.Model, w *cluster.Workload, v sim.Verdict) *Fix {
 	if !onlyTaints(v) {
 		return nil
 	}
-	return tolerationFix(w, blockingTaints(v.Source, w.Template.Spec.Tolerations), describeSource(v.Source))
+	return tolerationFix(m, w, blockingTaints(v.Source, w.Template.Spec.Tolerations), describeSource(v.Source))
 }

@@ -121,14 +121,14 @@ func runKarpenterSchema(p *Pass) {
 			Origin:  o.At(first.Path),
 			Summary: summary,
 			Detail:  b.String(),
-			Fix:     schemaFix(o, classes),
+			Fix:     schemaFix(p.Model, o, classes),
 		})
 	}
 }
 
 // schemaFix turns schema.Fix's rewrite into merge patches for the object and, when
 // settings moved to it, the EC2NodeClass.
-func schemaFix(o *cluster.Object, classes map[string]*cluster.Object) *Fix {
+func schemaFix(m *cluster.Model, o *cluster.Object, classes map[string]*cluster.Object) *Fix {
 	fx := schema.Fix(o)
 	if fx.Object == nil || len(fx.Changes) == 0 {
 		return nil
@@ -141,11 +141,23 @@ func schemaFix(o *cluster.Object, classes map[string]*cluster.Object) *Fix {
 	for _, c := range fx.Changes {
 		what = append(what, c.Description)
 	}
-	f := &Fix{Summary: strings.Join(what, "; "), Edits: []Edit{objectPatch(o, patch)}}
+	e, ok := objectPatch(m, o, patch)
+	if !ok {
+		return nil
+	}
+	f := &Fix{Summary: strings.Join(what, "; "), Edits: []Edit{e}}
 	if fx.NodeClassPatch != nil {
-		if nc := classes[fx.NodeClassName]; nc != nil {
-			f.Edits = append(f.Edits, objectPatch(nc, fx.NodeClassPatch))
-		} else {
+		nc := classes[fx.NodeClassName]
+		var ne Edit
+		if nc != nil {
+			ne, ok = objectPatch(m, nc, fx.NodeClassPatch)
+		}
+		switch {
+		case nc != nil && ok:
+			f.Edits = append(f.Edits, ne)
+		case nc != nil:
+			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q: %s", fx.NodeClassName, strings.TrimSpace(YAMLText(fx.NodeClassPatch)))
+		default:
 			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q (not among the inputs): %s", fx.NodeClassName, strings.TrimSpace(YAMLText(fx.NodeClassPatch)))
 		}
 	}

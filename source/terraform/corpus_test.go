@@ -524,3 +524,85 @@ func TestCorpusBottlerocketPattern(t *testing.T) {
 		t.Errorf("raw access entry: got %+v", raw)
 	}
 }
+
+// The v19 fargate_profile example merges a known profile with one per
+// availability zone, keyed by a data source: the known profile keeps its
+// selectors and the per-zone ones keep theirs under unknown names, instead of
+// the whole map being dropped.
+func TestCorpusV19FargateProfilesMerge(t *testing.T) {
+	m := loadCorpus(t, "terraform-aws-eks/v19.21.0/examples/fargate_profile")
+	type profile struct {
+		Name      string
+		Selectors []string
+		Unknown   []string
+	}
+	var got []profile
+	for _, fp := range m.FargateProfiles {
+		p := profile{Name: fp.Name, Unknown: fp.Unknown}
+		for _, s := range fp.Selectors {
+			p.Selectors = append(p.Selectors, s.Namespace+" "+labelText(s.Labels))
+		}
+		got = append(got, p)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
+	key := `kube-system-${element(split("-", local.azs[i]), 2)}`
+	want := []profile{
+		{Name: "example", Selectors: []string{"backend Application=backend", "app-* Application=app-wildcard"}},
+		{Name: key + "[0]", Selectors: []string{"kube-system "}},
+		{Name: key + "[1]", Selectors: []string{"kube-system "}},
+		{Name: key + "[2]", Selectors: []string{"kube-system "}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Fargate profiles (-want +got):\n%s", diff)
+	}
+	if !hasNote(m, "module.eks", "fargate_profiles is only partly known statically") {
+		t.Errorf("no note that fargate_profiles is only partly known; notes: %v", m.Notes)
+	}
+}
+
+// A merge() part that is not known at all stands for profiles whose selectors
+// are unknown, so placement on Fargate is unknown rather than refused.
+func TestFargateProfilesMergeUnknownPart(t *testing.T) {
+	m := loadSrc(t, `
+variable "extra_profiles" {
+  type = any
+}
+
+module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 20.0"
+
+  cluster_name = "demo"
+
+  fargate_profiles = merge(
+    { karpenter = { selectors = [{ namespace = "karpenter" }] } },
+    var.extra_profiles,
+  )
+}
+`)
+	var names []string
+	unknown := map[string][]string{}
+	for _, fp := range m.FargateProfiles {
+		names = append(names, fp.Name)
+		unknown[fp.Name] = fp.Unknown
+	}
+	sort.Strings(names)
+	if want := []string{"${var.extra_profiles}", "karpenter"}; !cmp.Equal(names, want) {
+		t.Fatalf("profiles: got %v, want %v", names, want)
+	}
+	if got := unknown["${var.extra_profiles}"]; !cmp.Equal(got, []string{"selectors"}) {
+		t.Errorf("unknown part: got Unknown %v, want [selectors]", got)
+	}
+	if got := unknown["karpenter"]; len(got) != 0 {
+		t.Errorf("known profile: got Unknown %v, want none", got)
+	}
+}
+
+func labelText(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

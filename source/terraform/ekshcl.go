@@ -126,6 +126,118 @@ func (m *modInst) itemValue(expr hcl.Expression, key string, depth int) hcl.Expr
 type entry struct {
 	key string
 	val cty.Value
+	// unknown marks an entry that stands for entries not known before apply (an
+	// unknown argument of merge()); its key is the expression.
+	unknown bool
+}
+
+// partialEntries reads a map-valued input that is not known as a whole but is
+// written as merge() of parts, some known: the entries of the known parts are
+// kept (later parts win, as in merge), a for expression whose keys alone are
+// unknown (keyed by a data source) gives its entries under unknown keys, and any
+// other unknown part becomes one entry marked unknown. ok is false when the input
+// is not written that way.
+func (in modIn) partialEntries(name string) ([]entry, bool) {
+	a, ok := in.ci.call.block.Body.Attributes[name]
+	if !ok {
+		return nil, false
+	}
+	call := in.m.mergeCall(a.Expr, 0)
+	if call == nil {
+		return nil, false
+	}
+	m := in.m
+	ctx := in.ci.key.ctx(m)
+	var out []entry
+	index := map[string]int{}
+	add := func(e entry) {
+		if i, dup := index[e.key]; dup && !e.unknown {
+			out[i] = e
+			return
+		}
+		index[e.key] = len(out)
+		out = append(out, e)
+	}
+	for _, arg := range call.Args {
+		v, err := m.l.eval(arg, ctx)
+		if err == nil {
+			if es, known := entries(v); known {
+				for _, e := range es {
+					add(e)
+				}
+				continue
+			}
+		}
+		if es, ok := m.forEntriesUnknownKeys(arg, ctx); ok {
+			for _, e := range es {
+				add(e)
+			}
+			continue
+		}
+		add(entry{key: cluster.Unknown(m.l.source(arg.Range())), val: cty.DynamicVal, unknown: true})
+	}
+	return out, true
+}
+
+// mergeCall finds the merge() call a map is written with, through locals and
+// parentheses.
+func (m *modInst) mergeCall(expr hcl.Expression, depth int) *hclsyntax.FunctionCallExpr {
+	if expr == nil || depth > 8 {
+		return nil
+	}
+	switch e := expr.(type) {
+	case *hclsyntax.FunctionCallExpr:
+		if e.Name == "merge" && !e.ExpandFinal {
+			return e
+		}
+	case *hclsyntax.ScopeTraversalExpr:
+		if e.Traversal.RootName() == "local" && len(e.Traversal) == 2 {
+			if a, ok := e.Traversal[1].(hcl.TraverseAttr); ok {
+				if la, ok := m.cfg.locals[a.Name]; ok {
+					return m.mergeCall(la.Expr, depth+1)
+				}
+			}
+		}
+	case *hclsyntax.ParenthesesExpr:
+		return m.mergeCall(e.Expression, depth+1)
+	}
+	return nil
+}
+
+// forEntriesUnknownKeys evaluates a for expression producing an object whose
+// keys are not known before apply (`{ for i in range(3) : "x-${data.y[i]}" =>
+// {...} }`): its values usually are, so each becomes an entry whose key is the
+// key expression, numbered.
+func (m *modInst) forEntriesUnknownKeys(expr hcl.Expression, c *evalCtx) ([]entry, bool) {
+	fe, ok := expr.(*hclsyntax.ForExpr)
+	if !ok || fe.KeyExpr == nil || fe.Group {
+		return nil, false
+	}
+	values := *fe
+	values.KeyExpr = nil
+	v, err := m.l.eval(&values, c)
+	if err != nil || !v.IsKnown() {
+		return nil, false
+	}
+	v = unmark(v)
+	if v.IsNull() || !v.Type().IsTupleType() {
+		return nil, false
+	}
+	// A quoted key template ("kube-system-${...}") reads best as its text, which
+	// keeps its interpolations and so stays recognizably unknown.
+	key := m.l.source(fe.KeyExpr.Range())
+	if t, ok := fe.KeyExpr.(*hclsyntax.TemplateExpr); ok && len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' && len(t.Parts) > 1 {
+		key = key[1 : len(key)-1]
+	} else {
+		key = cluster.Unknown(key)
+	}
+	var out []entry
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, e := it.Element()
+		out = append(out, entry{key: key + "[" + strconv.Itoa(i) + "]", val: e})
+	}
+	return out, true
 }
 
 // entries returns the elements of a known map or object, by key.
@@ -430,18 +542,32 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 	if v, ok := in.get("fargate_profiles"); ok {
 		list, known := entries(v)
 		if !known {
-			m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is not known statically; its profiles are not analysed")
+			// A profile nobody can see may select any pod: keep what is known and
+			// let the unknown part make placement unknown rather than absent.
+			if partial, ok := in.partialEntries("fargate_profiles"); ok {
+				list = partial
+				m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as such")
+			} else {
+				m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is not known statically; its profiles are not analysed")
+			}
 		}
 		for _, e := range list {
 			g := groupIn{val: e.val, defaults: defaults, text: A + ".fargate_profiles[" + quoteKey(e.key) + "]"}
-			if !g.boolean("create", true) {
+			if !e.unknown && !g.boolean("create", true) {
 				continue
 			}
 			base := A + ".module.fargate_profile[" + quoteKey(e.key) + "]"
 			org := in.entryOrigin("fargate_profiles", e.key)
+			if e.unknown {
+				org = in.origin("fargate_profiles")
+			}
 			rs := fargateProfile(base, g.str("name", e.key), g, org,
 				cluster.Unknown(A+".fargate_profiles["+quoteKey(e.key)+"].fargate_profile_pod_execution_role_arn"),
 				in.selectorOrigins("fargate_profiles", e.key))
+			if e.unknown {
+				rs[0].vals["fargate_profile_name"] = e.key
+				rs[0].unknown["selector"] = true
+			}
 			for _, r := range rs {
 				add(r)
 			}

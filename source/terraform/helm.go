@@ -84,8 +84,10 @@ func (b *builder) helmRelease(r *resInst) {
 				b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: org, Message: kind + " " + strconv.Quote(name) + " of " + r.addr + ": " + err.Error()})
 				continue
 			}
+			// The path names the set entry rather than the key: a fix that renames
+			// the key edits the entry, since set wins over every values document.
 			key := setKey(name)
-			rel.ValueOrigins[key] = cluster.Origin{File: org.File, Line: org.Line, Path: key}
+			rel.ValueOrigins[key] = cluster.Origin{File: org.File, Line: org.Line, Path: kind + "." + strconv.Itoa(i)}
 		}
 		if r.unknown[kind] {
 			b.note(r.at(kind), r.addr, kind+" is not known statically")

@@ -395,16 +395,17 @@ func TestRawHelmReleases(t *testing.T) {
 	if diff := cmp.Diff(wantValues, k.Values); diff != "" {
 		t.Errorf("merged values (-want +got):\n%s", diff)
 	}
+	// Keys set in values documents name themselves; keys set by set blocks name
+	// the block.
 	wantOrigins := map[string]cluster.Origin{
-		"settings.interruptionQueue":           {File: filepath.Join(dir, "values/karpenter.yaml"), Line: 3},
-		"settings.clusterName":                 {File: main, Line: 122},
-		"replicas":                             {File: main, Line: 123},
-		"nodeSelector.karpenter.sh/controller": {File: main, Line: 126},
-		"extraArgs":                            {File: main, Line: 131},
+		"settings.interruptionQueue":           {File: filepath.Join(dir, "values/karpenter.yaml"), Line: 3, Path: "settings.interruptionQueue"},
+		"settings.clusterName":                 {File: main, Line: 122, Path: "settings.clusterName"},
+		"replicas":                             {File: main, Line: 123, Path: "replicas"},
+		"nodeSelector.karpenter.sh/controller": {File: main, Line: 126, Path: "set.0"},
+		"extraArgs":                            {File: main, Line: 131, Path: "set_list.0"},
 	}
 	for key, want := range wantOrigins {
 		got := k.ValueOrigins[key]
-		want.Path = key
 		if got != want {
 			t.Errorf("origin of %s: got %s, want %s", key, got, want)
 		}

@@ -1,0 +1,369 @@
+package lint
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+var addonTolerationUnsupported = &Check{
+	ID:       "addon-toleration-unsupported",
+	Title:    "EKS add-on version cannot be configured with what its pods need",
+	Family:   "F1",
+	Severity: Error,
+	Doc: Doc{
+		What: "A workload an EKS add-on installs needs tolerations (or a node selector or affinity) to run on the capacity meant for it, and the add-on version's configuration schema does not accept that key: the EBS CSI driver's `controller.tolerations` before `v1.14.0-eksbuild.1`, CoreDNS `tolerations` before `v1.9.3-eksbuild.3`, kube-proxy, snapshot-controller and the Mountpoint for S3 controller, which accept no tolerations. It also reports a `configuration_values` that already sets a key the version rejects. When the knowledge base cannot tell whether the version accepts the key, it says so as info.",
+		Why:  "EKS validates `configuration_values` against the add-on version's JSON schema and fails `CreateAddon`/`UpdateAddon` with `InvalidParameterException` for a key it does not know, so the configuration that would let the pods tolerate the node group's taint cannot be applied: the pods stay Pending, and `terraform apply` waits for the add-on until it times out.",
+		Fix:  "Upgrade the add-on to the first version whose schema accepts the key (the finding names it; the proposed fix sets `addon_version` and the configuration, keeping the add-on's default tolerations), install the component with its Helm chart instead of the add-on, or do not taint the node group the pods must run on.",
+		Before: `module "eks" {
+  source = "terraform-aws-modules/eks/aws"
+  cluster_addons = {
+    aws-ebs-csi-driver = {
+      addon_version = "v1.13.0-eksbuild.3"
+    }
+  }
+  eks_managed_node_groups = {
+    system = {
+      taints = { critical = { key = "CriticalAddonsOnly", value = "true", effect = "NO_SCHEDULE" } }
+    }
+  }
+}`,
+		After: `module "eks" {
+  source = "terraform-aws-modules/eks/aws"
+  cluster_addons = {
+    aws-ebs-csi-driver = {
+      addon_version = "v1.14.0-eksbuild.1"
+      configuration_values = jsonencode({
+        controller = {
+          tolerations = [
+            { key = "CriticalAddonsOnly", operator = "Exists" },
+            { effect = "NoExecute", operator = "Exists", tolerationSeconds = 300 },
+          ]
+        }
+      })
+    }
+  }
+}`,
+		Format: "hcl",
+	},
+	Run: runAddonTolerationUnsupported,
+}
+
+func runAddonTolerationUnsupported(p *Pass) {
+	rejected := map[*cluster.Addon]map[string]bool{}
+	for _, a := range p.Model.Addons {
+		rejected[a] = reportRejectedConfig(p, a)
+	}
+	for _, w := range p.Model.Workloads {
+		a := w.Addon
+		if a == nil || w.Replicas == 0 || !judgedStatically(p.Model, w) || leftToFargateCheck(p, w) {
+			continue
+		}
+		need, ok := schedulingNeed(p, w)
+		if !ok {
+			continue
+		}
+		kb, ok := catalog.AddonFor(a.Name, addonVersion(a))
+		if !ok {
+			continue
+		}
+		comp, ok := componentOf(kb.Component, w)
+		if !ok {
+			continue
+		}
+		c, _, ok := tolerationChange(w, need.taints)
+		if !ok {
+			continue
+		}
+		key := componentKey(comp, c.Field)
+		if rejected[a][key] {
+			// The configuration already sets the key: reported with the
+			// configuration above.
+			continue
+		}
+		switch kb.Accepts(key) {
+		case catalog.AddonRejected:
+			reportUnsupportedKey(p, w, kb, key, c, need)
+		case catalog.AddonUnverified:
+			p.Report(Finding{
+				Severity: Info,
+				Object:   w.Ref(),
+				Origin:   a.Origin,
+				Summary:  fmt.Sprintf("%s needs %s in the configuration of EKS add-on %s %s; could not verify that the version's schema accepts it", w.Ref(), key, a.Name, kb.Version),
+				Detail:   fmt.Sprintf("%s\nThe knowledge base does not say whether add-on %s %s accepts %s in configuration_values; EKS fails the apply with InvalidParameterException for keys its schema lacks (aws eks describe-addon-configuration --addon-name %s --addon-version %s shows the schema).", need.verdict.Line(), a.Name, kb.Version, key, a.Name, kb.Version),
+			})
+		}
+	}
+}
+
+// leftToFargateCheck reports whether the Fargate check explains the workload's
+// placement in this run: its pods were meant for Fargate and no profile selects
+// them. One root cause, one finding; with that check disabled (or ignored by the
+// object), the scheduling checks report the workload themselves.
+func leftToFargateCheck(p *Pass, w *cluster.Workload) bool {
+	return p.covers(fargateProfileMismatch.ID, w.Ref()) && missesFargateProfile(p, w)
+}
+
+// need is what stands between a workload and the capacity meant for it: the
+// taints of one source, in the phase that matters.
+type need struct {
+	taintNeed
+	phase cluster.Phase
+}
+
+// schedulingNeed finds the taints pod-unschedulable or bootstrap-deadlock would
+// have the workload tolerate: a component needed before Karpenter in the
+// bootstrap phase, any other in the steady phase; for node-critical DaemonSets,
+// a source whose nodes they select but whose taints they do not tolerate.
+func schedulingNeed(p *Pass, w *cluster.Workload) (need, bool) {
+	if w.IsDaemonSet() {
+		if w.Bootstrap != "" {
+			boot := p.Sim.Place(w, cluster.Bootstrap)
+			for _, v := range boot.Verdicts {
+				if v.Source.Kind == cluster.KindNodeGroup && onlyTaints(v) {
+					return need{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Bootstrap}, true
+				}
+			}
+		}
+		if w.NodeCritical != "" {
+			for _, v := range p.Sim.Place(w, cluster.Steady).Verdicts {
+				if v.Source.Kind != cluster.KindFargate && onlyTaints(v) {
+					return need{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Steady}, true
+				}
+			}
+		}
+		return need{}, false
+	}
+	if w.Bootstrap != "" {
+		boot := p.Sim.Place(w, cluster.Bootstrap)
+		if boot.Result() == sim.Refuses {
+			if ns := taintNeeds(w, boot, cluster.KindNodeGroup, cluster.KindNode); len(ns) > 0 {
+				return need{ns[0], cluster.Bootstrap}, true
+			}
+		}
+	}
+	pl := p.Sim.Place(w, cluster.Steady)
+	if pl.Result() == sim.Refuses && pl.Fargate == nil {
+		if ns := taintNeeds(w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); len(ns) > 0 {
+			return need{ns[0], cluster.Steady}, true
+		}
+	}
+	return need{}, false
+}
+
+func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key string, c PodChange, n need) {
+	a := w.Addon
+	src := describeSource(n.verdict.Source)
+	var taints []string
+	for _, t := range n.taints {
+		taints = append(taints, sim.TaintText(t))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "In the %s phase %s refuses the pods only for its taints: %s.\n", n.phase, src, n.verdict.Line())
+	fmt.Fprintf(&b, "Tolerating %s takes %s in the add-on's configuration_values, and add-on %s %s does not accept that key: EKS fails CreateAddon/UpdateAddon with InvalidParameterException.", strings.Join(taints, ", "), key, a.Name, kb.Version)
+	upgrade, canUpgrade := catalog.AddonUpgrade(a.Name, kb.Version, key)
+	b.WriteString("\nWays out:")
+	if canUpgrade {
+		fmt.Fprintf(&b, "\n  - upgrade the add-on to %s, the first version whose configuration schema accepts %s (or a later one that supports the cluster's Kubernetes version), and set it;", upgrade, key)
+	} else {
+		fmt.Fprintf(&b, "\n  - no known version of the add-on accepts %s;", key)
+	}
+	fmt.Fprintf(&b, "\n  - install %s with its Helm chart instead of the add-on, where the values set its tolerations;", w.Object.Name)
+	fmt.Fprintf(&b, "\n  - or do not taint %s, so the pods can run there as they are.", src)
+	f := Finding{
+		Object:  w.Ref(),
+		Origin:  a.Origin,
+		Summary: fmt.Sprintf("%s needs to tolerate %s to run on %s, and EKS add-on %s %s does not accept %s in its configuration", w.Ref(), strings.Join(taints, ", "), src, a.Name, kb.Version, key),
+		Detail:  b.String(),
+	}
+	if canUpgrade {
+		f.Fix = upgradeFix(p.Model, w, upgrade, c)
+	}
+	p.Report(f)
+}
+
+// upgradeFix upgrades the add-on to a version that accepts the change and
+// configures it there.
+func upgradeFix(m *cluster.Model, w *cluster.Workload, version string, c PodChange) *Fix {
+	a := w.Addon
+	kb, ok := catalog.AddonFor(a.Name, version)
+	if !ok || slices.Contains(a.Unknown, "configuration_values") {
+		return nil
+	}
+	comp, ok := componentOf(kb.Component, w)
+	if !ok {
+		return nil
+	}
+	key := componentKey(comp, c.Field)
+	config := addonConfig(a)
+	value, ok := changedValue(config, kb.DefaultValues(), key, c)
+	if !ok {
+		return nil
+	}
+	setPath(config, key, value)
+	e, ok := addonEdit(m, a, version, config)
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: fmt.Sprintf("upgrade EKS add-on %s to %s and set %s in its configuration (keeping the add-on's defaults)", a.Name, version, key), Edits: []Edit{e}}
+}
+
+// reportRejectedConfig reports a configuration_values with keys the add-on
+// version rejects and returns those keys.
+func reportRejectedConfig(p *Pass, a *cluster.Addon) map[string]bool {
+	if len(a.ConfigurationValues) == 0 {
+		return nil
+	}
+	kb, ok := catalog.AddonFor(a.Name, addonVersion(a))
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, v := range kb.CheckConfig(a.ConfigurationValues) {
+		if v.Acceptance == catalog.AddonRejected {
+			keys = append(keys, v.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, k := range keys {
+		out[k] = true
+	}
+	f := Finding{
+		Object:  addonRef(a),
+		Origin:  a.Origin,
+		Summary: fmt.Sprintf("EKS add-on %s %s rejects its configuration_values: the version's schema has no %s", a.Name, kb.Version, strings.Join(keys, ", ")),
+		Detail:  "EKS validates configuration_values against the JSON schema of the add-on version and fails CreateAddon/UpdateAddon with InvalidParameterException for keys it does not know, so terraform apply (or eksctl) fails on this add-on. The rest of the analysis describes the add-on without these keys.",
+	}
+	if kb.Assumed != "" {
+		f.Detail += "\nThe version is not pinned; " + kb.Assumed + "."
+	}
+	if v, ok := catalog.AddonUpgrade(a.Name, kb.Version, keys...); ok {
+		if e, ok := addonEdit(p.Model, a, v, addonConfig(a)); ok {
+			f.Fix = &Fix{Summary: fmt.Sprintf("upgrade EKS add-on %s to %s, the first version whose schema accepts %s", a.Name, v, strings.Join(keys, ", ")), Edits: []Edit{e}}
+		}
+	} else {
+		config := addonConfig(a)
+		for _, k := range keys {
+			deletePath(config, k)
+		}
+		if e, ok := addonEdit(p.Model, a, "", config); ok {
+			f.Fix = &Fix{Summary: fmt.Sprintf("remove %s from the configuration: no known version of add-on %s accepts it", strings.Join(keys, ", "), a.Name), Edits: []Edit{e}}
+		}
+	}
+	p.Report(f)
+	return out
+}
+
+func addonRef(a *cluster.Addon) cluster.ObjectRef {
+	return cluster.ObjectRef{Kind: "Addon", Name: a.Name}
+}
+
+// addonVersion is the version to describe an add-on at; "" (the newest known)
+// when it is not pinned or not known before apply.
+func addonVersion(a *cluster.Addon) string {
+	if cluster.IsUnknown(a.Version) {
+		return ""
+	}
+	return a.Version
+}
+
+// addonConfig is a copy of the add-on's configuration, empty when unset.
+func addonConfig(a *cluster.Addon) map[string]any {
+	if a.ConfigurationValues == nil {
+		return map[string]any{}
+	}
+	return copyJSON(a.ConfigurationValues).(map[string]any)
+}
+
+func deletePath(m map[string]any, key string) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			return
+		}
+		m = next
+	}
+	delete(m, parts[len(parts)-1])
+}
+
+// ---- the add-on configuration as a fix format ----
+
+// addonFieldEdit renders a pod spec change of a workload an EKS add-on installs
+// as the add-on's configuration, at the key of the add-on component. The whole
+// configuration is rewritten (configuration_values is one JSON document): the
+// user's keys are kept, and list items are appended to the list the add-on
+// renders today (the user's, else the add-on's default, which a list in the
+// configuration replaces). ok is false when the version rejects the key or the
+// configuration is not known before apply.
+func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, string, bool) {
+	a := w.Addon
+	if a == nil || slices.Contains(a.Unknown, "configuration_values") {
+		return Edit{}, "", false
+	}
+	kb, ok := catalog.AddonFor(a.Name, addonVersion(a))
+	if !ok {
+		return Edit{}, "", false
+	}
+	comp, ok := componentOf(kb.Component, w)
+	if !ok {
+		return Edit{}, "", false
+	}
+	key := componentKey(comp, c.Field)
+	if kb.Accepts(key) == catalog.AddonRejected {
+		return Edit{}, "", false
+	}
+	config := addonConfig(a)
+	value, ok := changedValue(config, kb.DefaultValues(), key, c)
+	if !ok {
+		return Edit{}, "", false
+	}
+	setPath(config, key, value)
+	e, ok := addonEdit(m, a, "", config)
+	if !ok {
+		return Edit{}, "", false
+	}
+	where := fmt.Sprintf("%s in the add-on configuration of %s", key, a.Name)
+	if c.Added != nil && cluster.Lookup(a.ConfigurationValues, key) == nil && cluster.Lookup(kb.DefaultValues(), key) != nil {
+		where += " (the list replaces the add-on's default, so it keeps the default items)"
+	}
+	return e, where, true
+}
+
+// addonEdit sets an add-on's version (when not empty) and configuration where
+// the add-on is declared: the add-on block or map entry in Terraform, the entry
+// of an eksctl ClusterConfig's addons list.
+func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[string]any) (Edit, bool) {
+	if strings.HasPrefix(a.Address, "addons.") {
+		fields := map[string]any{"configurationValues": jsonText(config)}
+		if len(config) == 0 {
+			fields["configurationValues"] = nil
+		}
+		if version != "" {
+			fields["version"] = version
+		}
+		return eksctlAddonFields(m, a, fields)
+	}
+	if !strings.HasSuffix(a.Origin.File, ".tf") || a.Origin.Line <= 0 {
+		return Edit{}, false
+	}
+	var lines []string
+	if version != "" {
+		lines = append(lines, "addon_version = "+hclString(version))
+	}
+	if len(config) == 0 {
+		lines = append(lines, "configuration_values = null")
+	} else {
+		lines = append(lines, "configuration_values = jsonencode("+terraformValue(config, 0)+")")
+	}
+	sort.Strings(lines)
+	return Edit{File: a.Origin.File, Line: a.Origin.Line, Format: FormatHCL, Text: strings.Join(lines, "\n") + "\n"}, true
+}

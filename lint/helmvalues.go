@@ -1,0 +1,426 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+var helmValuesUnknown = &Check{
+	ID:       "helm-values-unknown",
+	Title:    "Helm value the chart version never reads",
+	Family:   "all",
+	Severity: Warning,
+	Doc: Doc{
+		What: "A Helm release sets a values key that no template of the chart version reads, judged against the chart knowledge base (the default values of each version, copied from upstream, and the keys the templates read beyond them): `settings.interruptionQueueName` (read by no Karpenter version; v0.32 read `settings.aws.interruptionQueueName`, every later version `settings.interruptionQueue`), `settings.aws.*` on Karpenter v0.33 and later, `schedulerName` before Karpenter 1.1.1. The finding points at the line where the key is set, names the key the version reads instead when there is one, and covers `values` documents, values files and `set` blocks. Keys under maps the chart passes through whole (`nodeSelector`, `podAnnotations`, ...) are always read. When the chart version is not pinned or not in the knowledge base, or the knowledge base does not list the keys of that version, the check does not warn; it says once per release, as info, which keys it could not verify.",
+		Why:  "Helm accepts any values and ignores the keys no template reads, so the setting silently has no effect: with `settings.interruptionQueueName`, Karpenter runs without interruption handling and spot interruptions, rebalance recommendations and scheduled maintenance terminate nodes without a drain; a misspelled `tolerations` key leaves the pods with the chart's defaults.",
+		Fix:  "Rename the key to the one the chart version reads, or remove it. The proposed fix is written where the key is set: a values document appended to the release's `values` (which sets the old key to null and the new one to the same value), the values file, or the `name` of the `set` block.",
+		Before: `resource "helm_release" "karpenter" {
+  chart   = "karpenter"
+  version = "1.0.2"
+  values = [<<-EOT
+    settings:
+      clusterName: ${module.eks.cluster_name}
+      interruptionQueueName: ${module.karpenter.queue_name}
+    EOT
+  ]
+}`,
+		After: `resource "helm_release" "karpenter" {
+  chart   = "karpenter"
+  version = "1.0.2"
+  values = [<<-EOT
+    settings:
+      clusterName: ${module.eks.cluster_name}
+      interruptionQueue: ${module.karpenter.queue_name}
+    EOT
+  ]
+}`,
+		Format: "hcl",
+	},
+	Run: runHelmValuesUnknown,
+}
+
+func runHelmValuesUnknown(p *Pass) {
+	releases := append([]*cluster.HelmRelease(nil), p.Model.HelmReleases...)
+	sort.SliceStable(releases, func(i, j int) bool {
+		if releases[i].Origin.File != releases[j].Origin.File {
+			return releases[i].Origin.File < releases[j].Origin.File
+		}
+		return releases[i].Origin.Line < releases[j].Origin.Line
+	})
+	for _, r := range releases {
+		kb, ok := releaseChart(r)
+		if !ok {
+			continue
+		}
+		var unread []string
+		for _, k := range valuesKeys(r.Values) {
+			if kb.ValuesKey(k) == catalog.ChartKeyUnread {
+				unread = append(unread, k)
+			}
+		}
+		if len(unread) == 0 {
+			continue
+		}
+		if kb.Assumed != "" {
+			// Judged against a version that may not be the one installed.
+			p.Report(Finding{
+				Severity: Info,
+				Object:   releaseRef(r),
+				Origin:   r.Origin,
+				Summary:  fmt.Sprintf("%s: could not verify the values keys %s against the chart version installed", releaseLabel(r), strings.Join(unread, ", ")),
+				Detail:   fmt.Sprintf("Chart %s: %s. That version does not read %s.", kb.Name, kb.Assumed, strings.Join(unread, ", ")),
+			})
+			continue
+		}
+		for _, k := range unread {
+			reportUnreadKey(p, r, kb, k)
+		}
+	}
+}
+
+// releaseChart is the knowledge of a release's chart, for releases described by
+// the knowledge base (a local chart is rendered from its own templates).
+func releaseChart(r *cluster.HelmRelease) (*catalog.Chart, bool) {
+	if r.ChartDir != "" || r.Rendered || r.Chart == "" || cluster.IsUnknown(r.Chart) {
+		return nil, false
+	}
+	version := r.Version
+	if cluster.IsUnknown(version) {
+		version = ""
+	}
+	if r.Repository != "" && !strings.Contains(r.Chart, "://") {
+		if kb, ok := catalog.ChartFor(strings.TrimRight(r.Repository, "/")+"/"+r.Chart, version); ok {
+			return kb, true
+		}
+	}
+	return catalog.ChartFor(r.Chart, version)
+}
+
+func releaseRef(r *cluster.HelmRelease) cluster.ObjectRef {
+	return cluster.ObjectRef{Kind: "HelmRelease", Namespace: r.Namespace, Name: r.Name}
+}
+
+func releaseLabel(r *cluster.HelmRelease) string {
+	if r.Address != "" {
+		return r.Address
+	}
+	return fmt.Sprintf("release %q", r.Name)
+}
+
+// valuesKeys lists the dotted keys a values tree sets, down to its leaves (lists
+// and scalars, empty maps), sorted. Null values remove a key in Helm, and keys
+// not known before apply cannot be judged: both are left out.
+func valuesKeys(values map[string]any) []string {
+	var out []string
+	var walk func(m map[string]any, prefix string)
+	walk = func(m map[string]any, prefix string) {
+		for k, v := range m {
+			if cluster.IsUnknown(k) || v == nil {
+				continue
+			}
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+				walk(sub, key)
+				continue
+			}
+			out = append(out, key)
+		}
+	}
+	walk(values, "")
+	sort.Strings(out)
+	return out
+}
+
+func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key string) {
+	instead := readInstead(kb, key)
+	origin, set := r.ValueOrigins[key]
+	if !set || origin.File == "" {
+		origin = r.Origin
+	}
+	fix := renameValueFix(r, key, instead, origin)
+	origin.Path = key
+	summary := fmt.Sprintf("%s sets %s, which chart %s %s never reads", releaseLabel(r), key, kb.Name, kb.Version)
+	var b strings.Builder
+	fmt.Fprintf(&b, "No template of chart %s %s reads %s; Helm ignores values no template reads, so the setting has no effect.", kb.Name, kb.Version, key)
+	if instead != "" {
+		summary += "; it reads " + instead
+		fmt.Fprintf(&b, "\nThis version reads %s instead.", instead)
+	} else if parent := unreadParent(kb, key); parent != "" && parent != key {
+		fmt.Fprintf(&b, "\nThe version reads nothing under %s.", parent)
+	}
+	p.Report(Finding{
+		Object:  releaseRef(r),
+		Origin:  origin,
+		Summary: summary,
+		Detail:  b.String(),
+		Fix:     fix,
+	})
+}
+
+// unreadParent is the shortest prefix of key the chart does not read.
+func unreadParent(kb *catalog.Chart, key string) string {
+	parts := strings.Split(key, ".")
+	for i := 1; i <= len(parts); i++ {
+		p := strings.Join(parts[:i], ".")
+		if kb.ValuesKey(p) == catalog.ChartKeyUnread {
+			return p
+		}
+	}
+	return ""
+}
+
+// readInstead finds the one key the chart version reads that the unread key was
+// meant to be: the same name one level up (settings.aws.clusterName →
+// settings.clusterName), a name that extends or shortens it
+// (settings.interruptionQueueName → settings.interruptionQueue), or a near
+// spelling. "" when there is no single candidate.
+func readInstead(kb *catalog.Chart, key string) string {
+	known := map[string]bool{}
+	for _, k := range kb.ValuesKeys() {
+		known[k] = true
+	}
+	parts := strings.Split(key, ".")
+	leaf := parts[len(parts)-1]
+	var parents []string
+	if len(parts) > 1 {
+		parents = append(parents, strings.Join(parts[:len(parts)-1], "."))
+	} else {
+		parents = append(parents, "")
+	}
+	for i := 0; i < len(parts)-1; i++ {
+		rest := append(append([]string(nil), parts[:i]...), parts[i+1:len(parts)-1]...)
+		parents = append(parents, strings.Join(rest, "."))
+	}
+	for _, parent := range parents {
+		var found []string
+		for k := range known {
+			kp, kl := splitKey(k)
+			if kp != parent || k == key || kb.ValuesKey(k) != catalog.ChartKeyRead {
+				continue
+			}
+			if kl == leaf || relatedName(leaf, kl) {
+				found = append(found, k)
+			}
+		}
+		if len(found) == 1 {
+			return found[0]
+		}
+		if len(found) > 1 {
+			return ""
+		}
+	}
+	return ""
+}
+
+func splitKey(k string) (parent, leaf string) {
+	i := strings.LastIndexByte(k, '.')
+	if i < 0 {
+		return "", k
+	}
+	return k[:i], k[i+1:]
+}
+
+// relatedName: one name extends the other by a short word
+// (interruptionQueueName, interruptionQueue), or is a misspelling of it.
+func relatedName(a, b string) bool {
+	if len(a) < 4 || len(b) < 4 || a == b {
+		return false
+	}
+	la, lb := strings.ToLower(a), strings.ToLower(b)
+	if la == lb {
+		return true
+	}
+	short, long := la, lb
+	if len(short) > len(long) {
+		short, long = long, short
+	}
+	if strings.HasPrefix(long, short) && len(long)-len(short) <= 5 && len(short) >= 6 {
+		return true
+	}
+	return len(short) >= 6 && levenshtein(la, lb) <= 2
+}
+
+// renameValueFix renames (or, with instead empty, removes) a values key where
+// the user set it.
+func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.Origin) *Fix {
+	summary := "remove " + key
+	if instead != "" {
+		summary = fmt.Sprintf("rename %s to %s", key, instead)
+	}
+	if r.Address != "" && !strings.HasSuffix(r.Origin.File, ".tf") {
+		// A plan: the configuration it came from is not among the inputs.
+		return nil
+	}
+	if fromSetBlock(origin) {
+		// Set with a set block, which wins over every values document: rename
+		// the block's name. Removing a block is not an edit fixes make.
+		if instead == "" {
+			return nil
+		}
+		return &Fix{Summary: summary + " in the set block", Edits: []Edit{{
+			File: origin.File, Line: origin.Line, Format: FormatHCL,
+			Text: "name = " + hclString(instead) + "\n",
+		}}}
+	}
+	value := cluster.Lookup(r.Values, key)
+	patch := map[string]any{}
+	setPath(patch, key, nil)
+	if instead != "" {
+		setPath(patch, instead, copyJSON(value))
+	}
+	if isManifestFile(origin.File) && origin.Line > 0 && (instead == "" || !containsUnknown(value)) {
+		// A values file the release reads: merge the change into it.
+		return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{{File: origin.File, Line: origin.Line, Format: FormatValues, Text: yamlText(patch)}}}
+	}
+	return &Fix{Summary: summary + " in the release's values", Edits: []Edit{valuesEdit(r, patch)}}
+}
+
+// containsUnknown reports whether a value holds a value not known before apply.
+func containsUnknown(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return cluster.IsUnknown(t)
+	case map[string]any:
+		for _, x := range t {
+			if containsUnknown(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if containsUnknown(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ---- Helm values as a fix format ----
+
+// releaseFieldEdit renders a pod spec change of a workload a Helm release
+// installs as the values to add to the release, at the values key of the chart
+// component (tolerations, controller.tolerations, ...). List items are appended
+// to the list the release renders today (the user's, else the chart default),
+// since a values list replaces the chart's whole.
+func releaseFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, string, bool) {
+	r := w.Release
+	if r == nil {
+		return Edit{}, "", false
+	}
+	kb, ok := releaseChart(r)
+	if !ok {
+		return Edit{}, "", false
+	}
+	if v := w.Object.Annotations[chartVersionAnnotation]; v != "" && v != kb.Version {
+		if k, ok := catalog.ChartFor(kb.Name, v); ok {
+			kb = k
+		}
+	}
+	comp, ok := componentOf(kb.Component, w)
+	if !ok {
+		return Edit{}, "", false
+	}
+	key := componentKey(comp, c.Field)
+	if kb.ValuesKey(key) == catalog.ChartKeyUnread {
+		return Edit{}, "", false
+	}
+	value, ok := changedValue(r.Values, kb.DefaultValues(), key, c)
+	if !ok {
+		return Edit{}, "", false
+	}
+	if r.Address != "" && !strings.HasSuffix(r.Origin.File, ".tf") {
+		return Edit{}, "", false
+	}
+	values := map[string]any{}
+	setPath(values, key, value)
+	where := fmt.Sprintf("%s in the %s values of %s", key, kb.Name, releaseLabel(r))
+	if c.Added != nil {
+		where += " (the list replaces the chart's, so it keeps the items already there)"
+	}
+	return valuesEdit(r, values), where, true
+}
+
+// componentOf finds the knowledge-base component of a workload.
+func componentOf(lookup func(string) (*catalog.ChartComponent, bool), w *cluster.Workload) (*catalog.ChartComponent, bool) {
+	if c, ok := lookup(w.Component); ok {
+		return c, true
+	}
+	return lookup(w.Object.Annotations["eksdoctor.io/component"])
+}
+
+// componentKey is the values key that sets a pod spec field of a component: the
+// one its field map names, else the field under the component's prefix (EKS
+// add-on configurations mirror their charts' values).
+func componentKey(c *catalog.ChartComponent, field string) string {
+	if _, ok := c.Fields[field]; ok && strings.HasSuffix(c.Fields[field], "spec."+field) {
+		return joinKey(c.ValuesPrefix, field)
+	}
+	var keys []string
+	for k, f := range c.Fields {
+		if strings.HasSuffix(f, "spec."+field) && k != "tolerateAllTaints" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		return joinKey(c.ValuesPrefix, keys[0])
+	}
+	return joinKey(c.ValuesPrefix, field)
+}
+
+// changedValue is the value to set at key: for a list change, the list the
+// source sets now (the user's, else the default) with the added items; else the
+// change's value. ok is false when what the user set is not known before apply
+// and would be lost.
+func changedValue(user, defaults map[string]any, key string, c PodChange) (any, bool) {
+	cur := cluster.Lookup(user, key)
+	if cur == nil {
+		cur = cluster.Lookup(defaults, key)
+	} else if containsUnknownWhole(cur) {
+		return nil, false
+	}
+	if c.Added == nil {
+		return c.Value, true
+	}
+	list, _ := copyJSON(cur).([]any)
+	for _, item := range c.Added {
+		dup := false
+		for _, have := range list {
+			if equalJSON(have, item) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			list = append(list, copyJSON(item))
+		}
+	}
+	return list, true
+}
+
+// containsUnknownWhole reports whether a value is itself an unknown placeholder
+// (a list or map given as one expression), which a fix cannot extend.
+func containsUnknownWhole(v any) bool {
+	s, ok := v.(string)
+	return ok && cluster.IsUnknown(s)
+}
+
+// fromSetBlock reports whether an origin is a set, set_list or set_sensitive
+// entry of a helm_release ("set.0"), as the Terraform loader records them.
+func fromSetBlock(o cluster.Origin) bool {
+	kind, n, ok := strings.Cut(o.Path, ".")
+	if !ok || kind != "set" && kind != "set_list" && kind != "set_sensitive" {
+		return false
+	}
+	_, err := strconv.Atoi(n)
+	return err == nil
+}
