@@ -7,17 +7,22 @@ var registry = []*Check{
 	addonTolerationUnsupported,
 	bootstrapDeadlock,
 	controllerRoleAsNodeRole,
+	disruptionDaemonSetEvicted,
 	disruptionTolerationMissing,
 	fargateProfileMismatch,
 	fargateRoleUnauthorized,
 	fargateUnsupported,
+	finalizerStuck,
 	helmValuesUnknown,
 	invalidInput,
 	karpenterSchema,
+	liveResourceSkipped,
+	nodeClaimNotRegistered,
 	nodeRoleUnauthorized,
 	podUnschedulable,
 	teardownOrder,
 	teardownOrphans,
+	volumeAttachmentStale,
 }
 
 // Checks returns every check, sorted by ID.

@@ -42,8 +42,18 @@ func Interpret(m *cluster.Model) {
 				m.Nodes = append(m.Nodes, n)
 			}
 		case o.Kind == "ConfigMap" && o.APIVersion == "v1" && o.Name == "aws-auth" && o.Namespace == "kube-system":
+			if o.Manager == "cluster" && m.Identity.AwsAuth != nil {
+				// The live source decoded the cluster's ConfigMap already, with
+				// an origin per entry; decoding it again would list every
+				// mapping twice.
+				continue
+			}
 			interpretAwsAuth(m, o)
 		case o.Kind == "VolumeAttachment" && strings.HasPrefix(o.APIVersion, "storage.k8s.io/"):
+			if o.Manager == "cluster" && m.Live != nil {
+				// The live source decoded the cluster's attachments already.
+				continue
+			}
 			if m.Live == nil {
 				m.Live = &cluster.Live{}
 			}
