@@ -67,7 +67,7 @@ func BenchmarkParse(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, probs := manifest.Decode(f, data); len(probs) > 0 {
+			if _, probs := manifest.DecodeFile(f, data); len(probs) > 0 {
 				b.Fatal(probs[0].Message)
 			}
 		}

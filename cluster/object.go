@@ -20,8 +20,12 @@ type Object struct {
 	Annotations map[string]string
 
 	// Content is the whole object with JSON-compatible values (map[string]any, []any,
-	// string, int64, float64, bool, nil).
-	Content map[string]any
+	// string, int64, float64, bool, nil). It may be nil for workloads read from
+	// files once their pod template is decoded: Get and Data then re-read the
+	// document through ContentFunc, so large inputs do not keep two copies of
+	// every pod spec in memory.
+	Content     map[string]any
+	ContentFunc func() map[string]any
 
 	// Origin is where the object starts.
 	Origin Origin
@@ -29,6 +33,11 @@ type Object struct {
 	// numbers: "spec.containers.0.image") to its line in Origin.File. Loaders fill it
 	// for the paths they can; At falls back to the nearest known parent.
 	Lines map[string]int
+	// LineIndex, when Lines is nil, computes them on demand. Indexing every field
+	// of every object of a large input costs more than the few lookups findings
+	// make, so the file loader defers it (At calls it; it does not change the
+	// object, so objects stay safe to read concurrently).
+	LineIndex func() map[string]int
 
 	// Via names what produced the object when it was not a plain manifest: a Terraform
 	// address ("kubectl_manifest.karpenter_node_pool"), a Helm release
@@ -48,11 +57,15 @@ func (o *Object) Ref() ObjectRef {
 // At returns the origin of a field path inside the object; the closest parent path
 // with a known line is used when the exact path has none.
 func (o *Object) At(path string) Origin {
+	lines := o.Lines
+	if lines == nil && o.LineIndex != nil {
+		lines = o.LineIndex()
+	}
 	org := o.Origin
 	org.Path = path
 	p := path
 	for p != "" {
-		if l, ok := o.Lines[p]; ok {
+		if l, ok := lines[p]; ok {
 			org.Line = l
 			return org
 		}
@@ -80,9 +93,17 @@ func (o *Object) Ignores(checkID string) bool {
 	return false
 }
 
+// Data returns Content, re-reading it when it was released.
+func (o *Object) Data() map[string]any {
+	if o.Content == nil && o.ContentFunc != nil {
+		return o.ContentFunc()
+	}
+	return o.Content
+}
+
 // Get returns the value at a dotted path ("spec.template.spec"), or nil. List items
 // are addressed by index.
-func (o *Object) Get(path string) any { return Lookup(o.Content, path) }
+func (o *Object) Get(path string) any { return Lookup(o.Data(), path) }
 
 // String returns the string at path, or "".
 func (o *Object) String(path string) string {

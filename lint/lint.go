@@ -155,6 +155,9 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	for _, c := range checks {
 		running[c.ID] = true
 	}
+	// Most checks ask where workloads run; answer for all of them at once, in
+	// parallel, before the checks run one after the other.
+	s.Prepare(m.Workloads, cluster.Steady)
 	var all []Finding
 	for _, c := range checks {
 		p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, running: running}

@@ -61,6 +61,9 @@ func runPodUnschedulable(p *Pass) {
 			// Live workloads are judged by their pods (Pending or not).
 			continue
 		}
+		if !w.IsDaemonSet() && p.Sim.Result(w, cluster.Steady) == sim.Fits {
+			continue
+		}
 		pl := p.Sim.Place(w, cluster.Steady)
 		if w.IsDaemonSet() {
 			reportDaemonSetTaints(p, w, pl)

@@ -111,20 +111,18 @@ func (s *Simulator) ControllerPlacement() *Placement {
 	return s.Place(c, cluster.Bootstrap)
 }
 
-func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req corev1.ResourceList, need vec, w *cluster.Workload) Verdict {
+func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req corev1.ResourceList, need vec, w *cluster.Workload, controllerDown bool) Verdict {
 	v := Verdict{Source: Source{Kind: cluster.KindNodePool, Name: np.Name, Origin: np.Object.Origin, NodePool: np}}
 	info := s.pool(np)
-	prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
 
-	if w.Component != "karpenter" {
-		if cp := s.ControllerPlacement(); cp != nil && cp.Result() == Refuses {
-			v.Reasons = append(v.Reasons, Reason{Code: CodeController, Message: "the Karpenter controller cannot run in the bootstrap phase, so no NodePool launches nodes"})
-		}
+	if w.Component != "karpenter" && controllerDown {
+		v.Reasons = append(v.Reasons, Reason{Code: CodeController, Message: "the Karpenter controller cannot run in the bootstrap phase, so no NodePool launches nodes"})
 	}
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
 	st := s.cachedStatic(staticKey{np, pc.sig}, func() *static {
+		prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
 		st := &static{}
 		if t, bad := untolerated(np.Taints, pc.pod.Spec.Tolerations); bad {
 			tt := t
@@ -150,14 +148,10 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 			st.allTypes = true
 			return st
 		}
-		for i := range info.types {
-			if instanceTypeFits(info.types[i].it, podInstance, info.os) {
-				st.eligible = append(st.eligible, i)
-			}
-		}
+		st.eligible = s.eligibleTypes(np, info, podInstance)
 		return st
 	})
-	v.Reasons = append(v.Reasons, st.reasons...)
+	v.Reasons = withStatic(v.Reasons, st.reasons)
 	if st.termReqs == nil {
 		return finish(v)
 	}
@@ -200,7 +194,7 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 		case limited > 0:
 			v.Reasons = append(v.Reasons, Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)})
 		default:
-			msg := fmt.Sprintf("%s, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", prefix, resourceJSON(over.list), resourceJSON(req), joinRequirements(info.reqs, st.termReqs))
+			msg := fmt.Sprintf("incompatible with nodepool %q, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", np.Name, resourceJSON(over.list), resourceJSON(req), joinRequirements(info.reqs, st.termReqs))
 			var short []corev1.ResourceName
 			if largest != nil {
 				total := corev1.ResourceList{}
@@ -213,6 +207,22 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 		}
 	}
 	return finish(v)
+}
+
+// eligibleTypes returns the indexes of a NodePool's instance types that satisfy a
+// pod's own instance requirements, computed once per distinct requirement set
+// (many pods share "arm64 only" while differing in everything else).
+func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInstance scheduling.Requirements) []int {
+	key := staticKey{np, "instance:" + podInstance.String()}
+	return s.cachedStatic(key, func() *static {
+		st := &static{}
+		for i := range info.types {
+			if instanceTypeFits(info.types[i].it, podInstance, info.os) {
+				st.eligible = append(st.eligible, i)
+			}
+		}
+		return st
+	}).eligible
 }
 
 // nodePoolOverhead is the DaemonSet overhead Karpenter counts on a NodePool's
@@ -231,6 +241,15 @@ func (s *Simulator) nodePoolOverhead(np *cluster.NodePool, info *poolInfo) overh
 		return false
 	})
 	return overhead{list: list, vec: s.overheadVec(key, list)}
+}
+
+// withStatic adds the cached reasons to a verdict's; the cached slice is shared
+// (capacity clipped, so a later append copies it) when there are no others.
+func withStatic(reasons, cached []Reason) []Reason {
+	if len(reasons) == 0 {
+		return cached[:len(cached):len(cached)]
+	}
+	return append(reasons, cached...)
 }
 
 func finish(v Verdict) Verdict {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ type Simulator struct {
 
 	mu         sync.Mutex
 	placements map[placementKey]*Placement
+	results    map[placementKey]Result
 	pools      map[*cluster.NodePool]*poolInfo
 	groups     map[*cluster.NodeGroup][]candidate
 	overhead   map[string]corev1.ResourceList
@@ -79,6 +81,7 @@ func New(m *cluster.Model) *Simulator {
 	return &Simulator{
 		m:          m,
 		placements: map[placementKey]*Placement{},
+		results:    map[placementKey]Result{},
 		pools:      map[*cluster.NodePool]*poolInfo{},
 		groups:     map[*cluster.NodeGroup][]candidate{},
 		overhead:   map[string]corev1.ResourceList{},
@@ -89,6 +92,28 @@ func New(m *cluster.Model) *Simulator {
 
 // Model returns the model the simulator answers for.
 func (s *Simulator) Model() *cluster.Model { return s.m }
+
+// Prepare computes the placements of many workloads in parallel, so that the
+// checks that ask for them afterwards find them ready. It changes no answer.
+func (s *Simulator) Prepare(ws []*cluster.Workload, phase cluster.Phase) {
+	workers := runtime.GOMAXPROCS(0)
+	next := make(chan *cluster.Workload)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range next {
+				s.Place(w, phase)
+			}
+		}()
+	}
+	for _, w := range ws {
+		next <- w
+	}
+	close(next)
+	wg.Wait()
+}
 
 // Place answers, for every capacity source present in the phase, whether it would
 // run the workload's pods and why not.
@@ -102,9 +127,32 @@ func (s *Simulator) Place(w *cluster.Workload, phase cluster.Phase) *Placement {
 	s.mu.Unlock()
 	p := s.place(w, podOf(w), phase)
 	s.mu.Lock()
-	s.placements[key] = p
+	s.results[key] = p.Result()
+	if keepPlacement(w, p) {
+		s.placements[key] = p
+	}
 	s.mu.Unlock()
 	return p
+}
+
+// keepPlacement decides which placements are worth keeping in memory: the ones
+// checks look into (pods that do not fit, DaemonSets, components needed before
+// Karpenter). For the thousands of ordinary workloads that fit, the result is
+// enough, and a check that wants the details recomputes them.
+func keepPlacement(w *cluster.Workload, p *Placement) bool {
+	return p.Result() != Fits || w.IsDaemonSet() || w.Bootstrap != "" || w.Component != "" || p.Fargate != nil
+}
+
+// Result is Place(w, phase).Result(), remembered for every workload.
+func (s *Simulator) Result(w *cluster.Workload, phase cluster.Phase) Result {
+	key := placementKey{w, phase}
+	s.mu.Lock()
+	r, ok := s.results[key]
+	s.mu.Unlock()
+	if ok {
+		return r
+	}
+	return s.Place(w, phase).Result()
 }
 
 // PlacePod answers for a live pod (its own spec, which may differ from its
@@ -128,6 +176,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	daemon := w.IsDaemonSet()
 	pc := constraintsOf(pod)
 	need := vecOf(pl.Requests)
+	pl.Verdicts = make([]Verdict, 0, len(s.m.FargateProfiles)+len(s.m.NodeGroups)+len(s.m.Nodes)+len(s.m.NodePools))
 
 	pl.Fargate = SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels)
 	if daemon {
@@ -147,8 +196,13 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.Verdicts = append(pl.Verdicts, v)
 	}
 	if phase == cluster.Steady {
+		controllerDown := false
+		if len(s.m.NodePools) > 0 && w.Component != "karpenter" {
+			cp := s.ControllerPlacement()
+			controllerDown = cp != nil && cp.Result() == Refuses
+		}
 		for _, np := range s.m.NodePools {
-			v := s.nodePoolVerdict(np, pc, pl.Requests, need, w)
+			v := s.nodePoolVerdict(np, pc, pl.Requests, need, w, controllerDown)
 			s.demoteForFargate(&v, pl)
 			pl.Verdicts = append(pl.Verdicts, v)
 		}
@@ -313,7 +367,7 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 		}
 		return st
 	})
-	v.Reasons = append(v.Reasons, st.reasons...)
+	v.Reasons = withStatic(v.Reasons, st.reasons)
 	var resReason *Reason
 	var fitTypes []string
 	if len(st.cands) > 0 {

@@ -180,11 +180,12 @@ func readFile(file string, explicit bool) *cluster.Model {
 	if m, ok := readSpecial(file, data); ok {
 		return m
 	}
-	objs, probs := manifest.Decode(file, data)
+	objs, probs := manifest.DecodeFile(file, data)
 	if !explicit {
 		probs = dropNonManifest(probs)
 	}
-	return &cluster.Model{Objects: objs, Problems: probs}
+	ws, wprobs := manifest.DecodeFileWorkloads(objs)
+	return &cluster.Model{Objects: objs, Workloads: ws, Problems: append(probs, wprobs...)}
 }
 
 func dropNonManifest(probs []cluster.Problem) []cluster.Problem {

@@ -34,10 +34,21 @@ func Decode(file string, data []byte) ([]*cluster.Object, []cluster.Problem) {
 // DecodeAt is Decode for text that starts at line firstLine of file, e.g. YAML
 // embedded in a Terraform heredoc.
 func DecodeAt(file string, firstLine int, data []byte) ([]*cluster.Object, []cluster.Problem) {
+	return decode(file, firstLine, data, false)
+}
+
+// DecodeFile is Decode for whole files read from disk, with field lines indexed
+// only when a finding asks for one (Object.At): large inputs decode faster and
+// keep less in memory. It keeps a reference to data.
+func DecodeFile(file string, data []byte) ([]*cluster.Object, []cluster.Problem) {
+	return decode(file, 1, data, true)
+}
+
+func decode(file string, firstLine int, data []byte, lazy bool) ([]*cluster.Object, []cluster.Problem) {
 	var objs []*cluster.Object
 	var probs []cluster.Problem
 	for _, doc := range splitDocuments(data) {
-		o, p := decodeDocument(file, firstLine-1+doc.line, doc.text)
+		o, p := decodeDocument(file, firstLine-1+doc.line, doc.text, lazy)
 		objs = append(objs, o...)
 		probs = append(probs, p...)
 	}
@@ -82,7 +93,7 @@ func isSeparator(l []byte) bool {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
-func decodeDocument(file string, offset int, text []byte) ([]*cluster.Object, []cluster.Problem) {
+func decodeDocument(file string, offset int, text []byte, lazy bool) ([]*cluster.Object, []cluster.Problem) {
 	if isBlank(text) {
 		return nil, nil
 	}
@@ -109,7 +120,10 @@ func decodeDocument(file string, offset int, text []byte) ([]*cluster.Object, []
 	if node.Kind == yaml.ScalarNode && node.Tag == "!!null" {
 		return nil, nil
 	}
-	c := converter{lines: map[string]int{}, offset: offset - 1}
+	c := converter{offset: offset - 1}
+	if !lazy {
+		c.lines = map[string]int{}
+	}
 	v, err := c.value(node, "", 0)
 	if err != nil {
 		return nil, []cluster.Problem{{Origin: cluster.Origin{File: file, Line: offset - 1 + node.Line}, Message: err.Error()}}
@@ -121,7 +135,84 @@ func decodeDocument(file string, offset int, text []byte) ([]*cluster.Object, []
 			Message: notAnObject + fmt.Sprintf(" (found %s)", describe(v)),
 		}}
 	}
-	return objectsFrom(file, offset-1+node.Line, content, c.lines)
+	if lazy && isList(content) {
+		// Items of a List still start where they are written.
+		c.lines = listItemLines(node, offset-1)
+	}
+	objs, probs := objectsFrom(file, offset-1+node.Line, content, c.lines)
+	if lazy {
+		for i, o := range objs {
+			o.Lines = nil
+			o.LineIndex = lineIndex(text, offset, i, len(objs) > 1 || isList(content))
+			o.ContentFunc = contentOf(text, i, isList(content))
+		}
+	}
+	return objs, probs
+}
+
+func listItemLines(node *yaml.Node, offset int) map[string]int {
+	lines := map[string]int{}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value != "items" {
+			continue
+		}
+		for j, it := range node.Content[i+1].Content {
+			lines["items."+strconv.Itoa(j)] = it.Line + offset
+		}
+	}
+	return lines
+}
+
+// contentOf re-reads a document's text for its item-th object.
+func contentOf(text []byte, item int, inList bool) func() map[string]any {
+	return func() map[string]any {
+		v, err := parseYAMLValue(text)
+		if err != nil {
+			return nil
+		}
+		m, _ := v.(map[string]any)
+		if !inList {
+			return m
+		}
+		items, _ := m["items"].([]any)
+		if item < len(items) {
+			it, _ := items[item].(map[string]any)
+			return it
+		}
+		return nil
+	}
+}
+
+func isList(content map[string]any) bool {
+	kind, _ := content["kind"].(string)
+	_, ok := content["items"].([]any)
+	return ok && strings.HasSuffix(kind, "List")
+}
+
+// lineIndex re-reads a document's text to index the lines of its fields; for the
+// item-th object of a List, the lines under items.<item>.
+func lineIndex(text []byte, offset, item int, inList bool) func() map[string]int {
+	return func() map[string]int {
+		var root yaml.Node
+		if yaml.Unmarshal(text, &root) != nil || len(root.Content) == 0 {
+			return map[string]int{}
+		}
+		c := converter{lines: map[string]int{}, offset: offset - 1}
+		if _, err := c.value(root.Content[0], "", 0); err != nil {
+			return map[string]int{}
+		}
+		if !inList {
+			return c.lines
+		}
+		prefix := "items." + strconv.Itoa(item) + "."
+		sub := map[string]int{}
+		for k, l := range c.lines {
+			if rest, ok := strings.CutPrefix(k, prefix); ok {
+				sub[rest] = l
+			}
+		}
+		return sub
+	}
 }
 
 func isBlank(text []byte) bool {
@@ -278,8 +369,9 @@ func (c *converter) value(n *yaml.Node, path string, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("line %d: mapping keys must be strings", k.Line+c.offset)
 			}
-			p := join(path, key)
-			if depth < maxLineDepth {
+			var p string
+			if c.lines != nil && depth < maxLineDepth {
+				p = join(path, key)
 				c.lines[p] = k.Line + c.offset
 			}
 			val, err := c.value(v, p, depth+1)
@@ -292,8 +384,9 @@ func (c *converter) value(n *yaml.Node, path string, depth int) (any, error) {
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, it := range n.Content {
-			p := join(path, strconv.Itoa(i))
-			if depth < maxLineDepth {
+			var p string
+			if c.lines != nil && depth < maxLineDepth {
+				p = join(path, strconv.Itoa(i))
 				c.lines[p] = it.Line + c.offset
 			}
 			val, err := c.value(it, p, depth+1)

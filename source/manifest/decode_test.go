@@ -181,3 +181,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeFileIndexesLinesLazily(t *testing.T) {
+	data := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: b\n  spec:\n    template:\n      spec:\n        tolerations: []\n"
+	objs, probs := DecodeFile("l.yaml", []byte(data))
+	if len(probs) > 0 || len(objs) != 2 {
+		t.Fatalf("objs=%d probs=%+v", len(objs), probs)
+	}
+	if objs[0].Lines != nil {
+		t.Errorf("lines were indexed eagerly")
+	}
+	if got := objs[1].Origin.Line; got != 8 {
+		t.Errorf("second item starts at line %d, want 8", got)
+	}
+	if got := objs[1].At("spec.template.spec.tolerations").Line; got != 15 {
+		t.Errorf("tolerations at line %d, want 15", got)
+	}
+	if got := objs[0].At("metadata.name").Line; got != 7 {
+		t.Errorf("metadata.name at line %d, want 7", got)
+	}
+}

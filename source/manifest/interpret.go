@@ -2,12 +2,14 @@ package manifest
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
@@ -21,7 +23,15 @@ import (
 func Interpret(m *cluster.Model) {
 	cluster.SortObjects(m.Objects)
 	live := m.Live != nil
+	var pending []pendingWorkload
+	decoded := make(map[*cluster.Object]bool, len(m.Workloads))
+	for _, w := range m.Workloads {
+		decoded[w.Object] = true
+	}
 	for _, o := range m.Objects {
+		if decoded[o] {
+			continue
+		}
 		switch {
 		case isClusterConfig(o):
 			// Read by InterpretClusterConfigs, before Helm and add-ons expand.
@@ -74,14 +84,10 @@ func Interpret(m *cluster.Model) {
 				// owner is the workload the user knows.
 				continue
 			}
-			w, err := decodeWorkload(o, tp)
-			if err != nil {
-				m.Problems = append(m.Problems, problem(o, err))
-				continue
-			}
-			m.Workloads = append(m.Workloads, w)
+			pending = append(pending, pendingWorkload{o, tp})
 		}
 	}
+	decodeWorkloads(m, pending)
 	if live {
 		linkPods(m)
 	}
@@ -102,6 +108,80 @@ func InterpretClusterConfigs(m *cluster.Model) {
 
 func isClusterConfig(o *cluster.Object) bool {
 	return o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/")
+}
+
+type pendingWorkload struct {
+	o  *cluster.Object
+	tp string
+}
+
+// decodeWorkloads decodes pod templates in parallel (the typed conversion is the
+// costly part of interpreting large inputs), keeping the objects' order.
+func decodeWorkloads(m *cluster.Model, pending []pendingWorkload) {
+	type result struct {
+		w   *cluster.Workload
+		err error
+	}
+	results := make([]result, len(pending))
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			for i := k; i < len(pending); i += workers {
+				w, err := decodeWorkload(pending[i].o, pending[i].tp)
+				results[i] = result{w, err}
+			}
+		}(k)
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.err != nil {
+			m.Problems = append(m.Problems, problem(pending[i].o, r.err))
+			continue
+		}
+		m.Workloads = append(m.Workloads, r.w)
+	}
+	sortWorkloads(m.Workloads)
+}
+
+// sortWorkloads keeps workloads in object order whichever loader decoded them.
+func sortWorkloads(ws []*cluster.Workload) {
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := ws[i].Object, ws[j].Object
+		if a.Ref() != b.Ref() {
+			return a.Ref().Less(b.Ref())
+		}
+		if a.Origin.File != b.Origin.File {
+			return a.Origin.File < b.Origin.File
+		}
+		return a.Origin.Line < b.Origin.Line
+	})
+}
+
+// DecodeFileWorkloads decodes the pod templates of the workloads among objects
+// read with DecodeFile, as soon as they are read, and releases their content
+// (Object.Data re-reads it on demand): on large inputs, holding every pod spec
+// twice until all files are read would double the memory peak. Interpret skips
+// objects whose workload is already in the model.
+func DecodeFileWorkloads(objs []*cluster.Object) ([]*cluster.Workload, []cluster.Problem) {
+	var ws []*cluster.Workload
+	var probs []cluster.Problem
+	for _, o := range objs {
+		tp, ok := templatePath(o)
+		if !ok || o.ContentFunc == nil {
+			continue
+		}
+		w, err := decodeWorkload(o, tp)
+		if err != nil {
+			probs = append(probs, problem(o, err))
+			continue
+		}
+		o.Content = nil
+		ws = append(ws, w)
+	}
+	return ws, probs
 }
 
 func isGroup(o *cluster.Object, group string) bool {
@@ -143,7 +223,11 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 	w := &cluster.Workload{Object: o, TemplatePath: tp, Replicas: 1}
 	if tp == "" {
 		// A bare Pod: its metadata and spec are the template.
-		if err := fromUnstructured(schedulingSpec(o.Content["spec"]), &w.Template.Spec); err != nil {
+		spec, ok := schedulingSpec(o.Content["spec"]).(map[string]any)
+		if !ok && o.Content["spec"] != nil {
+			return nil, fmt.Errorf("cannot decode pod spec: expected an object, found %s", describe(o.Content["spec"]))
+		}
+		if err := decodePodSpec(spec, &w.Template.Spec); err != nil {
 			return nil, fmt.Errorf("cannot decode pod spec: %w", err)
 		}
 		w.Template.ObjectMeta.Labels = o.Labels
@@ -153,7 +237,7 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 		if tmpl == nil {
 			return nil, fmt.Errorf("%s has no %s", o.Kind, tp)
 		}
-		if err := fromUnstructured(schedulingView(tmpl), &w.Template); err != nil {
+		if err := decodeTemplate(schedulingView(tmpl), &w.Template); err != nil {
 			return nil, fmt.Errorf("cannot decode pod template at %s: %w", tp, err)
 		}
 	}
@@ -192,7 +276,7 @@ func fromUnstructured(v any, into any) (err error) {
 			err = fmt.Errorf("malformed object: %v", r)
 		}
 	}()
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
+	return k8sruntime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 }
 
 func decodePod(o *cluster.Object) (*cluster.Pod, error) {
@@ -521,6 +605,18 @@ func sortedKeys[V any](m map[string]V) []string {
 // template, which makes decoding large inputs cheaper.
 var containerFields = []string{"name", "image", "command", "args", "env", "envFrom", "resources", "ports", "securityContext", "lifecycle", "volumeMounts", "restartPolicy"}
 
+// envPrefixes are the environment variables the checks read (the cluster name
+// and region the Karpenter controller needs without IMDS, and AWS credentials
+// settings); other variables are left out of the typed template.
+var envPrefixes = []string{"AWS_", "CLUSTER_", "KARPENTER_"}
+
+// podSpecSkipped are pod spec fields no check reads: skipping them keeps the
+// decoding of large inputs cheap.
+var podSpecSkipped = map[string]bool{
+	"topologySpreadConstraints": true, "readinessGates": true, "dnsConfig": true,
+	"hostAliases": true, "imagePullSecrets": true, "terminationGracePeriodSeconds": true,
+}
+
 // schedulingView returns a pod template reduced to what eksdoctor reads.
 func schedulingView(tmpl map[string]any) map[string]any {
 	out := make(map[string]any, len(tmpl))
@@ -541,11 +637,50 @@ func schedulingSpec(v any) any {
 	}
 	out := make(map[string]any, len(spec))
 	for k, v := range spec {
-		switch k {
-		case "containers", "initContainers", "ephemeralContainers":
+		switch {
+		case podSpecSkipped[k]:
+		case k == "containers" || k == "initContainers" || k == "ephemeralContainers":
 			out[k] = reduceContainers(v)
+		case k == "affinity":
+			out[k] = nodeAffinityOnly(v)
 		default:
 			out[k] = v
+		}
+	}
+	return out
+}
+
+// nodeAffinityOnly keeps node affinity: pod (anti-)affinity is about other pods,
+// which placement does not model.
+func nodeAffinityOnly(v any) any {
+	a, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if na, ok := a["nodeAffinity"]; ok {
+		return map[string]any{"nodeAffinity": na}
+	}
+	return map[string]any{}
+}
+
+func reduceEnv(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	var out []any
+	for _, e := range list {
+		em, ok := e.(map[string]any)
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		name, _ := em["name"].(string)
+		for _, p := range envPrefixes {
+			if strings.HasPrefix(name, p) {
+				out = append(out, e)
+				break
+			}
 		}
 	}
 	return out
@@ -566,6 +701,9 @@ func reduceContainers(v any) any {
 		r := make(map[string]any, len(containerFields))
 		for _, f := range containerFields {
 			if x, ok := cm[f]; ok {
+				if f == "env" {
+					x = reduceEnv(x)
+				}
 				r[f] = x
 			}
 		}

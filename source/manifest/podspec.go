@@ -1,0 +1,295 @@
+package manifest
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// decodeTemplate decodes a pod template from JSON-like content. The fields large
+// inputs repeat in every workload (containers with their resources, env, ports
+// and mounts; tolerations; node selection) are decoded by hand, which is several
+// times faster than the reflection-based converter; everything else goes through
+// the converter, so no field is lost. TestDecodeTemplateMatchesConverter holds
+// the two to the same result.
+func decodeTemplate(tmpl map[string]any, into *corev1.PodTemplateSpec) error {
+	rest := make(map[string]any, len(tmpl))
+	for k, v := range tmpl {
+		if k != "spec" {
+			rest[k] = v
+		}
+	}
+	if err := fromUnstructured(rest, into); err != nil {
+		return err
+	}
+	spec, ok := tmpl["spec"].(map[string]any)
+	if !ok {
+		if tmpl["spec"] == nil {
+			return nil
+		}
+		return fmt.Errorf("spec: expected an object, found %s", describe(tmpl["spec"]))
+	}
+	return decodePodSpec(spec, &into.Spec)
+}
+
+// decodePodSpec is decodeTemplate for a pod spec.
+func decodePodSpec(spec map[string]any, into *corev1.PodSpec) error {
+	rest := make(map[string]any, len(spec))
+	for k, v := range spec {
+		rest[k] = v
+	}
+	var err error
+	for _, f := range []struct {
+		key  string
+		into *[]corev1.Container
+	}{{"containers", &into.Containers}, {"initContainers", &into.InitContainers}} {
+		v, ok := spec[f.key]
+		if !ok {
+			continue
+		}
+		if *f.into, err = decodeContainers(v); err != nil {
+			return fmt.Errorf("%s: %w", f.key, err)
+		}
+		delete(rest, f.key)
+	}
+	if v, ok := spec["nodeSelector"]; ok {
+		if into.NodeSelector, err = stringMapStrict(v); err != nil {
+			return fmt.Errorf("nodeSelector: %w", err)
+		}
+		delete(rest, "nodeSelector")
+	}
+	if v, ok := spec["tolerations"]; ok {
+		if into.Tolerations, err = decodeTolerations(v); err != nil {
+			return fmt.Errorf("tolerations: %w", err)
+		}
+		delete(rest, "tolerations")
+	}
+	// The rest (affinity, volumes, security context, ...) is small: keep the
+	// converter's exact semantics for it.
+	var other corev1.PodSpec
+	if err := fromUnstructured(rest, &other); err != nil {
+		return err
+	}
+	other.Containers, other.InitContainers = into.Containers, into.InitContainers
+	other.NodeSelector, other.Tolerations = into.NodeSelector, into.Tolerations
+	*into = other
+	return nil
+}
+
+func decodeContainers(v any) ([]corev1.Container, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("expected a list, found %s", describe(v))
+	}
+	out := make([]corev1.Container, len(list))
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("item %d: expected an object, found %s", i, describe(it))
+		}
+		if err := decodeContainer(m, &out[i]); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+func decodeContainer(m map[string]any, c *corev1.Container) error {
+	rest := map[string]any{}
+	var err error
+	for k, v := range m {
+		switch k {
+		case "name":
+			c.Name, err = str(v)
+		case "image":
+			c.Image, err = str(v)
+		case "command":
+			c.Command, err = strList(v)
+		case "args":
+			c.Args, err = strList(v)
+		case "resources":
+			err = decodeResources(v, &c.Resources)
+		case "env":
+			c.Env, err = decodeEnv(v)
+		default:
+			rest[k] = v
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	var other corev1.Container
+	if err := fromUnstructured(rest, &other); err != nil {
+		return err
+	}
+	other.Name, other.Image, other.Command, other.Args = c.Name, c.Image, c.Command, c.Args
+	other.Resources, other.Env = c.Resources, c.Env
+	*c = other
+	return nil
+}
+
+func decodeResources(v any, r *corev1.ResourceRequirements) error {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("expected an object, found %s", describe(v))
+	}
+	rest := map[string]any{}
+	var err error
+	for k, x := range m {
+		switch k {
+		case "requests":
+			r.Requests, err = resourceList(x)
+		case "limits":
+			r.Limits, err = resourceList(x)
+		default:
+			rest[k] = x
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	if len(rest) > 0 {
+		var other corev1.ResourceRequirements
+		if err := fromUnstructured(rest, &other); err != nil {
+			return err
+		}
+		r.Claims = other.Claims
+	}
+	return nil
+}
+
+func resourceList(v any) (corev1.ResourceList, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("expected an object, found %s", describe(v))
+	}
+	out := make(corev1.ResourceList, len(m))
+	for k, x := range m {
+		q, err := quantity(x)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
+}
+
+func decodeEnv(v any) ([]corev1.EnvVar, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("expected a list, found %s", describe(v))
+	}
+	out := make([]corev1.EnvVar, 0, len(list))
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("item %d: expected an object, found %s", i, describe(it))
+		}
+		if _, has := m["valueFrom"]; has {
+			var e corev1.EnvVar
+			if err := fromUnstructured(m, &e); err != nil {
+				return nil, fmt.Errorf("item %d: %w", i, err)
+			}
+			out = append(out, e)
+			continue
+		}
+		var e corev1.EnvVar
+		var err error
+		if e.Name, err = str(m["name"]); err != nil {
+			return nil, fmt.Errorf("item %d: name: %w", i, err)
+		}
+		if e.Value, err = str(m["value"]); err != nil {
+			return nil, fmt.Errorf("item %d: value: %w", i, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func decodeTolerations(v any) ([]corev1.Toleration, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("expected a list, found %s", describe(v))
+	}
+	out := make([]corev1.Toleration, 0, len(list))
+	for i, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("item %d: expected an object, found %s", i, describe(it))
+		}
+		var t corev1.Toleration
+		if err := fromUnstructured(m, &t); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// str reads a string field the way the converter does: absent or null is "".
+func str(v any) (string, error) {
+	switch t := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return t, nil
+	}
+	return "", fmt.Errorf("expected a string, found %s", describe(v))
+}
+
+func strList(v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("expected a list, found %s", describe(v))
+	}
+	out := make([]string, len(list))
+	for i, it := range list {
+		s, err := str(it)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func stringMapStrict(v any) (map[string]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("expected an object, found %s", describe(v))
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		s, err := str(x)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
