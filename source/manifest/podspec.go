@@ -292,4 +292,3 @@ func stringMapStrict(v any) (map[string]string, error) {
 	}
 	return out, nil
 }
-
