@@ -164,7 +164,7 @@ func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key s
 		taints = append(taints, sim.TaintText(t))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "In the %s phase %s refuses the pods only for its taints: %s.\n", n.phase, src, n.verdict.Line())
+	fmt.Fprintf(&b, "In the %s phase %s refuses the pods only for its taints: %s.\n", n.phase, src, n.verdict.Reasons[0].Message)
 	fmt.Fprintf(&b, "Tolerating %s takes %s in the add-on's configuration_values, and add-on %s %s does not accept that key: EKS fails CreateAddon/UpdateAddon with InvalidParameterException.", strings.Join(taints, ", "), key, a.Name, kb.Version)
 	upgrade, canUpgrade := catalog.AddonUpgrade(a.Name, kb.Version, key)
 	b.WriteString("\nWays out:")
@@ -173,7 +173,7 @@ func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key s
 	} else {
 		fmt.Fprintf(&b, "\n  - no known version of the add-on accepts %s;", key)
 	}
-	fmt.Fprintf(&b, "\n  - install %s with its Helm chart instead of the add-on, where the values set its tolerations;", w.Object.Name)
+	fmt.Fprintf(&b, "\n  - install %s with its Helm chart instead of the EKS add-on: the chart's values set the tolerations of %s;", a.Name, w.Object.Name)
 	fmt.Fprintf(&b, "\n  - or do not taint %s, so the pods can run there as they are.", src)
 	f := Finding{
 		Object:  w.Ref(),

@@ -153,6 +153,9 @@ func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key str
 	if instead != "" {
 		summary += "; it reads " + instead
 		fmt.Fprintf(&b, "\nThis version reads %s instead.", instead)
+		if c := unreadConsequences[kb.Name][instead]; c != "" && cluster.Lookup(r.Values, instead) == nil {
+			b.WriteString(" " + c)
+		}
 	} else if parent := unreadParent(kb, key); parent != "" && parent != key {
 		fmt.Fprintf(&b, "\nThe version reads nothing under %s.", parent)
 	}
@@ -163,6 +166,17 @@ func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key str
 		Detail:  b.String(),
 		Fix:     fix,
 	})
+}
+
+// unreadConsequences say what is lost when a well-known setting goes to a key
+// the chart does not read, by chart and by the key it reads instead (FACTS.md,
+// "Helm values key sanity").
+var unreadConsequences = map[string]map[string]string{
+	"karpenter": {
+		"settings.interruptionQueue": "Without it Karpenter does no interruption handling: Spot interruption warnings, scheduled maintenance events and instance stop or termination events reach no one, and the nodes go away without being cordoned and drained first.",
+		"settings.clusterName":       "Karpenter v0.32 and later require it and do not start without it.",
+		"settings.clusterEndpoint":   "Karpenter then discovers the endpoint itself (it is optional).",
+	},
 }
 
 // unreadParent is the shortest prefix of key the chart does not read.

@@ -164,6 +164,10 @@ func hclRender(v any, indent int, refs bool) string {
 		return b.String() + end + "]"
 	case string:
 		if refs && cluster.IsUnknown(t) {
+			if expr, ok := cluster.UnknownExpr(t); ok && !strings.ContainsAny(expr, "\n\"") {
+				// A value that is one expression is written as the expression.
+				return expr
+			}
 			return hclTemplate(t)
 		}
 		return hclString(t)
