@@ -284,8 +284,17 @@ func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
 // reports that root cause, and the scheduling checks, which would report the
 // same pods as unschedulable, leave the workload to it.
 func missesFargateProfile(p *Pass, w *cluster.Workload) bool {
-	miss, ok := fargateMismatch(p, w)
-	return ok && miss.sev == Error
+	m := p.Model
+	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
+		return false
+	}
+	// The error case of fargateMismatch, without looking for near misses
+	// unless it depends on them: this runs for every workload.
+	pl := p.Sim.Place(w, requiredPhase(w))
+	if pl.Fargate != nil || fargateUnknown(pl) || ec2Result(pl) != sim.Refuses {
+		return false
+	}
+	return !hasEC2Capacity(pl) || len(nearMisses(m, w)) > 0
 }
 
 // reportUnverifiedSelection: only Fargate can run the pods, and whether a

@@ -52,10 +52,16 @@ func objectPatch(m *cluster.Model, o *cluster.Object, patch map[string]any) (Edi
 		return blockEdit(m, o.Via, "manifest = "+terraformValue(withRemovals(merged, patch), 0)+"\n")
 	}
 	body := strings.TrimRight(yamlText(merged), "\n")
-	if strings.Contains("\n"+body+"\n", "\nYAML\n") || strings.Contains(body, "%{") {
-		// The heredoc marker or a template directive inside the text would change
-		// its meaning.
+	if strings.Contains(body, "%{") {
+		// A template directive inside the text would change its meaning.
 		return Edit{}, false
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.TrimSpace(line) == "YAML" {
+			// An indented heredoc ends at the first line that is its marker
+			// once trimmed.
+			return Edit{}, false
+		}
 	}
 	// Unknown values are kept as ${expr}, which inside the heredoc is the
 	// interpolation of the expression the user wrote.
