@@ -329,8 +329,9 @@ type liveController struct {
 	// the chart's name label).
 	deployments []*cluster.Workload
 	// why says, in a sentence, what was seen ("Deployment kube-system/karpenter
-	// has 0 of 2 pods ready: ...").
-	why string
+	// has 0 of 2 pods ready: pod ... is Pending"); short says it without the
+	// pods' details.
+	why, short string
 }
 
 // karpenterController works out whether a controller is there to process
@@ -346,17 +347,20 @@ func karpenterController(m *cluster.Model) liveController {
 	if len(c.deployments) == 0 {
 		if reason, skipped := liveSkipped(m, "deployments.apps"); skipped {
 			c.state, c.why = controllerUnknown, "Deployments could not be read ("+reason+"), so whether the Karpenter controller runs is unknown"
+			c.short = "Deployments could not be read"
 			return c
 		}
 		if m.Live != nil && m.Live.Namespace != "" {
 			c.state, c.why = controllerUnknown, fmt.Sprintf("the read was restricted to namespace %q, where no Karpenter Deployment is; the controller may run in another namespace", m.Live.Namespace)
+			c.short = fmt.Sprintf("the read was restricted to namespace %q", m.Live.Namespace)
 			return c
 		}
 		c.state, c.why = controllerAbsent, "no Deployment in the cluster runs the Karpenter controller"
+		c.short = c.why
 		return c
 	}
 	_, podsSkipped := liveSkipped(m, "pods")
-	var parts []string
+	var parts, shorts []string
 	for _, w := range c.deployments {
 		desired := w.Replicas
 		var ready int
@@ -379,21 +383,49 @@ func karpenterController(m *cluster.Model) liveController {
 		if ready > 0 {
 			c.state = controllerReady
 			c.why = fmt.Sprintf("Deployment %s/%s has %d ready pod(s)", w.Object.Namespace, w.Object.Name, ready)
+			c.short = c.why
 			return c
 		}
 		s := fmt.Sprintf("Deployment %s/%s has 0 of %d pods ready", w.Object.Namespace, w.Object.Name, desired)
 		if desired == 0 {
 			s = fmt.Sprintf("Deployment %s/%s is scaled to 0 replicas", w.Object.Namespace, w.Object.Name)
 		}
+		shorts = append(shorts, s)
 		sort.Strings(notes)
 		if len(notes) > 0 {
 			s += ": " + strings.Join(notes, "; ")
 		}
 		parts = append(parts, s)
 	}
-	c.state, c.why = controllerNotReady, strings.Join(parts, "; ")
+	c.state, c.why, c.short = controllerNotReady, strings.Join(parts, "; "), strings.Join(shorts, "; ")
 	return c
 }
+
+// ControllerStatus is what a running cluster shows of the Karpenter controller.
+type ControllerStatus struct {
+	// Ready: a Deployment runs the controller with a ready pod. Known is false
+	// when that could not be seen (Deployments not readable, or the read
+	// restricted to another namespace).
+	Ready bool
+	Known bool
+	// Why says what was seen, in a sentence; Short without the pods' details.
+	Why, Short string
+	// Deployments run the controller image.
+	Deployments []*cluster.Workload
+}
+
+// KarpenterControllerStatus tells whether a controller is there to launch nodes
+// and remove Karpenter's finalizers.
+func KarpenterControllerStatus(m *cluster.Model) ControllerStatus {
+	c := karpenterController(m)
+	return ControllerStatus{Ready: c.state == controllerReady, Known: c.state != controllerUnknown, Why: c.why, Short: c.short, Deployments: c.deployments}
+}
+
+// ClusterName is the EKS cluster's name as far as the model tells, "" when not.
+func ClusterName(m *cluster.Model) string { return liveClusterName(m) }
+
+// InstanceID extracts the EC2 instance ID from a providerID, "" when none.
+func InstanceID(providerID string) string { return instanceID(providerID) }
 
 // podStateText says in a few words why a pod is not ready.
 func podStateText(p *cluster.Pod) string {
@@ -673,6 +705,14 @@ func schedulerQuote(pods []*cluster.Pod) quote {
 		}
 	}
 	return quote{}
+}
+
+// SchedulerMessage returns what the scheduler last said about pods it could not
+// place (a FailedScheduling event, or the PodScheduled condition once events
+// have expired), and where that comes from; "" when nothing was recorded.
+func SchedulerMessage(pods []*cluster.Pod) (message, from string) {
+	q := schedulerQuote(pods)
+	return q.message, q.from
 }
 
 // pendingDetail renders the scheduler's words beside eksdoctor's explanation.
@@ -1746,12 +1786,16 @@ func volumeUsers(m *cluster.Model, n *cluster.Node) []volumeUser {
 }
 
 // wouldRunOn reports whether a DaemonSet places a pod on the node, leaving
-// Karpenter's disruption taint aside: its tolerations (with those the DaemonSet
-// controller adds) match every other taint, and its node affinity matches.
+// Karpenter's disruption taint and the node's passing conditions aside: its
+// tolerations (with those the DaemonSet controller adds) match every other
+// taint, and its node affinity matches.
 func wouldRunOn(w *cluster.Workload, n *cluster.Node) bool {
 	tols := sim.PodTolerations(w)
 	for _, t := range n.Taints {
-		if t.Key == sim.DisruptedTaint.Key || t.Key == sim.DisruptingTaint.Key || t.Effect == corev1.TaintEffectPreferNoSchedule {
+		// The pod was placed while the node was healthy: conditions of the
+		// moment (not-ready, unreachable, the disruption itself) do not say
+		// whether it belongs there.
+		if !lastingTaint(t) || t.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
 		if !sim.Tolerates(tols, t) {

@@ -48,6 +48,13 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			if err != nil {
 				return loadError(err)
 			}
+			if m.Live != nil {
+				// A snapshot is a cluster read later: it gets the live checks,
+				// so that it reports what 'eksdoctor cluster' reported.
+				if set, err = o.report.resolve(env, true); err != nil {
+					return err
+				}
+			}
 			return analyse(env, set, m)
 		},
 	}

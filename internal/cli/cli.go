@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -30,6 +32,16 @@ type Env struct {
 	IsTerminal func(io.Writer) bool
 	// Version overrides the build's version (tests).
 	Version string
+	// Now is the clock a live read records as the moment it saw the cluster,
+	// which age-based checks judge by; time.Now when nil (tests fix it).
+	Now func() time.Time
+	// WrapTransport, when set, wraps the HTTP transport of live reads (tests
+	// observe every request eksdoctor makes).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+
+	// prog is how the program was invoked, for the commands that behave
+	// differently as a kubectl plugin.
+	prog string
 }
 
 // OSEnv is the real environment.
@@ -72,6 +84,7 @@ func Run(ctx context.Context, prog string, args []string, env Env) int {
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(io.Writer) bool { return false }
 	}
+	env.prog = prog
 	root := newRoot(prog, &env)
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
@@ -100,9 +113,14 @@ func progName(prog string) string {
 }
 
 func newRoot(prog string, env *Env) *cobra.Command {
+	display := progName(prog)
 	root := &cobra.Command{
-		Use:   progName(prog),
-		Short: "Find the EKS + Karpenter misconfigurations that leave pods Pending, nodes unjoined, volumes attached and destroys hanging",
+		// Cobra takes a command's name from the first word of Use; the display
+		// name is what usage lines and help print, "kubectl eksdoctor" for the
+		// plugin.
+		Use:         "eksdoctor",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: display},
+		Short:       "Find the EKS + Karpenter misconfigurations that leave pods Pending, nodes unjoined, volumes attached and destroys hanging",
 		Long: `eksdoctor reads Kubernetes manifests, eksctl configs, Terraform (terraform-aws-modules/eks,
 Helm releases, kubectl manifests), Helm charts and live clusters, and explains — the way
 kube-scheduler and Karpenter would — which workloads will never schedule, which nodes will
@@ -121,6 +139,20 @@ own format.`,
 	)
 	for _, c := range extraCommands {
 		root.AddCommand(c(env))
+	}
+	if display != "eksdoctor" {
+		// Help texts quote commands to type ('eksdoctor checks'); as a
+		// plugin they are typed as 'kubectl eksdoctor checks'.
+		for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+			c.Long = strings.ReplaceAll(c.Long, "'eksdoctor ", "'"+display+" ")
+			lines := strings.Split(c.Example, "\n")
+			for i, l := range lines {
+				if rest, ok := strings.CutPrefix(l, "  eksdoctor "); ok {
+					lines[i] = "  " + display + " " + rest
+				}
+			}
+			c.Example = strings.Join(lines, "\n")
+		}
 	}
 	return root
 }

@@ -7,15 +7,19 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
 )
 
 func newExplainCmd(env *Env) *cobra.Command {
 	o := &checkOptions{}
+	lo := &liveOptions{}
 	var output string
+	var liveFlag bool
 	cmd := &cobra.Command{
 		Use:   "explain WORKLOAD [PATH...]",
 		Short: "Show where a workload's pods can run, source by source, in both phases",
@@ -24,25 +28,48 @@ and NodePool (and, live, node), in the bootstrap phase (before Karpenter runs) a
 steady phase, with fits / refuses and why.
 
 WORKLOAD is NAME, NAMESPACE/NAME, KIND/NAME or KIND/NAMESPACE/NAME (kind is
-case-insensitive: deployment, ds, sts, job, cronjob, pod).`,
+case-insensitive: deployment, ds, sts, job, cronjob, pod).
+
+In a running cluster it judges the real nodes (Fargate nodes included) and the NodePools as
+they are now, and for the workload's Pending pods quotes the scheduler's FailedScheduling
+message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
+
+` + liveHelp,
+		Example: `  eksdoctor explain shop/checkout ./infra
+  eksdoctor explain deployment/apps/web --live --context prod
+  kubectl eksdoctor explain web -n apps`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths := args[1:]
-			if len(paths) == 0 && len(o.charts) == 0 {
-				paths = []string{"."}
-			}
 			if output != "text" && output != "json" {
 				return usagef("unknown output format %q (valid: text, json)", output)
 			}
-			m, err := source.Load(paths, o.sourceOptions())
+			useLive, err := liveMode(env.prog, liveFlag, lo, paths, o.charts)
 			if err != nil {
-				return loadError(err)
+				return err
+			}
+			var m *cluster.Model
+			if useLive {
+				m, err = lo.load(cmd.Context(), env)
+				if err != nil {
+					return err
+				}
+			} else {
+				if len(paths) == 0 && len(o.charts) == 0 {
+					paths = []string{"."}
+				}
+				m, err = source.Load(paths, o.sourceOptions())
+				if err != nil {
+					return loadError(err)
+				}
 			}
 			return explain(env, m, args[0], output)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&liveFlag, "live", false, "read the running cluster instead of files")
 	addSourceFlags(cmd, o)
+	lo.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -55,47 +82,81 @@ var kindAliases = map[string]string{
 	"po": "Pod", "pod": "Pod", "pods": "Pod",
 }
 
-// findWorkloads resolves a WORKLOAD argument.
-func findWorkloads(m *cluster.Model, arg string) ([]*cluster.Workload, error) {
+// workloadArg is a parsed WORKLOAD argument.
+type workloadArg struct{ kind, ns, name string }
+
+func parseWorkloadArg(arg string) (workloadArg, error) {
 	parts := strings.Split(arg, "/")
-	var kind, ns, name string
+	var a workloadArg
 	switch len(parts) {
 	case 1:
-		name = parts[0]
+		a.name = parts[0]
 	case 2:
 		if k, ok := kindAliases[strings.ToLower(parts[0])]; ok {
-			kind, name = k, parts[1]
+			a.kind, a.name = k, parts[1]
 		} else {
-			ns, name = parts[0], parts[1]
+			a.ns, a.name = parts[0], parts[1]
 		}
 	case 3:
 		k, ok := kindAliases[strings.ToLower(parts[0])]
 		if !ok {
-			return nil, usagef("unknown workload kind %q", parts[0])
+			return a, usagef("unknown workload kind %q", parts[0])
 		}
-		kind, ns, name = k, parts[1], parts[2]
+		a.kind, a.ns, a.name = k, parts[1], parts[2]
 	default:
-		return nil, usagef("WORKLOAD must be NAME, NAMESPACE/NAME, KIND/NAME or KIND/NAMESPACE/NAME, not %q", arg)
+		return a, usagef("WORKLOAD must be NAME, NAMESPACE/NAME, KIND/NAME or KIND/NAMESPACE/NAME, not %q", arg)
+	}
+	return a, nil
+}
+
+// findWorkloads resolves a WORKLOAD argument.
+func findWorkloads(m *cluster.Model, arg string) ([]*cluster.Workload, error) {
+	a, err := parseWorkloadArg(arg)
+	if err != nil {
+		return nil, err
 	}
 	var out []*cluster.Workload
 	for _, w := range m.Workloads {
-		if w.Object.Name != name || (kind != "" && w.Object.Kind != kind) || (ns != "" && w.Template.Namespace != ns) {
+		if w.Object.Name != a.name || (a.kind != "" && w.Object.Kind != a.kind) || (a.ns != "" && w.Template.Namespace != a.ns) {
 			continue
 		}
 		out = append(out, w)
 	}
-	if len(out) == 0 {
-		var names []string
-		for _, w := range m.Workloads {
-			names = append(names, w.Ref().String())
-		}
-		sort.Strings(names)
-		if len(names) > 20 {
-			names = append(names[:20], "...")
-		}
-		return nil, usagef("no workload %q in the inputs (workloads: %s)", arg, strings.Join(names, ", "))
-	}
 	return out, nil
+}
+
+// findPods resolves a WORKLOAD argument that names live pods.
+func findPods(m *cluster.Model, arg string) []*cluster.Pod {
+	a, err := parseWorkloadArg(arg)
+	if err != nil || (a.kind != "" && a.kind != "Pod") {
+		return nil
+	}
+	var out []*cluster.Pod
+	for _, p := range m.Pods {
+		if p.Object.Name == a.name && (a.ns == "" || p.Object.Namespace == a.ns) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func noWorkload(m *cluster.Model, arg string) error {
+	var names []string
+	for _, w := range m.Workloads {
+		names = append(names, w.Ref().String())
+	}
+	sort.Strings(names)
+	if len(names) > 20 {
+		names = append(names[:20], "...")
+	}
+	where := "in the inputs"
+	if m.Live != nil {
+		where = "in the cluster"
+		if m.Live.Namespace != "" {
+			where = fmt.Sprintf("in namespace %s of the cluster", m.Live.Namespace)
+		}
+	}
+	return usagef("no workload %q %s (workloads: %s)", arg, where, strings.Join(names, ", "))
 }
 
 type explainJSON struct {
@@ -104,6 +165,19 @@ type explainJSON struct {
 	Component string      `json:"component,omitempty"`
 	Bootstrap string      `json:"bootstrap,omitempty"`
 	Phases    []phaseJSON `json:"phases"`
+	// Pods is what a running cluster shows of the workload's pods.
+	Pods *podsJSON `json:"pods,omitempty"`
+}
+
+// podsJSON is the live pods of a workload: how many run, which are Pending, what
+// the scheduler said about them and how eksdoctor explains the first one.
+type podsJSON struct {
+	Total         int        `json:"total"`
+	Running       int        `json:"running"`
+	Pending       []string   `json:"pending"`
+	Scheduler     string     `json:"scheduler,omitempty"`
+	SchedulerFrom string     `json:"schedulerFrom,omitempty"`
+	Placement     *phaseJSON `json:"placement,omitempty"`
 }
 
 type phaseJSON struct {
@@ -129,28 +203,40 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 	if err != nil {
 		return err
 	}
+	var pods []*cluster.Pod
+	if len(ws) == 0 && m.Live != nil {
+		pods = findPods(m, arg)
+	}
+	if len(ws) == 0 && len(pods) == 0 {
+		return noWorkload(m, arg)
+	}
 	s := sim.New(m)
+	// A running cluster is judged as it is: its nodes are the capacity of every
+	// phase, so only the steady phase says something.
+	phases := cluster.Phases
+	if m.Live != nil {
+		phases = []cluster.Phase{cluster.Steady}
+	}
 	var docs []explainJSON
 	for _, w := range ws {
 		d := explainJSON{Object: w.Ref().String(), Origin: w.Object.Origin.String(), Component: w.Component, Bootstrap: w.Bootstrap}
-		for _, ph := range cluster.Phases {
-			pl := s.Place(w, ph)
-			pj := phaseJSON{Phase: ph.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
-			if pl.Fargate != nil {
-				pj.Fargate = pl.Fargate.Name
-			}
-			for k, q := range pl.Requests {
-				pj.Requests[string(k)] = q.String()
-			}
-			for _, v := range pl.Verdicts {
-				sj := sourceJSON{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin.String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
-				for _, r := range v.Reasons {
-					sj.Reasons = append(sj.Reasons, r.Message)
-				}
-				pj.Sources = append(pj.Sources, sj)
-			}
-			d.Phases = append(d.Phases, pj)
+		for _, ph := range phases {
+			d.Phases = append(d.Phases, phaseDoc(s.Place(w, ph)))
 		}
+		if m.Live != nil && w.Object.Manager == "cluster" {
+			d.Pods = podsDoc(s, podsOf(m, w.Ref()))
+		}
+		docs = append(docs, d)
+	}
+	for _, p := range pods {
+		d := explainJSON{Object: p.Object.Ref().String(), Origin: p.Object.Origin.String()}
+		if p.Workload != nil {
+			d.Component, d.Bootstrap = p.Workload.Component, p.Workload.Bootstrap
+		}
+		d.Phases = []phaseJSON{phaseDoc(s.PlacePod(p))}
+		d.Pods = podsDoc(s, []*cluster.Pod{p})
+		// The pod's own placement is the phase above.
+		d.Pods.Placement = nil
 		docs = append(docs, d)
 	}
 	if output == "json" {
@@ -176,23 +262,102 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 			fmt.Fprintf(&b, "  needed before Karpenter: %s\n", d.Bootstrap)
 		}
 		for _, ph := range d.Phases {
-			fmt.Fprintf(&b, "\n  %s phase: %s\n", ph.Phase, resultWord(p, ph.Result))
-			fmt.Fprintf(&b, "    %s\n", ph.Summary)
-			for _, src := range ph.Sources {
-				line := fmt.Sprintf("%s %q", src.Kind, src.Name)
-				fmt.Fprintf(&b, "    - %s: %s", line, resultWord(p, src.Result))
-				if len(src.InstanceTypes) > 0 && src.Result == "fits" {
-					fmt.Fprintf(&b, " (e.g. %s)", strings.Join(src.InstanceTypes, ", "))
-				}
-				b.WriteString("\n")
-				for _, r := range src.Reasons {
-					fmt.Fprintf(&b, "        %s\n", r)
-				}
+			title := ph.Phase + " phase"
+			if m.Live != nil {
+				title = "in the cluster as it is"
+			}
+			fmt.Fprintf(&b, "\n  %s: %s\n", title, resultWord(p, ph.Result))
+			writeSources(&b, p, ph, "    ")
+		}
+		if pd := d.Pods; pd != nil {
+			fmt.Fprintf(&b, "\n  pods: %d, running %d, Pending %d", pd.Total, pd.Running, len(pd.Pending))
+			if len(pd.Pending) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(pd.Pending, ", "))
+			}
+			b.WriteString("\n")
+			if pd.Scheduler != "" {
+				fmt.Fprintf(&b, "    kube-scheduler: %q\n      (%s)\n", pd.Scheduler, pd.SchedulerFrom)
+			} else if len(pd.Pending) > 0 {
+				b.WriteString("    kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour)\n")
+			}
+			if pl := pd.Placement; pl != nil {
+				fmt.Fprintf(&b, "    eksdoctor, for pod %s: %s\n", pd.Pending[0], resultWord(p, pl.Result))
+				writeSources(&b, p, *pl, "      ")
 			}
 		}
 	}
 	_, err = fmt.Fprint(env.Stdout, b.String())
 	return err
+}
+
+// writeSources renders a placement's summary and its sources' verdicts.
+func writeSources(b *strings.Builder, paint bool, ph phaseJSON, indent string) {
+	fmt.Fprintf(b, "%s%s\n", indent, ph.Summary)
+	for _, src := range ph.Sources {
+		line := fmt.Sprintf("%s %q", src.Kind, src.Name)
+		fmt.Fprintf(b, "%s- %s: %s", indent, line, resultWord(paint, src.Result))
+		if len(src.InstanceTypes) > 0 && src.Result == "fits" {
+			fmt.Fprintf(b, " (e.g. %s)", strings.Join(src.InstanceTypes, ", "))
+		}
+		b.WriteString("\n")
+		for _, r := range src.Reasons {
+			fmt.Fprintf(b, "%s    %s\n", indent, r)
+		}
+	}
+}
+
+// phaseDoc renders one placement.
+func phaseDoc(pl *sim.Placement) phaseJSON {
+	pj := phaseJSON{Phase: pl.Phase.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
+	if pl.Fargate != nil {
+		pj.Fargate = pl.Fargate.Name
+	}
+	for k, q := range pl.Requests {
+		pj.Requests[string(k)] = q.String()
+	}
+	for _, v := range pl.Verdicts {
+		sj := sourceJSON{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin.String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
+		for _, r := range v.Reasons {
+			sj.Reasons = append(sj.Reasons, r.Message)
+		}
+		pj.Sources = append(pj.Sources, sj)
+	}
+	return pj
+}
+
+// podsOf returns a live workload's pods, by name.
+func podsOf(m *cluster.Model, owner cluster.ObjectRef) []*cluster.Pod {
+	var out []*cluster.Pod
+	for _, p := range m.Pods {
+		if p.Owner == owner {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Object.Name < out[j].Object.Name })
+	return out
+}
+
+// podsDoc sums up live pods; the first unscheduled Pending pod is placed with its
+// own spec, beside what the scheduler said.
+func podsDoc(s *sim.Simulator, pods []*cluster.Pod) *podsJSON {
+	d := &podsJSON{Total: len(pods), Pending: []string{}}
+	var pending []*cluster.Pod
+	for _, p := range pods {
+		switch {
+		case p.Status.Phase == corev1.PodRunning:
+			d.Running++
+		case p.Status.Phase == corev1.PodPending && p.Spec.NodeName == "":
+			pending = append(pending, p)
+			d.Pending = append(d.Pending, p.Object.Name)
+		}
+	}
+	if len(pending) == 0 {
+		return d
+	}
+	d.Scheduler, d.SchedulerFrom = lint.SchedulerMessage(pending)
+	pl := phaseDoc(s.PlacePod(pending[0]))
+	d.Placement = &pl
+	return d
 }
 
 func bold(on bool, s string) string {

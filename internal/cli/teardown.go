@@ -21,6 +21,8 @@ var teardownChecks = []string{"teardown-order", "teardown-orphans"}
 
 func newTeardownCmd(env *Env) *cobra.Command {
 	o := &checkOptions{}
+	lo := &liveOptions{}
+	var liveFlag bool
 	cmd := &cobra.Command{
 		Use:   "teardown [PATH...]",
 		Short: "Print the order in which to tear the configuration down, with its hazards",
@@ -32,30 +34,59 @@ addresses or manifest objects, lists the hazards (teardown-order, teardown-orpha
 depends_on and wait edits that make 'terraform destroy' follow the order; for manifests and
 eksctl it prints the kubectl, helm and eksctl commands in order.
 
-The exit code is 1 when a hazard is at or above --fail-on (default error).`,
+For a running cluster it plans from what the cluster holds now: the NodePools with their
+NodeClaims (and the finalizers they carry), the EC2NodeClasses, the Karpenter release, the
+node groups and Fargate profiles the controller runs on; it says what blocks each step now (a
+NodeClaim stuck on its finalizer, the controller not ready) and prints the kubectl, helm and aws
+commands to run. eksdoctor only prints them: it never changes the cluster.
+
+The exit code is 1 when a hazard is at or above --fail-on (default error).
+
+` + liveHelp,
+		Example: `  eksdoctor teardown ./infra
+  eksdoctor teardown --live --context prod
+  kubectl eksdoctor teardown -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && len(o.charts) == 0 {
-				args = []string{"."}
-			}
 			if o.report.output == "sarif" {
 				return usagef("unknown output format %q (valid: text, json)", o.report.output)
 			}
-			set, err := o.report.resolve(env, false)
+			useLive, err := liveMode(env.prog, liveFlag, lo, args, o.charts)
 			if err != nil {
 				return err
 			}
-			m, err := source.Load(args, o.sourceOptions())
+			set, err := o.report.resolve(env, useLive)
 			if err != nil {
-				return loadError(err)
+				return err
+			}
+			var m *cluster.Model
+			if useLive {
+				m, err = lo.load(cmd.Context(), env)
+				if err != nil {
+					return err
+				}
+			} else {
+				if len(args) == 0 && len(o.charts) == 0 {
+					args = []string{"."}
+				}
+				m, err = source.Load(args, o.sourceOptions())
+				if err != nil {
+					return loadError(err)
+				}
 			}
 			return teardown(env, set, m)
 		},
 	}
 	o.report.addFlags(cmd.Flags())
 	cmd.Flags().Lookup("output").Usage = "output format: text or json"
+	cmd.Flags().BoolVar(&liveFlag, "live", false, "plan the teardown of the running cluster instead of files")
 	addSourceFlags(cmd, o)
+	lo.addFlags(cmd.Flags())
 	return cmd
 }
+
+// liveTeardownChecks are the hazards of a running cluster's teardown: objects
+// already held by a finalizer no controller will remove.
+var liveTeardownChecks = []string{"finalizer-stuck"}
 
 // teardown plans the teardown of a model and writes it. The model may come from
 // files or from a running cluster: the plan reads NodeClaims and Nodes when the
@@ -63,9 +94,15 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).`,
 func teardown(env *Env, set *settings, m *cluster.Model) error {
 	s := sim.New(m)
 	plan := s.Teardown()
+	ids := teardownChecks
+	var blockers map[sim.Stage][]string
+	if m.Live != nil {
+		blockers = liveTeardown(m, plan)
+		ids = append(append([]string(nil), ids...), liveTeardownChecks...)
+	}
 	var checks []*lint.Check
 	for _, c := range set.checks {
-		for _, id := range teardownChecks {
+		for _, id := range ids {
 			if c.ID == id {
 				checks = append(checks, c)
 			}
@@ -74,9 +111,9 @@ func teardown(env *Env, set *settings, m *cluster.Model) error {
 	findings := set.apply(lint.Run(m, s, checks))
 	var err error
 	if set.output == "json" {
-		err = writeTeardownJSON(env.Stdout, plan, findings)
+		err = writeTeardownJSON(env.Stdout, plan, findings, blockers)
 	} else {
-		err = writeTeardownText(env.Stdout, plan, findings, color(env, env.Stdout))
+		err = writeTeardownText(env.Stdout, plan, findings, color(env, env.Stdout), blockers)
 	}
 	if err != nil {
 		return fmt.Errorf("write teardown plan: %w", err)
@@ -99,7 +136,7 @@ func toolCommand(tool string) string {
 	return "kubectl and helm"
 }
 
-func writeTeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, paint bool) error {
+func writeTeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, paint bool, blockers map[sim.Stage][]string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", bold(paint, "Teardown order ("+toolCommand(plan.Tool)+")"))
 	if len(plan.Steps) == 0 {
@@ -122,6 +159,9 @@ func writeTeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, pai
 			for _, l := range it.Live {
 				b.WriteString("       still present: " + l + "\n")
 			}
+		}
+		for _, bl := range blockers[st.Stage] {
+			fmt.Fprintf(&b, "   blocked now: %s\n", bl)
 		}
 		if st.Wait != "" {
 			fmt.Fprintf(&b, "   wait until %s\n", st.Wait)
@@ -190,6 +230,8 @@ type teardownStep struct {
 	Items    []teardownItem `json:"items"`
 	Wait     string         `json:"wait,omitempty"`
 	Commands []string       `json:"commands,omitempty"`
+	// Blockers say what keeps the step from completing now (running clusters).
+	Blockers []string `json:"blockers,omitempty"`
 }
 
 type teardownItem struct {
@@ -235,13 +277,13 @@ type teardownEdit struct {
 	Text    string `json:"text"`
 }
 
-func writeTeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding) error {
+func writeTeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding, blockers map[sim.Stage][]string) error {
 	out := teardownJSON{
 		Version: teardownSchemaVersion, Tool: plan.Tool,
 		Steps: []teardownStep{}, Hazards: []teardownHazard{}, Edits: []teardownEdit{}, Notes: []string{}, Commands: []string{},
 	}
 	for i, st := range plan.Steps {
-		js := teardownStep{Order: i + 1, Stage: st.Stage.String(), Title: st.Stage.Title(), Wait: st.Wait, Commands: st.Commands, Items: []teardownItem{}}
+		js := teardownStep{Order: i + 1, Stage: st.Stage.String(), Title: st.Stage.Title(), Wait: st.Wait, Commands: st.Commands, Items: []teardownItem{}, Blockers: blockers[st.Stage]}
 		for _, it := range st.Items {
 			ji := teardownItem{Name: it.Name, Address: it.Address, Manager: it.Manager, Origin: teardownFile{File: it.Origin.File, Line: it.Origin.Line}, Live: it.Live}
 			for _, o := range it.Objects {

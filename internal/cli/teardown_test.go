@@ -256,7 +256,7 @@ func TestTeardownLiveModel(t *testing.T) {
 	if err := teardown(env, set, m); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
-	if want := "   - NodePool/default, managed by cluster\n       still present: NodeClaim default-x7k2p (deleting; finalizers karpenter.sh/termination)\n"; !strings.Contains(out.String(), want) {
+	if want := "   - NodePool/default\n       still present: NodeClaim default-x7k2p (deleting; finalizers karpenter.sh/termination)\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
