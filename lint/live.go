@@ -610,13 +610,18 @@ type pendingGroup struct {
 // pendingGroups returns the Pending pods of a live cluster that kube-scheduler
 // has not placed, grouped by owner (a Deployment's pods together), in a stable
 // order. Pods of other schedulers (fargate-scheduler, custom ones) are left out:
-// eksdoctor judges placement as kube-scheduler does. So are pods the live
-// Fargate checks explain, which report them under their own IDs.
+// eksdoctor judges placement as kube-scheduler does. So are pods held by
+// scheduling gates, and pods the live Fargate checks explain, which report them
+// under their own IDs.
 func pendingGroups(m *cluster.Model) []pendingGroup {
 	by := map[cluster.ObjectRef]*pendingGroup{}
 	var order []cluster.ObjectRef
 	for _, p := range m.Pods {
 		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" || deletionTimestamp(p.Object) != "" {
+			continue
+		}
+		if len(p.Spec.SchedulingGates) > 0 {
+			// Held back on purpose until its gates are removed.
 			continue
 		}
 		if s := p.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
@@ -796,11 +801,27 @@ func reportPendingPods(p *Pass) {
 	ctrl := karpenterController(m)
 	for _, g := range pendingGroups(m) {
 		pl := p.Sim.PlacePod(g.pods[0])
+		if g.owner.Kind == "DaemonSet" {
+			pl = withoutNodePools(pl)
+		}
 		if f, ok := judgePending(m, g, pl, ctrl); ok && f.Check == p.check.ID {
 			f.Check = ""
 			p.Report(f)
 		}
 	}
+}
+
+// withoutNodePools leaves NodePools out of a placement: Karpenter launches no
+// node for a DaemonSet's pod, which is bound to the node it was created for.
+func withoutNodePools(pl *sim.Placement) *sim.Placement {
+	out := *pl
+	out.Verdicts = nil
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind != cluster.KindNodePool {
+			out.Verdicts = append(out.Verdicts, v)
+		}
+	}
+	return &out
 }
 
 // judgePending decides what a group of Pending pods is, and under which check it
