@@ -29,7 +29,7 @@ var addonTolerationUnsupported = &Check{
   }
   eks_managed_node_groups = {
     system = {
-      taints = { critical = { key = "CriticalAddonsOnly", value = "true", effect = "NO_SCHEDULE" } }
+      taints = { system = { key = "dedicated", value = "system", effect = "NO_SCHEDULE" } }
     }
   }
 }`,
@@ -42,10 +42,16 @@ var addonTolerationUnsupported = &Check{
         controller = {
           tolerations = [
             { key = "CriticalAddonsOnly", operator = "Exists" },
-            { effect = "NoExecute", operator = "Exists", tolerationSeconds = 300 },
+            { operator = "Exists", effect = "NoExecute", tolerationSeconds = 300 },
+            { key = "dedicated", operator = "Equal", value = "system", effect = "NoSchedule" },
           ]
         }
       })
+    }
+  }
+  eks_managed_node_groups = {
+    system = {
+      taints = { system = { key = "dedicated", value = "system", effect = "NO_SCHEDULE" } }
     }
   }
 }`,
