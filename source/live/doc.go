@@ -3,9 +3,10 @@
 //
 // Load connects the way kubectl does (--kubeconfig, --context, KUBECONFIG, then the
 // in-cluster service account) and lists only what the checks need: workloads and
-// their pods (with status), nodes, FailedScheduling and NodeClaim events, storage
-// objects, the kube-system/aws-auth ConfigMap (fetched by name) and the Karpenter
-// resources at whichever of v1 and v1beta1 the API server serves. Every object
+// their pods (with status), nodes, FailedScheduling, FailedAttachVolume (Multi-Attach)
+// and NodeClaim events, storage objects, the kube-system/aws-auth ConfigMap
+// (fetched by name) and the Karpenter resources at whichever of v1 and v1beta1 the
+// API server serves. Every object
 // becomes a cluster.Object; typed workloads, pods and nodes are derived from the
 // objects elsewhere, so a snapshot and a live read go through the same code.
 //
