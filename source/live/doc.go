@@ -6,9 +6,9 @@
 // their pods (with status), nodes, FailedScheduling, FailedAttachVolume (Multi-Attach)
 // and NodeClaim events, storage objects, the kube-system/aws-auth ConfigMap
 // (fetched by name) and the Karpenter resources at whichever of v1 and v1beta1 the
-// API server serves. Every object
-// becomes a cluster.Object; typed workloads, pods and nodes are derived from the
-// objects elsewhere, so a snapshot and a live read go through the same code.
+// API server serves. Every object becomes a cluster.Object; typed workloads, pods
+// and nodes are derived from the objects elsewhere, so a snapshot and a live read
+// go through the same code.
 //
 // The package must never change the cluster and never read Secrets: it only issues
 // GET requests (discovery, list, and one get), and deploy/rbac.yaml is the exact set
