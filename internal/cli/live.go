@@ -109,7 +109,7 @@ func liveMode(prog string, liveFlag bool, lo *liveOptions, paths, charts []strin
 		return true, nil
 	case files:
 		if lo.given() {
-			return false, usagef("--context, --kubeconfig and --namespace read a running cluster; with PATH arguments add nothing, or use --live without PATH")
+			return false, usagef("--context, --kubeconfig and --namespace select a running cluster, which is read without PATH arguments; drop either")
 		}
 		return false, nil
 	}

@@ -373,7 +373,7 @@ func TestExplainLive(t *testing.T) {
 		want string
 	}{
 		{[]string{"explain", "web", ".", "--live", "--kubeconfig", kc}, "--live reads the running cluster"},
-		{[]string{"explain", "web", ".", "--context", "test"}, "--context, --kubeconfig and --namespace read a running cluster"},
+		{[]string{"explain", "web", ".", "--context", "test"}, "--context, --kubeconfig and --namespace select a running cluster, which is read without PATH arguments"},
 		{[]string{"explain", "nothing-called-this", "--live", "--kubeconfig", kc}, `no workload "nothing-called-this" in the cluster`},
 		{[]string{"explain", "web", "-n", "kube-system", "--kubeconfig", kc}, `no workload "web" in namespace kube-system of the cluster`},
 		{[]string{"cluster", "--kubeconfig", kc, "--request-timeout", "soon"}, `--request-timeout "soon"`},
