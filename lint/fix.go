@@ -115,7 +115,7 @@ func sourceFix(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, string
 // source, else as a patch of the object. nil when neither can express it.
 func podFix(m *cluster.Model, w *cluster.Workload, c PodChange, summary string) *Fix {
 	if e, where, ok := sourceFix(m, w, c); ok {
-		return &Fix{Summary: summary + ": " + where, Edits: []Edit{e}}
+		return &Fix{Summary: summary + ", through " + where, Edits: []Edit{e}}
 	}
 	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{c.Field: c.Value}))
 	if !ok {
