@@ -107,14 +107,6 @@ func runAddonTolerationUnsupported(p *Pass) {
 	}
 }
 
-// leftToFargateCheck reports whether the Fargate check explains the workload's
-// placement in this run: its pods were meant for Fargate and no profile selects
-// them. One root cause, one finding; with that check disabled (or ignored by the
-// object), the scheduling checks report the workload themselves.
-func leftToFargateCheck(p *Pass, w *cluster.Workload) bool {
-	return p.covers(fargateProfileMismatch.ID, w.Ref()) && missesFargateProfile(p, w)
-}
-
 // need is what stands between a workload and the capacity meant for it: the
 // taints of one source, in the phase that matters.
 type need struct {

@@ -279,6 +279,14 @@ func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
 	return fargateMiss{}, false
 }
 
+// leftToFargateCheck reports whether the Fargate check explains the workload's
+// placement in this run: its pods were meant for Fargate and no profile selects
+// them. One root cause, one finding; with that check disabled (or ignored by the
+// object), the scheduling checks report the workload themselves.
+func leftToFargateCheck(p *Pass, w *cluster.Workload) bool {
+	return p.covers(fargateProfileMismatch.ID, w.Ref()) && missesFargateProfile(p, w)
+}
+
 // missesFargateProfile reports whether a workload fits nothing because its pods
 // were meant for Fargate and no profile selects them: fargate-profile-mismatch
 // reports that root cause, and the scheduling checks, which would report the
@@ -706,7 +714,7 @@ func setValuesPath(m map[string]any, key string, v any) {
 
 // releaseValuesEdit merges values into a Helm release where it is declared.
 func releaseValuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
-	return Edit{File: r.Origin.File, Line: r.Origin.Line, Format: FormatValues, Text: yamlText(values)}
+	return valuesEdit(r, values)
 }
 
 // ---- Fargate profile edits ----
