@@ -613,30 +613,31 @@ type pendingGroup struct {
 // eksdoctor judges placement as kube-scheduler does. So are pods held by
 // scheduling gates, and pods the live Fargate checks explain, which report them
 // under their own IDs.
-func pendingGroups(m *cluster.Model) []pendingGroup {
+func pendingGroups(p *Pass) []pendingGroup {
+	m := p.Model
 	by := map[cluster.ObjectRef]*pendingGroup{}
 	var order []cluster.ObjectRef
-	for _, p := range m.Pods {
-		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" || deletionTimestamp(p.Object) != "" {
+	for _, pod := range m.Pods {
+		if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" || deletionTimestamp(pod.Object) != "" {
 			continue
 		}
-		if len(p.Spec.SchedulingGates) > 0 {
+		if len(pod.Spec.SchedulingGates) > 0 {
 			// Held back on purpose until its gates are removed.
 			continue
 		}
-		if s := p.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
+		if s := pod.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
 			continue
 		}
-		if explainedByFargate(m, p) {
+		if explainedByFargate(p, pod) {
 			continue
 		}
-		g, ok := by[p.Owner]
+		g, ok := by[pod.Owner]
 		if !ok {
-			g = &pendingGroup{owner: p.Owner, workload: p.Workload}
-			by[p.Owner] = g
-			order = append(order, p.Owner)
+			g = &pendingGroup{owner: pod.Owner, workload: pod.Workload}
+			by[pod.Owner] = g
+			order = append(order, pod.Owner)
 		}
-		g.pods = append(g.pods, p)
+		g.pods = append(g.pods, pod)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].Less(order[j]) })
 	out := make([]pendingGroup, 0, len(order))
@@ -649,21 +650,25 @@ func pendingGroups(m *cluster.Model) []pendingGroup {
 }
 
 // explainedByFargate reports whether a Pending pod is one the live Fargate
-// checks explain and report under their own IDs: fargate-scheduler refusing a
-// blocked profile (fargate-role-unauthorized), a pod tolerating the Fargate taint
-// bound to a full Fargate node (fargate-unsupported), and a pod that only Fargate
-// nodes could take but that was never handed to fargate-scheduler
-// (fargate-profile-mismatch). A pod that also had EC2 nodes to choose from is
-// judged here, whatever its message says about Fargate nodes.
-func explainedByFargate(m *cluster.Model, p *cluster.Pod) bool {
-	if _, ok := schedulingEvent(p, "Misconfigured Fargate Profile: fargate profile "); ok {
-		return true
+// checks explain and report under their own IDs in this run: fargate-scheduler
+// refusing a blocked profile (fargate-role-unauthorized), a pod tolerating the
+// Fargate taint bound to a full Fargate node (fargate-unsupported), and a pod
+// that only Fargate nodes could take but that was never handed to
+// fargate-scheduler (fargate-profile-mismatch). A pod that also had EC2 nodes to
+// choose from is judged here, whatever its message says about Fargate nodes; so
+// is every pod whose Fargate check does not run.
+func explainedByFargate(p *Pass, pod *cluster.Pod) bool {
+	m := p.Model
+	if ev, ok := schedulingEvent(pod, "Misconfigured Fargate Profile: fargate profile "); ok {
+		rest := ev.Message[strings.Index(ev.Message, "Misconfigured Fargate Profile: fargate profile ")+len("Misconfigured Fargate Profile: fargate profile "):]
+		name, _, _ := strings.Cut(rest, " ")
+		return p.covers(fargateRoleUnauthorized.ID, cluster.ObjectRef{Kind: "FargateProfile", Name: name})
 	}
-	_, tolerates := toleratesFargate(p.Spec.Tolerations)
-	if _, tooMany := schedulingEvent(p, "Too many pods"); tolerates && tooMany {
-		return true
+	_, tolerates := toleratesFargate(pod.Spec.Tolerations)
+	if _, tooMany := schedulingEvent(pod, "Too many pods"); tolerates && tooMany {
+		return p.covers(fargateUnsupported.ID, pod.Owner)
 	}
-	if _, ok := schedulingEvent(p, fargateTaintEvent); !ok || len(m.Nodes) == 0 {
+	if _, ok := schedulingEvent(pod, fargateTaintEvent); !ok || len(m.Nodes) == 0 {
 		return false
 	}
 	for _, n := range m.Nodes {
@@ -671,7 +676,7 @@ func explainedByFargate(m *cluster.Model, p *cluster.Pod) bool {
 			return false
 		}
 	}
-	return true
+	return p.covers(fargateProfileMismatch.ID, pod.Owner)
 }
 
 // quote is what the scheduler said about a pod.
@@ -799,7 +804,7 @@ func reportPendingPods(p *Pass) {
 		return
 	}
 	ctrl := karpenterController(m)
-	for _, g := range pendingGroups(m) {
+	for _, g := range pendingGroups(p) {
 		pl := p.Sim.PlacePod(g.pods[0])
 		if g.owner.Kind == "DaemonSet" {
 			pl = withoutNodePools(pl)

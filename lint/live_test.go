@@ -162,3 +162,24 @@ func describeAll(fs []lint.Finding) string {
 	}
 	return b.String()
 }
+
+// With fargate-profile-mismatch disabled, the Pending pods it would explain are
+// judged by the scheduling checks: no Pending pod goes unreported.
+func TestLiveFargateDeferral(t *testing.T) {
+	fx := readLiveFixture(t, filepath.Join("testdata", "live", "fargate-only.txtar"))
+	var checks []*lint.Check
+	for _, c := range lint.Checks() {
+		if c.ID != "fargate-profile-mismatch" {
+			checks = append(checks, c)
+		}
+	}
+	fs := lint.Run(fx.model, sim.New(fx.model), checks)
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Check+" "+f.Severity.String()+" "+f.Object.String())
+	}
+	want := []string{"bootstrap-deadlock error Deployment/karpenter/karpenter"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings without fargate-profile-mismatch (-want +got):\n%s\n%s", diff, describeAll(fs))
+	}
+}
