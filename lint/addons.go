@@ -107,6 +107,44 @@ func runAddonTolerationUnsupported(p *Pass) {
 	}
 }
 
+// addonAfterKarpenter reports whether Terraform creates the add-on only after
+// the Karpenter controller and a NodePool exist (its resource depends on both):
+// Karpenter capacity can then come up while Terraform waits for the add-on, and
+// only the steady phase matters, as for an add-on enabled once the cluster runs.
+func addonAfterKarpenter(m *cluster.Model, w *cluster.Workload) bool {
+	a := w.Addon
+	if a == nil || m.Terraform == nil || m.Karpenter.Release == nil || m.Karpenter.Release.Address == "" {
+		return false
+	}
+	addr := graphAddress(m.Terraform, a.Address)
+	if addr == "" || !m.Terraform.DependsOn(addr, graphAddress(m.Terraform, m.Karpenter.Release.Address)) {
+		return false
+	}
+	for _, np := range m.NodePools {
+		if via := graphAddress(m.Terraform, np.Object.Via); via != "" && m.Terraform.DependsOn(addr, via) {
+			return true
+		}
+	}
+	return false
+}
+
+// graphAddress is the graph node of a resource address: the address itself, or
+// the resource an instance address ("aws_eks_addon.this[\"x\"]") belongs to.
+func graphAddress(g *cluster.Graph, addr string) string {
+	if addr == "" {
+		return ""
+	}
+	if _, ok := g.Nodes[addr]; ok {
+		return addr
+	}
+	if i := strings.IndexByte(addr, '['); i > 0 && !strings.Contains(addr[i:], ".") {
+		if _, ok := g.Nodes[addr[:i]]; ok {
+			return addr[:i]
+		}
+	}
+	return ""
+}
+
 // need is what stands between a workload and the capacity meant for it: the
 // taints of one source, in the phase that matters.
 type need struct {

@@ -262,7 +262,7 @@ func runBootstrapDeadlock(p *Pass) {
 	// running cluster is not what its nodes show.
 	defer reportPendingPods(p)
 	for _, w := range p.Model.Workloads {
-		if w.Bootstrap == "" || w.Replicas == 0 || !judgedStatically(p.Model, w) || leftToFargateCheck(p, w) {
+		if w.Bootstrap == "" || w.Replicas == 0 || !judgedStatically(p.Model, w) || leftToFargateCheck(p, w) || addonAfterKarpenter(p.Model, w) {
 			continue
 		}
 		boot := p.Sim.Place(w, cluster.Bootstrap)
