@@ -175,7 +175,7 @@ func schedulingNeed(p *Pass, w *cluster.Workload) (need, bool) {
 		}
 		return need{}, false
 	}
-	if w.Bootstrap != "" {
+	if w.Bootstrap != "" && !addonAfterKarpenter(p.Model, w) {
 		boot := p.Sim.Place(w, cluster.Bootstrap)
 		if boot.Result() == sim.Refuses {
 			if ns := taintNeeds(w, boot, cluster.KindNodeGroup, cluster.KindNode); len(ns) > 0 {
