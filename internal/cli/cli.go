@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"log"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/klog/v2"
 )
 
 // Exit codes.
@@ -85,6 +87,7 @@ func Run(ctx context.Context, prog string, args []string, env Env) int {
 		env.IsTerminal = func(io.Writer) bool { return false }
 	}
 	env.prog = prog
+	quietLibraries()
 	root := newRoot(prog, &env)
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
@@ -99,6 +102,15 @@ func Run(ctx context.Context, prog string, args []string, env Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "%s: %v\n", progName(prog), err)
 	return ExitUsage
+}
+
+// quietLibraries stops the libraries eksdoctor uses (the Helm SDK's chart
+// coalescing, client-go) from writing their own log lines to the terminal:
+// everything eksdoctor has to say goes through findings, notes and errors.
+func quietLibraries() {
+	log.SetOutput(io.Discard)
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
 }
 
 func progName(prog string) string {
