@@ -69,7 +69,8 @@ func runPodUnschedulable(p *Pass) {
 			reportDaemonSetTaints(p, w, pl)
 			continue
 		}
-		if leftToFargateCheck(p, w) {
+		if leftToFargateCheck(p, w) || (p.covers(bootstrapDeadlock.ID, w.Ref()) && deadlocked(p, w)) {
+			// One root cause, one error: the other check explains it.
 			continue
 		}
 		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
@@ -257,12 +258,24 @@ spec:
 	Run: runBootstrapDeadlock,
 }
 
+// bootstrapJudged reports whether bootstrap-deadlock judges a workload: a
+// component needed before Karpenter capacity exists, from the configuration.
+func bootstrapJudged(p *Pass, w *cluster.Workload) bool {
+	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(p.Model, w) && !leftToFargateCheck(p, w) && !addonAfterKarpenter(p.Model, w)
+}
+
+// deadlocked reports whether bootstrap-deadlock reports a (non-DaemonSet)
+// workload: it fits nothing in the bootstrap phase.
+func deadlocked(p *Pass, w *cluster.Workload) bool {
+	return !w.IsDaemonSet() && bootstrapJudged(p, w) && p.Sim.Place(w, cluster.Bootstrap).Result() == sim.Refuses
+}
+
 func runBootstrapDeadlock(p *Pass) {
 	// Live workloads are judged by their Pending pods: the bootstrap phase of a
 	// running cluster is not what its nodes show.
 	defer reportPendingPods(p)
 	for _, w := range p.Model.Workloads {
-		if w.Bootstrap == "" || w.Replicas == 0 || !judgedStatically(p.Model, w) || leftToFargateCheck(p, w) || addonAfterKarpenter(p.Model, w) {
+		if !bootstrapJudged(p, w) {
 			continue
 		}
 		boot := p.Sim.Place(w, cluster.Bootstrap)

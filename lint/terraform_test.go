@@ -3,6 +3,7 @@ package lint_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -326,13 +327,14 @@ func TestBlueprintsKarpenterMNG(t *testing.T) {
         effect: NoSchedule
 `, new: ""}},
 			// The controller fits nothing in either phase (it never runs on its own
-			// nodes), so both checks report it, with the same fix.
-			want: []string{"bootstrap-deadlock error Deployment/karpenter/karpenter", "pod-unschedulable error Deployment/karpenter/karpenter"},
+			// nodes): bootstrap-deadlock reports it, and pod-unschedulable leaves
+			// the same root cause to it.
+			want: []string{"bootstrap-deadlock error Deployment/karpenter/karpenter"},
 			// Top-level tolerations of the Karpenter chart, keeping the one the
 			// values already have.
 			fixText: []string{"tolerations:", "key: CriticalAddonsOnly", "key: karpenter.sh/controller"},
 			format:  "values",
-			fix:     []string{"bootstrap-deadlock", "pod-unschedulable"},
+			fix:     []string{"bootstrap-deadlock"},
 		},
 	})
 }
@@ -389,10 +391,10 @@ func TestFargateMismatchIsOneError(t *testing.T) {
 		}
 		return ids
 	}
-	without := func(id string) []string {
+	without := func(skip ...string) []string {
 		var ids []string
 		for _, x := range all() {
-			if x != id {
+			if !slices.Contains(skip, x) {
 				ids = append(ids, x)
 			}
 		}
@@ -418,14 +420,20 @@ func TestFargateMismatchIsOneError(t *testing.T) {
 			name:    "eksctl, fargate-profile-mismatch disabled",
 			fixture: "eksctl-karpenter-namespace-mismatch",
 			checks:  without("fargate-profile-mismatch"),
-			want:    []string{"bootstrap-deadlock error " + ref, "pod-unschedulable error " + ref},
+			want:    []string{"bootstrap-deadlock error " + ref},
 		},
 		{
 			name:     "eksctl, the Deployment ignores fargate-profile-mismatch",
 			fixture:  "eksctl-karpenter-namespace-mismatch",
 			annotate: true,
 			checks:   all(),
-			want:     []string{"bootstrap-deadlock error " + ref, "pod-unschedulable error " + ref},
+			want:     []string{"bootstrap-deadlock error " + ref},
+		},
+		{
+			name:    "eksctl, fargate-profile-mismatch and bootstrap-deadlock disabled",
+			fixture: "eksctl-karpenter-namespace-mismatch",
+			checks:  without("fargate-profile-mismatch", "bootstrap-deadlock"),
+			want:    []string{"pod-unschedulable error " + ref},
 		},
 		{
 			name:    "terraform, all checks",
@@ -437,7 +445,7 @@ func TestFargateMismatchIsOneError(t *testing.T) {
 			name:    "terraform, fargate-profile-mismatch disabled",
 			fixture: "tf-v20-karpenter-in-kube-system",
 			checks:  without("fargate-profile-mismatch"),
-			want:    []string{"bootstrap-deadlock error " + ref, "pod-unschedulable error " + ref},
+			want:    []string{"bootstrap-deadlock error " + ref},
 		},
 	}
 	for _, tt := range tests {

@@ -36,6 +36,7 @@ var ErrNoInput = errors.New("no input")
 func Load(paths []string, opts Options) (*cluster.Model, error) {
 	var parts []*cluster.Model
 	var files []string
+	named := map[string]bool{}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -51,8 +52,9 @@ func Load(paths []string, opts Options) (*cluster.Model, error) {
 			continue
 		}
 		files = append(files, p)
+		named[p] = true
 	}
-	parts = append(parts, readFiles(files, len(paths) == 1 && len(files) == 1)...)
+	parts = append(parts, readFiles(files, named)...)
 	for _, c := range opts.Charts {
 		part, err := loadChart(c, opts)
 		if err != nil {
@@ -151,11 +153,10 @@ func isManifestName(name string) bool {
 	return false
 }
 
-// readFiles decodes files in parallel, keeping their order. explicit is set when
-// the user named a single file: then a document that is not a Kubernetes object is
-// a problem; in a directory walk such documents (values files, CI configs) are
-// simply not manifests.
-func readFiles(files []string, explicit bool) []*cluster.Model {
+// readFiles decodes files in parallel, keeping their order. In a file the user
+// named, a document that is not a Kubernetes object is a problem; in a directory
+// walk such documents (values files, CI configs) are simply not manifests.
+func readFiles(files []string, named map[string]bool) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -165,7 +166,7 @@ func readFiles(files []string, explicit bool) []*cluster.Model {
 		go func(i int, f string) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = readFile(f, explicit)
+			out[i] = readFile(f, named[f])
 		}(i, f)
 	}
 	wg.Wait()
