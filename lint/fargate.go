@@ -1429,9 +1429,22 @@ func reportLiveMismatch(p *Pass) {
 		_, ok := schedulingEvent(pod, fargateTaintEvent)
 		return ok && pod.Spec.SchedulerName != "fargate-scheduler"
 	})
+	// The scheduler names the Fargate taint whenever Fargate nodes exist; the pods
+	// were meant for Fargate only when a profile selects them now, or when Fargate
+	// is all the cluster has. Otherwise their problem is EC2 capacity, which
+	// pod-unschedulable explains.
+	allFargate := len(m.Nodes) > 0
+	for _, n := range m.Nodes {
+		if n.Labels["eks.amazonaws.com/compute-type"] != "fargate" {
+			allFargate = false
+		}
+	}
 	for _, ref := range sortedOwners(groups) {
 		pods := groups[ref]
 		pod := pods[0]
+		if !allFargate && sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels) == nil {
+			continue
+		}
 		ev, _ := schedulingEvent(pod, fargateTaintEvent)
 		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelSetText(pod.Object.Labels))
 		if len(m.FargateProfiles) > 0 {

@@ -123,6 +123,11 @@ func TestClusterReportsTheLiveFindings(t *testing.T) {
 	if diff := cmp.Diff(wantLive, findingKeys(rep, liveIDs...)); diff != "" {
 		t.Errorf("live findings (-want +got):\n%s\nall:\n%s", diff, strings.Join(findingKeys(rep), "\n"))
 	}
+	// A mixed cluster: pods Pending on the Fargate taint that no profile selects
+	// are an EC2 capacity problem, not a Fargate one.
+	if got := findingKeys(rep, "fargate-profile-mismatch"); len(got) > 0 {
+		t.Errorf("fargate-profile-mismatch in a cluster with EC2 nodes: %v", got)
+	}
 	seen := map[string]bool{}
 	for _, k := range findingKeys(rep) {
 		if seen[k] {
