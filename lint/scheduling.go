@@ -165,14 +165,36 @@ func firstClause(pl *sim.Placement) string {
 func placementDetail(pl *sim.Placement) string {
 	var b strings.Builder
 	b.WriteString(pl.Summary())
-	lines := pl.Explain()
-	if len(lines) > 0 {
+	if len(pl.Verdicts) > 0 {
 		fmt.Fprintf(&b, "\nIn the %s phase:", pl.Phase)
-		for _, l := range lines {
-			b.WriteString("\n  - " + l)
+	}
+	// Every fitting source, and the first refusing ones of each kind: a finding
+	// stays readable on clusters with dozens of node groups and NodePools;
+	// `eksdoctor explain` lists them all.
+	shown := map[cluster.CapacityKind]int{}
+	hidden := map[cluster.CapacityKind]int{}
+	for _, v := range pl.Verdicts {
+		if v.Result != sim.Fits && shown[v.Source.Kind] >= maxDetailed {
+			hidden[v.Source.Kind]++
+			continue
+		}
+		shown[v.Source.Kind]++
+		b.WriteString("\n  - " + v.Line())
+	}
+	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool} {
+		if n := hidden[k]; n > 0 {
+			fmt.Fprintf(&b, "\n  - and %d more %ss that refuse it (eksdoctor explain %s lists every source)", n, k, explainArg(pl.Workload))
 		}
 	}
 	return b.String()
+}
+
+// maxDetailed is how many refusing sources of one kind a finding details.
+const maxDetailed = 8
+
+// explainArg is the WORKLOAD argument of `eksdoctor explain` for a workload.
+func explainArg(w *cluster.Workload) string {
+	return strings.ToLower(w.Object.Kind) + "/" + w.Template.Namespace + "/" + w.Object.Name
 }
 
 // nodePoolLabelFix: when a NodePool refuses the workload only because it does not

@@ -104,6 +104,12 @@ func (s *Simulator) Prepare(ws []*cluster.Workload, phase cluster.Phase) {
 		go func() {
 			defer wg.Done()
 			for w := range next {
+				s.mu.Lock()
+				_, done := s.results[placementKey{w, phase}]
+				s.mu.Unlock()
+				if done || s.quickFits(w, phase) {
+					continue
+				}
 				s.Place(w, phase)
 			}
 		}()
@@ -209,6 +215,53 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	}
 	sortVerdicts(pl.Verdicts)
 	return pl
+}
+
+// quickFits answers Result for an ordinary workload (not a DaemonSet, not a
+// component, not selected by Fargate) by stopping at the first capacity source
+// that takes it, and remembers the answer; it reports false when the full
+// placement is needed. Most workloads of a large input fit early, and no check
+// looks into the placement of an ordinary workload that fits.
+func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
+	if w.IsDaemonSet() || w.Bootstrap != "" || w.Component != "" {
+		return false
+	}
+	pod := podOf(w)
+	if SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels) != nil {
+		return false
+	}
+	req := requests(pod)
+	pc := constraintsOf(pod)
+	need := vecOf(req)
+	fits := false
+	for _, ng := range s.m.NodeGroups {
+		if s.nodeGroupVerdict(ng, pc, req, need).Result == Fits {
+			fits = true
+			break
+		}
+	}
+	for _, n := range s.m.Nodes {
+		if fits {
+			break
+		}
+		fits = s.nodeVerdict(n, pod, req).Result == Fits
+	}
+	if !fits && phase == cluster.Steady {
+		cp := s.ControllerPlacement()
+		down := len(s.m.NodePools) > 0 && cp != nil && cp.Result() == Refuses
+		for _, np := range s.m.NodePools {
+			if s.nodePoolVerdict(np, pc, req, need, w, down).Result == Fits {
+				fits = true
+				break
+			}
+		}
+	}
+	if fits {
+		s.mu.Lock()
+		s.results[placementKey{w, phase}] = Fits
+		s.mu.Unlock()
+	}
+	return fits
 }
 
 // demoteForFargate: a pod a Fargate profile selects is mutated to use

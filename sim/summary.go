@@ -47,7 +47,7 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 			continue
 		}
 		if len(v.Reasons) > 0 {
-			counts[v.Reasons[0].Message]++
+			counts[v.Reasons[0].short()]++
 		}
 	}
 	switch k {
@@ -60,6 +60,9 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 			if len(v.Reasons) > 0 {
 				msgs = append(msgs, v.Reasons[0].Message)
 			}
+		}
+		if len(msgs) > maxSummarized {
+			msgs = append(msgs[:maxSummarized], fmt.Sprintf("and %d more nodepools refuse it", len(msgs)-maxSummarized))
 		}
 		return strings.Join(msgs, "; ") + "."
 	case cluster.KindFargate:
@@ -92,6 +95,28 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		return fmt.Sprintf("%d/%d %s are available.", fits, len(vs), noun)
 	}
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
+}
+
+// maxSummarized is how many NodePools a summary quotes; the verdicts list them all.
+const maxSummarized = 3
+
+// short is a reason as kube-scheduler counts it in "0/N nodes are available":
+// the kind of refusal without the node-specific detail, so that identical
+// refusals add up.
+func (r Reason) short() string {
+	switch r.Code {
+	case CodeAffinity:
+		return "node(s) didn't match Pod's node affinity/selector"
+	case CodeResources:
+		var parts []string
+		for _, name := range r.Resources {
+			parts = append(parts, "Insufficient "+string(name))
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, ", ")
+		}
+	}
+	return r.Message
 }
 
 // Explain renders every verdict, one line per source, for `explain` and finding
