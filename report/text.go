@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -66,6 +67,10 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 			groups = append(groups, g)
 		}
 		g.findings = append(g.findings, f)
+	}
+	for _, g := range groups {
+		// Within an object, the most severe first.
+		sort.SliceStable(g.findings, func(i, j int) bool { return g.findings[i].Severity > g.findings[j].Severity })
 	}
 	var b strings.Builder
 	for i, g := range groups {
