@@ -2,8 +2,10 @@ package lint
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -158,11 +160,26 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	// Most checks ask where workloads run; answer for all of them at once, in
 	// parallel, before the checks run one after the other.
 	s.Prepare(m.Workloads, cluster.Steady)
+	// Checks are pure and independent: run them side by side, then put their
+	// findings in one deterministic order.
+	results := make([][]Finding, len(checks))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, c := range checks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, c *Check) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, running: running}
+			c.Run(p)
+			results[i] = p.findings
+		}(i, c)
+	}
+	wg.Wait()
 	var all []Finding
-	for _, c := range checks {
-		p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, running: running}
-		c.Run(p)
-		all = append(all, p.findings...)
+	for _, r := range results {
+		all = append(all, r...)
 	}
 	Sort(all)
 	return dedupe(all)
