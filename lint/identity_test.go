@@ -184,7 +184,7 @@ func copyTree(t *testing.T, src, dst string) {
 // testdata/identity/README.md), and checks the F2/F4 findings on each: none on
 // the references, the known field failure on the v20.8 example.
 func TestReferenceConfigurations(t *testing.T) {
-	root := filepath.Join("testdata", "identity", "corpus")
+	root := filepath.Join("..", "testdata", "corpus")
 	tests := []struct {
 		dir  string
 		want []string
@@ -204,10 +204,10 @@ func TestReferenceConfigurations(t *testing.T) {
 		{dir: "karpenter-provider-aws/extracted-eksctl"},
 		// Fargate only, with the kube-proxy and vpc-cni add-ons' DaemonSets.
 		{dir: "terraform-aws-eks/tests/eks-fargate-profile"},
-		{dir: "terraform-aws-eks@v19.21.0/examples/karpenter", nodeClasses: 1, onFargate: true},
-		{dir: "terraform-aws-eks@v20.4.0/examples/karpenter", nodeClasses: 1, onFargate: true},
+		{dir: "terraform-aws-eks/@v19.21.0/examples/karpenter", nodeClasses: 1, onFargate: true},
+		{dir: "terraform-aws-eks/@v20.4.0/examples/karpenter", nodeClasses: 1, onFargate: true},
 		// v20.8 added the Fargate toleration to the Karpenter values.
-		{dir: "terraform-aws-eks@v20.8.5/examples/karpenter", nodeClasses: 1, onFargate: true, want: []string{"fargate-unsupported warning Deployment/karpenter/karpenter"}},
+		{dir: "terraform-aws-eks/@v20.8.5/examples/karpenter", nodeClasses: 1, onFargate: true, want: []string{"fargate-unsupported warning Deployment/karpenter/karpenter"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {

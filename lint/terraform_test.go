@@ -161,7 +161,7 @@ func TestTerraformHelmValuesFixtures(t *testing.T) {
 
 // corpusDir holds verbatim copies of reference configurations (see
 // testdata/terraform/README.md).
-var corpusDir = filepath.Join("testdata", "terraform", "corpus")
+var corpusDir = filepath.Join("..", "testdata", "corpus")
 
 // edit is a textual change of one file of a corpus copy; old must occur exactly
 // once.

@@ -262,7 +262,7 @@ func TestTeardownLiveModel(t *testing.T) {
 }
 
 // corpusDirs returns the Terraform directories of the reference corpus copy the
-// Terraform loader's tests keep (source/terraform/testdata/corpus, byte for byte).
+// repository keeps in testdata/corpus (byte for byte).
 func corpusDirs(t *testing.T, root string) []string {
 	t.Helper()
 	seen := map[string]bool{}
@@ -315,7 +315,7 @@ func copyTree(t *testing.T, src, dst string) {
 // controller on its IAM resources and on its compute, and no teardown-order hazard
 // is left.
 func TestTeardownCorpusOrder(t *testing.T) {
-	src, err := filepath.Abs(filepath.Join("..", "..", "source", "terraform", "testdata", "corpus"))
+	src, err := filepath.Abs(filepath.Join("..", "..", "testdata", "corpus"))
 	if err != nil {
 		t.Fatal(err)
 	}

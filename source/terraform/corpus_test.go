@@ -14,7 +14,9 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
-const corpusDir = "testdata/corpus"
+// corpusDir is the repository's shared copy of real configurations
+// (testdata/README.md at the root names their origins).
+const corpusDir = "../../testdata/corpus"
 
 // corpusDirs lists every directory of the test corpus that holds .tf files.
 func corpusDirs(t *testing.T) []string {
@@ -140,7 +142,7 @@ func names[T any](list []T, name func(T) string) []string {
 }
 
 func TestCorpusV19Karpenter(t *testing.T) {
-	m := loadCorpus(t, "terraform-aws-eks/v19.21.0/examples/karpenter")
+	m := loadCorpus(t, "terraform-aws-eks/@v19.21.0/examples/karpenter")
 	type fp struct {
 		Name       string
 		Namespaces []string
@@ -207,7 +209,7 @@ func TestCorpusV19Karpenter(t *testing.T) {
 }
 
 func TestCorpusV20Karpenter(t *testing.T) {
-	m := loadCorpus(t, "terraform-aws-eks/v20.24.0/examples/karpenter")
+	m := loadCorpus(t, "terraform-aws-eks/@v20.24.0/examples/karpenter")
 	got := nodeGroups(m)
 	want := map[string]ngView{"karpenter": {
 		Name: "karpenter", Managed: true,
@@ -385,7 +387,7 @@ func TestCorpusKarpenterBlueprints(t *testing.T) {
 }
 
 func TestCorpusV20Fargate(t *testing.T) {
-	m := loadCorpus(t, "terraform-aws-eks/v20.8.5/examples/karpenter")
+	m := loadCorpus(t, "terraform-aws-eks/@v20.8.5/examples/karpenter")
 	ctrl := roleByRef(t, m, "module.karpenter.iam_role_arn")
 	if !cmp.Equal(ctrl.Trust, []string{"${module.eks.oidc_provider_arn}", "pods.eks.amazonaws.com"}) || ctrl.Kind != cluster.RoleController {
 		t.Errorf("controller role: got trust %v kind %s, want IRSA and Pod Identity trust", ctrl.Trust, ctrl.Kind)
@@ -530,7 +532,7 @@ func TestCorpusBottlerocketPattern(t *testing.T) {
 // selectors and the per-zone ones keep theirs under unknown names, instead of
 // the whole map being dropped.
 func TestCorpusV19FargateProfilesMerge(t *testing.T) {
-	m := loadCorpus(t, "terraform-aws-eks/v19.21.0/examples/fargate_profile")
+	m := loadCorpus(t, "terraform-aws-eks/@v19.21.0/examples/fargate_profile")
 	type profile struct {
 		Name      string
 		Selectors []string
