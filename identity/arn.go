@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
 
 // ARN is an IAM role ARN split into the parts EKS compares. Any part may contain
@@ -145,28 +146,7 @@ func pattern(s string) string {
 
 // globFold matches s against a pattern whose only wildcard is '*', ignoring case.
 func globFold(pat, s string) bool {
-	pat, s = strings.ToLower(pat), strings.ToLower(s)
-	p, i, star, mark := 0, 0, -1, 0
-	for i < len(s) {
-		switch {
-		case p < len(pat) && pat[p] != '*' && pat[p] == s[i]:
-			p++
-			i++
-		case p < len(pat) && pat[p] == '*':
-			star, mark = p, i
-			p++
-		case star >= 0:
-			p = star + 1
-			mark++
-			i = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pat) && pat[p] == '*' {
-		p++
-	}
-	return p == len(pat)
+	return textmatch.Wildcard(strings.ToLower(pat), strings.ToLower(s), false)
 }
 
 // partMatch compares an ARN part (partition, account) the same way, but an empty

@@ -23,8 +23,8 @@ func TestBundledExample(t *testing.T) {
 	for _, id := range []string{
 		"bootstrap-deadlock", "pod-unschedulable", // F1
 		"fargate-profile-mismatch", "fargate-unsupported", // F2
-		"disruption-toleration-missing",   // F3
-		"controller-role-as-node-role",    // F4
+		"disruption-toleration-missing",      // F3
+		"controller-role-as-node-role",       // F4
 		"teardown-order", "teardown-orphans", // F5
 		"karpenter-schema", "helm-values-unknown",
 	} {

@@ -10,6 +10,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
 
@@ -438,27 +439,7 @@ func similarName(a, b string) bool {
 	if len(a) > 6 && len(b) > 6 {
 		limit = 2
 	}
-	return levenshtein(a, b) <= limit
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return textmatch.Distance(a, b) <= limit
 }
 
 func labelKeys(m map[string]string) []string {
@@ -622,7 +603,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 		}
 		labels := map[string]any{}
 		if cur, ok := cluster.Lookup(r.Values, key).(map[string]any); ok {
-			labels = deepCopyJSON(cur).(map[string]any)
+			labels = copyJSON(cur).(map[string]any)
 		}
 		for k, v := range want {
 			labels[k] = v

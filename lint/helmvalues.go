@@ -8,6 +8,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
 
 var helmValuesUnknown = &Check{
@@ -259,7 +260,7 @@ func relatedName(a, b string) bool {
 	if strings.HasPrefix(long, short) && len(long)-len(short) <= 5 && len(short) >= 6 {
 		return true
 	}
-	return len(short) >= 6 && levenshtein(la, lb) <= 2
+	return len(short) >= 6 && textmatch.Distance(la, lb) <= 2
 }
 
 // renameValueFix renames (or, with instead empty, removes) a values key where

@@ -949,26 +949,8 @@ func freeResourceName(m *cluster.Model, typ, base string) string {
 
 // ---- objects ----
 
-func deepCopyJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = deepCopyJSON(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = deepCopyJSON(x)
-		}
-		return out
-	}
-	return v
-}
-
 func copyJSONList(v any) []any {
-	l, _ := deepCopyJSON(v).([]any)
+	l, _ := copyJSON(v).([]any)
 	return l
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
 
 // hintContext is what explaining a violation may look at: the object as written, as
@@ -260,34 +262,11 @@ func closest(name string, keys []string) string {
 		if strings.EqualFold(k, name) {
 			return k
 		}
-		if d := levenshtein(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+		if d := textmatch.Distance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // nodeClassName returns the EC2NodeClass a NodePool or NodeClaim refers to.

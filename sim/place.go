@@ -17,6 +17,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
 
 // Simulator answers placement questions for one model. It caches what it learns
@@ -804,28 +805,4 @@ func labelString(m map[string]string) string {
 }
 
 // Glob matches Fargate selector patterns: * is any run of characters, ? exactly one.
-func Glob(pattern, s string) bool {
-	// Iterative wildcard matching with backtracking on the last star: linear in
-	// practice and safe on hostile patterns.
-	p, i, star, mark := 0, 0, -1, 0
-	for i < len(s) {
-		switch {
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
-			p++
-			i++
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, i
-			p++
-		case star >= 0:
-			p = star + 1
-			mark++
-			i = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
-}
+func Glob(pattern, s string) bool { return textmatch.Wildcard(pattern, s, true) }

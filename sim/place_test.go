@@ -439,18 +439,3 @@ func TestUnknownValuesNeverRefuse(t *testing.T) {
 		t.Errorf("Result() = %v, want unknown: %s", pl.Result(), pl.Summary())
 	}
 }
-
-func TestGlob(t *testing.T) {
-	tests := []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"*", "", true}, {"*", "abc", true}, {"a*c", "abbbc", true}, {"a?c", "abc", true}, {"a?c", "ac", false},
-		{"kube-*", "kube-system", true}, {"*-system", "kube-system", true}, {"k*b*m", "kubesystem", true}, {"abc", "abd", false},
-	}
-	for _, tc := range tests {
-		if got := Glob(tc.pattern, tc.s); got != tc.want {
-			t.Errorf("Glob(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
-		}
-	}
-}
