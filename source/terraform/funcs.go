@@ -902,31 +902,16 @@ func boolList(e *hclsyntax.FunctionCallExpr, args []cty.Value) ([]cty.Value, *ev
 }
 
 func fnAllTrue(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	els, err := boolList(e, args)
-	if err != nil {
-		return cty.NilVal, err
-	}
-	unknown := false
-	for _, x := range els {
-		b, ok := knownBool(x)
-		if !ok {
-			if x.IsKnown() {
-				return cty.NilVal, errAt(e.Range(), "alltrue: elements must be bools")
-			}
-			unknown = true
-			continue
-		}
-		if !b {
-			return cty.False, nil
-		}
-	}
-	if unknown {
-		return l.unknownAt(e), nil
-	}
-	return cty.True, nil
+	return boolFold(l, e, args, "alltrue", false)
 }
 
 func fnAnyTrue(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	return boolFold(l, e, args, "anytrue", true)
+}
+
+// boolFold is alltrue (decisive false) and anytrue (decisive true): a known
+// decisive element settles the answer even when others are unknown.
+func boolFold(l *loader, e *hclsyntax.FunctionCallExpr, args []cty.Value, name string, decisive bool) (cty.Value, *evalError) {
 	els, err := boolList(e, args)
 	if err != nil {
 		return cty.NilVal, err
@@ -936,19 +921,19 @@ func fnAnyTrue(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.
 		b, ok := knownBool(x)
 		if !ok {
 			if x.IsKnown() {
-				return cty.NilVal, errAt(e.Range(), "anytrue: elements must be bools")
+				return cty.NilVal, errAt(e.Range(), "%s: elements must be bools", name)
 			}
 			unknown = true
 			continue
 		}
-		if b {
-			return cty.True, nil
+		if b == decisive {
+			return cty.BoolVal(decisive), nil
 		}
 	}
 	if unknown {
 		return l.unknownAt(e), nil
 	}
-	return cty.False, nil
+	return cty.BoolVal(!decisive), nil
 }
 
 func fnSum(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
