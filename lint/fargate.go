@@ -609,7 +609,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 			labels[k] = v
 		}
 		values := map[string]any{}
-		setValuesPath(values, key, labels)
+		setPath(values, key, labels)
 		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
 	}
 	if w.Addon != nil {
@@ -678,19 +678,6 @@ func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) [
 		return nil
 	}
 	return copyJSONList(cluster.Lookup(kb.DefaultValues(), key))
-}
-
-func setValuesPath(m map[string]any, key string, v any) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
-	}
-	m[parts[len(parts)-1]] = v
 }
 
 // releaseValuesEdit merges values into a Helm release where it is declared.
@@ -1145,7 +1132,7 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 			rest = []any{}
 		}
 		values := map[string]any{}
-		setValuesPath(values, key, rest)
+		setPath(values, key, rest)
 		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
 	}
 	if w.Addon != nil {

@@ -60,12 +60,9 @@ func withTolerations(existing []corev1.Toleration, taints []corev1.Taint) ([]cor
 
 // nest wraps a value under a dotted path: nest("spec.template", v) = {spec: {template: v}}.
 func nest(path string, v any) map[string]any {
-	parts := strings.Split(path, ".")
-	cur := v
-	for i := len(parts) - 1; i >= 0; i-- {
-		cur = map[string]any{parts[i]: cur}
-	}
-	return cur.(map[string]any)
+	m := map[string]any{}
+	setPath(m, path, v)
+	return m
 }
 
 // yamlText renders a patch as YAML.

@@ -12,7 +12,6 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source"
 )
 
 func newExplainCmd(env *Env) *cobra.Command {
@@ -48,20 +47,9 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 			if err != nil {
 				return err
 			}
-			var m *cluster.Model
-			if useLive {
-				m, err = lo.load(cmd.Context(), env)
-				if err != nil {
-					return err
-				}
-			} else {
-				if len(paths) == 0 && len(o.charts) == 0 {
-					paths = []string{"."}
-				}
-				m, err = source.Load(paths, o.sourceOptions())
-				if err != nil {
-					return loadError(err)
-				}
+			m, err := loadModel(cmd.Context(), env, useLive, lo, paths, o)
+			if err != nil {
+				return err
 			}
 			return explain(env, m, args[0], output)
 		},

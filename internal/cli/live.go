@@ -116,6 +116,22 @@ func liveMode(prog string, liveFlag bool, lo *liveOptions, paths, charts []strin
 	return lo.given() || isPlugin(prog), nil
 }
 
+// loadModel reads the running cluster, or the files at paths (default the working
+// directory), as liveMode decided.
+func loadModel(ctx context.Context, env *Env, useLive bool, lo *liveOptions, paths []string, o *checkOptions) (*cluster.Model, error) {
+	if useLive {
+		return lo.load(ctx, env)
+	}
+	if len(paths) == 0 && len(o.charts) == 0 {
+		paths = []string{"."}
+	}
+	m, err := source.Load(paths, o.sourceOptions())
+	if err != nil {
+		return nil, loadError(err)
+	}
+	return m, nil
+}
+
 // liveHelp is the rule of liveMode for the commands' help.
 const liveHelp = `Live mode: --live reads the running cluster (kubeconfig current context, or --context)
 instead of files; it is also chosen when no PATH is given and --context, --kubeconfig or

@@ -11,7 +11,6 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source"
 )
 
 func init() { extraCommands = append(extraCommands, newTeardownCmd) }
@@ -58,20 +57,9 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
-			var m *cluster.Model
-			if useLive {
-				m, err = lo.load(cmd.Context(), env)
-				if err != nil {
-					return err
-				}
-			} else {
-				if len(args) == 0 && len(o.charts) == 0 {
-					args = []string{"."}
-				}
-				m, err = source.Load(args, o.sourceOptions())
-				if err != nil {
-					return loadError(err)
-				}
+			m, err := loadModel(cmd.Context(), env, useLive, lo, args, o)
+			if err != nil {
+				return err
 			}
 			return teardown(env, set, m)
 		},

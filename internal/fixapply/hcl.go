@@ -74,13 +74,9 @@ func applyHelmValues(content []byte, e lint.Edit) ([]byte, error) {
 		}
 		return out, nil
 	}
-	file, diags := hclsyntax.ParseConfig(content, "file.tf", hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("the file does not parse: %s", diags.Error())
-	}
-	body, ok := file.Body.(*hclsyntax.Body)
-	if !ok {
-		return nil, fmt.Errorf("the file is not native HCL syntax")
+	body, err := parseBody(content, "file.tf", "the file does not parse", "the file")
+	if err != nil {
+		return nil, err
 	}
 	block := blockAt(body, e.Line)
 	if block == nil {
@@ -157,21 +153,13 @@ func applyHCL(content []byte, e lint.Edit) ([]byte, error) {
 		out = append(out, '\n')
 		return finishHCL(out)
 	}
-	file, diags := hclsyntax.ParseConfig(content, "file.tf", hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("the file does not parse: %s", diags.Error())
+	body, err := parseBody(content, "file.tf", "the file does not parse", "the file")
+	if err != nil {
+		return nil, err
 	}
-	body, ok := file.Body.(*hclsyntax.Body)
-	if !ok {
-		return nil, fmt.Errorf("the file is not native HCL syntax")
-	}
-	edit, diags := hclsyntax.ParseConfig(editSrc, "edit.tf", hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("the edit is not HCL: %s", diags.Error())
-	}
-	ebody, ok := edit.Body.(*hclsyntax.Body)
-	if !ok {
-		return nil, fmt.Errorf("the edit is not native HCL syntax")
+	ebody, err := parseBody(editSrc, "edit.tf", "the edit is not HCL", "the edit")
+	if err != nil {
+		return nil, err
 	}
 	block := blockAt(body, e.Line)
 	if block == nil {
@@ -467,4 +455,18 @@ func finishHCL(out []byte) ([]byte, error) {
 		return nil, fmt.Errorf("the edited file does not parse: %s", diags.Error())
 	}
 	return hclwrite.Format(out), nil
+}
+
+// parseBody parses HCL native syntax; failed starts the error of a text that
+// does not parse, what names the text ("the file", "the edit").
+func parseBody(src []byte, name, failed, what string) (*hclsyntax.Body, error) {
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("%s: %s", failed, diags.Error())
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, fmt.Errorf("%s is not native HCL syntax", what)
+	}
+	return body, nil
 }
