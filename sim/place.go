@@ -192,30 +192,42 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	for _, fp := range s.m.FargateProfiles {
 		pl.Verdicts = append(pl.Verdicts, s.fargateVerdict(fp, pl, pod, daemon))
 	}
-	for _, ng := range s.m.NodeGroups {
-		v := s.nodeGroupVerdict(ng, pc, pl.Requests, need)
+	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, func(v Verdict) bool {
 		s.demoteForFargate(&v, pl)
 		pl.Verdicts = append(pl.Verdicts, v)
-	}
-	for _, n := range s.m.Nodes {
-		v := s.nodeVerdict(n, pod, pl.Requests)
-		s.demoteForFargate(&v, pl)
-		pl.Verdicts = append(pl.Verdicts, v)
-	}
-	if phase == cluster.Steady {
-		controllerDown := false
-		if len(s.m.NodePools) > 0 && w.Component != "karpenter" {
-			cp := s.ControllerPlacement()
-			controllerDown = cp != nil && cp.Result() == Refuses
-		}
-		for _, np := range s.m.NodePools {
-			v := s.nodePoolVerdict(np, pc, pl.Requests, need, w, controllerDown)
-			s.demoteForFargate(&v, pl)
-			pl.Verdicts = append(pl.Verdicts, v)
-		}
-	}
+		return true
+	})
 	sortVerdicts(pl.Verdicts)
 	return pl
+}
+
+// ec2Verdicts computes the verdicts of the EC2 capacity — node groups, nodes,
+// and in the steady phase NodePools — in that order, handing each to yield until
+// it returns false.
+func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, yield func(Verdict) bool) {
+	for _, ng := range s.m.NodeGroups {
+		if !yield(s.nodeGroupVerdict(ng, pc, req, need)) {
+			return
+		}
+	}
+	for _, n := range s.m.Nodes {
+		if !yield(s.nodeVerdict(n, pod, req)) {
+			return
+		}
+	}
+	if phase != cluster.Steady {
+		return
+	}
+	controllerDown := false
+	if len(s.m.NodePools) > 0 && w.Component != "karpenter" {
+		cp := s.ControllerPlacement()
+		controllerDown = cp != nil && cp.Result() == Refuses
+	}
+	for _, np := range s.m.NodePools {
+		if !yield(s.nodePoolVerdict(np, pc, req, need, w, controllerDown)) {
+			return
+		}
+	}
 }
 
 // quickFits answers Result for an ordinary workload (not a DaemonSet, not a
@@ -232,31 +244,11 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 		return false
 	}
 	req := requests(pod)
-	pc := constraintsOf(pod)
-	need := vecOf(req)
 	fits := false
-	for _, ng := range s.m.NodeGroups {
-		if s.nodeGroupVerdict(ng, pc, req, need).Result == Fits {
-			fits = true
-			break
-		}
-	}
-	for _, n := range s.m.Nodes {
-		if fits {
-			break
-		}
-		fits = s.nodeVerdict(n, pod, req).Result == Fits
-	}
-	if !fits && phase == cluster.Steady {
-		cp := s.ControllerPlacement()
-		down := len(s.m.NodePools) > 0 && cp != nil && cp.Result() == Refuses
-		for _, np := range s.m.NodePools {
-			if s.nodePoolVerdict(np, pc, req, need, w, down).Result == Fits {
-				fits = true
-				break
-			}
-		}
-	}
+	s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, func(v Verdict) bool {
+		fits = v.Result == Fits
+		return !fits
+	})
 	if fits {
 		s.mu.Lock()
 		s.results[placementKey{w, phase}] = Fits
