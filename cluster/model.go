@@ -283,8 +283,11 @@ type HelmRelease struct {
 	Values map[string]any
 	// ValueOrigins maps a dotted values key to where the user set it.
 	ValueOrigins map[string]Origin
-	// ChartDir is the chart on disk when it is local.
-	ChartDir string
+	// ChartDir is the chart on disk when it is local; ChartFiles are its files as
+	// the loader read them (nil when they could not be read), the only thing
+	// rendering looks at.
+	ChartDir   string
+	ChartFiles []File
 	// Rendered reports whether the chart was rendered (local chart) rather than
 	// described from the built-in knowledge base.
 	Rendered bool
@@ -293,6 +296,13 @@ type HelmRelease struct {
 	DependsOn []string
 	Origin    Origin
 	Address   string
+}
+
+// File is a file read by a loader and kept for a later step (the files of a local
+// chart, rendered once the model is complete).
+type File struct {
+	Name string
+	Data []byte
 }
 
 // Addon is an EKS managed add-on.

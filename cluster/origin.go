@@ -66,6 +66,10 @@ type Problem struct {
 	Origin  Origin
 	Object  ObjectRef // zero when the problem is not tied to an object
 	Message string
+	// Unresolved marks input that is valid as far as kubectl, Helm or Terraform
+	// can tell but that eksdoctor could not read or evaluate (a file outside the
+	// inputs, a module it cannot see): what depends on it is unknown, not wrong.
+	Unresolved bool
 }
 
 // Note records something a loader decided on the user's behalf (a default applied, a

@@ -23,11 +23,43 @@ metadata:
 	},
 	Run: func(p *Pass) {
 		for _, pr := range p.Model.Problems {
+			if pr.Unresolved {
+				continue
+			}
 			p.Report(Finding{
 				Object:  pr.Object,
 				Origin:  pr.Origin,
 				Summary: pr.Message,
 			})
+		}
+	},
+}
+
+var inputUnresolved = &Check{
+	ID:       "input-unresolved",
+	Title:    "Part of the input could not be read or evaluated",
+	Family:   "input",
+	Severity: Info,
+	Doc: Doc{
+		What: "Something the configuration uses could not be read or evaluated, though Terraform, Helm or kubectl would accept it: a file outside the paths given to eksdoctor (only those are ever read), a local module or chart that is not there, a directory that cannot be read. The finding names the expression or path and why; what depends on it is treated as unknown.",
+		Why:  "eksdoctor never guesses: a check that depends on what it cannot see says nothing wrong about it, so a problem there may go unreported. Reading nothing outside the given paths keeps a scan of someone else's pull request from printing the files of the machine it runs on.",
+		Fix:  "Give eksdoctor the directory that holds the file, module or chart (for example the repository root rather than one environment), or ignore the finding when the file is created later in the pipeline.",
+		Before: `# eksdoctor check envs/prod
+module "eks" {
+  source = "../../modules/eks"   # outside envs/prod
+}`,
+		After: `# eksdoctor check .
+module "eks" {
+  source = "../../modules/eks"
+}`,
+		Format: "hcl",
+	},
+	Run: func(p *Pass) {
+		for _, pr := range p.Model.Problems {
+			if !pr.Unresolved {
+				continue
+			}
+			p.Report(Finding{Object: pr.Object, Origin: pr.Origin, Summary: pr.Message})
 		}
 	},
 }

@@ -14,6 +14,7 @@ var registry = []*Check{
 	fargateUnsupported,
 	finalizerStuck,
 	helmValuesUnknown,
+	inputUnresolved,
 	invalidInput,
 	karpenterSchema,
 	liveResourceSkipped,

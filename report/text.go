@@ -77,19 +77,19 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		title := g.ref.String()
+		title := Line(g.ref.String())
 		if g.ref == (cluster.ObjectRef{}) {
-			title = g.origin.File
+			title = Line(g.origin.File)
 		}
-		loc := g.origin.String()
+		loc := Line(g.origin.String())
 		fmt.Fprintf(&b, "%s  %s\n", p.paint(ansiBold, title), p.paint(ansiDim, loc))
 		for _, f := range g.findings {
 			sev := fmt.Sprintf("%-7s", f.Severity)
-			fmt.Fprintf(&b, "  %s %s  %s\n", p.paint(severityColor(f.Severity), sev), p.paint(ansiBold, f.Check), f.Summary)
+			fmt.Fprintf(&b, "  %s %s  %s\n", p.paint(severityColor(f.Severity), sev), p.paint(ansiBold, f.Check), Line(f.Summary))
 			if f.Origin.String() != g.origin.String() && f.Origin.File != "" {
-				fmt.Fprintf(&b, "          %s\n", p.paint(ansiDim, "at "+f.Origin.String()))
+				fmt.Fprintf(&b, "          %s\n", p.paint(ansiDim, "at "+Line(f.Origin.String())))
 			}
-			for _, l := range splitLines(f.Detail) {
+			for _, l := range splitLines(Block(f.Detail)) {
 				if strings.TrimSpace(l) != "" && strings.Contains(f.Summary, strings.TrimSpace(l)) {
 					// Already said in the summary line.
 					continue
@@ -97,14 +97,14 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 				fmt.Fprintf(&b, "          %s\n", l)
 			}
 			if f.Fix != nil {
-				fmt.Fprintf(&b, "          %s %s\n", p.paint(ansiGreen, "fix:"), f.Fix.Summary)
+				fmt.Fprintf(&b, "          %s %s\n", p.paint(ansiGreen, "fix:"), Line(f.Fix.Summary))
 				for _, e := range f.Fix.Edits {
-					where := e.File
+					where := Line(e.File)
 					if e.Line > 0 {
-						where = fmt.Sprintf("%s:%d", e.File, e.Line)
+						where = fmt.Sprintf("%s:%d", where, e.Line)
 					}
 					fmt.Fprintf(&b, "            %s\n", p.paint(ansiDim, fmt.Sprintf("%s (%s)", where, e.Format)))
-					for _, l := range splitLines(e.Text) {
+					for _, l := range splitLines(Block(e.Text)) {
 						fmt.Fprintf(&b, "              %s\n", l)
 					}
 				}
@@ -117,7 +117,7 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 	}
 	fmt.Fprintf(&b, "%s, %s, %s\n",
 		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"))
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, Guard(b.String()))
 	return err
 }
 

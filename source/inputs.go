@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/source/helm"
 	"github.com/eksdoctor/eksdoctor/source/live"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
@@ -44,16 +45,16 @@ func readSpecial(file string, data []byte) (*cluster.Model, bool) {
 	return nil, false
 }
 
-func loadTerraform(dir string, opts Options) (*cluster.Model, error) {
-	return terraform.Load(dir, terraform.Options{VarFiles: opts.TFVars})
+func loadTerraform(fsys *inputfs.FS, dir string, opts Options) (*cluster.Model, error) {
+	return terraform.Load(dir, terraform.Options{VarFiles: opts.TFVars, FS: fsys})
 }
 
-func loadChart(path string, opts Options) (*cluster.Model, error) {
+func loadChart(fsys *inputfs.FS, path string, opts Options) (*cluster.Model, error) {
 	ns := opts.Namespace
 	if ns == "" {
 		ns = "default"
 	}
-	return helm.LoadChart(path, opts.Values, opts.Release, ns)
+	return helm.LoadChart(fsys, path, opts.Values, opts.Release, ns)
 }
 
 // expand turns Helm releases and EKS add-ons into the objects they create.

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
@@ -32,21 +33,22 @@ var ErrNoInput = errors.New("no input")
 
 // Load reads every path and returns the merged, interpreted model. Unreadable
 // content becomes Problems in the model; an error is returned only when a path does
-// not exist or nothing at all could be read.
+// not exist or nothing at all could be read. Nothing outside the paths (and the
+// charts, values and variable files named in opts) is read.
 func Load(paths []string, opts Options) (*cluster.Model, error) {
 	var parts []*cluster.Model
 	var files []string
 	named := map[string]bool{}
 	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
+		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("read %s: %w", p, err)
 		}
-		if st.IsDir() {
-			dirParts, dirFiles, err := walk(p, opts)
-			if err != nil {
-				return nil, err
-			}
+	}
+	fsys := inputfs.New(append(append(append(append([]string(nil), paths...), opts.Charts...), opts.Values...), opts.TFVars...)...)
+	defer fsys.Close()
+	for _, p := range paths {
+		if fsys.IsDir(p) {
+			dirParts, dirFiles := walk(fsys, p, opts)
 			parts = append(parts, dirParts...)
 			files = append(files, dirFiles...)
 			continue
@@ -54,9 +56,9 @@ func Load(paths []string, opts Options) (*cluster.Model, error) {
 		files = append(files, p)
 		named[p] = true
 	}
-	parts = append(parts, readFiles(files, named)...)
+	parts = append(parts, readFiles(fsys, files, named)...)
 	for _, c := range opts.Charts {
-		part, err := loadChart(c, opts)
+		part, err := loadChart(fsys, c, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -81,27 +83,33 @@ func Build(parts ...*cluster.Model) *cluster.Model {
 // walk finds inputs under a directory. A directory with .tf files is a Terraform
 // root (its local modules are read through it, not as roots of their own); a
 // directory with Chart.yaml is a Helm chart, read only through a release or --chart.
-func walk(root string, opts Options) ([]*cluster.Model, []string, error) {
+// A directory that cannot be read is a problem; the rest of the tree is still read.
+func walk(fsys *inputfs.FS, root string, opts Options) ([]*cluster.Model, []string) {
 	var parts []*cluster.Model
 	var files []string
 	tfRoots := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	fsys.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("walk %s: %w", path, err)
+			parts = append(parts, &cluster.Model{Problems: []cluster.Problem{{
+				Origin:     cluster.Origin{File: path},
+				Message:    "directory cannot be read: " + readReason(err) + "; what it holds is not analysed",
+				Unresolved: true,
+			}}})
+			return nil
 		}
 		if d.IsDir() {
 			name := d.Name()
 			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor") {
 				return filepath.SkipDir
 			}
-			if fileExists(filepath.Join(path, "Chart.yaml")) {
+			if fsys.IsRegular(filepath.Join(path, "Chart.yaml")) {
 				return filepath.SkipDir
 			}
-			if hasTF(path) && !underRoot(path, tfRoots) {
+			if hasTF(fsys, path) && !underRoot(path, tfRoots) {
 				tfRoots[path] = true
-				part, err := loadTerraform(path, opts)
+				part, err := loadTerraform(fsys, path, opts)
 				if err != nil {
-					return err
+					part = &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: path}, Message: err.Error(), Unresolved: true}}}
 				}
 				parts = append(parts, part)
 			}
@@ -112,7 +120,16 @@ func walk(root string, opts Options) ([]*cluster.Model, []string, error) {
 		}
 		return nil
 	})
-	return parts, files, err
+	return parts, files
+}
+
+// readReason is why a read failed, without the path (the finding names it).
+func readReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func underRoot(path string, roots map[string]bool) bool {
@@ -124,8 +141,8 @@ func underRoot(path string, roots map[string]bool) bool {
 	return false
 }
 
-func hasTF(dir string) bool {
-	entries, err := os.ReadDir(dir)
+func hasTF(fsys *inputfs.FS, dir string) bool {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return false
 	}
@@ -135,11 +152,6 @@ func hasTF(dir string) bool {
 		}
 	}
 	return false
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
 }
 
 func isManifestName(name string) bool {
@@ -156,7 +168,7 @@ func isManifestName(name string) bool {
 // readFiles decodes files in parallel, keeping their order. In a file the user
 // named, a document that is not a Kubernetes object is a problem; in a directory
 // walk such documents (values files, CI configs) are simply not manifests.
-func readFiles(files []string, named map[string]bool) []*cluster.Model {
+func readFiles(fsys *inputfs.FS, files []string, named map[string]bool) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -166,17 +178,21 @@ func readFiles(files []string, named map[string]bool) []*cluster.Model {
 		go func(i int, f string) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = readFile(f, named[f])
+			out[i] = readFile(fsys, f, named[f])
 		}(i, f)
 	}
 	wg.Wait()
 	return out
 }
 
-func readFile(file string, explicit bool) *cluster.Model {
-	data, err := os.ReadFile(file)
+func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
+	limit := inputfs.MaxManifest
+	if lower := strings.ToLower(file); strings.HasSuffix(lower, ".json") || strings.HasSuffix(lower, ".gz") {
+		limit = inputfs.MaxSnapshot // snapshots of large clusters are large
+	}
+	data, err := fsys.ReadFile(file, limit)
 	if err != nil {
-		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + err.Error()}}}
+		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err)}}}
 	}
 	if m, ok := readSpecial(file, data); ok {
 		return m

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
 
@@ -242,12 +243,12 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s  %s\n", bold(p, d.Object), d.Origin)
+		fmt.Fprintf(&b, "%s  %s\n", bold(p, report.Line(d.Object)), report.Line(d.Origin))
 		if d.Component != "" {
-			fmt.Fprintf(&b, "  component: %s\n", d.Component)
+			fmt.Fprintf(&b, "  component: %s\n", report.Line(d.Component))
 		}
 		if d.Bootstrap != "" {
-			fmt.Fprintf(&b, "  needed before Karpenter: %s\n", d.Bootstrap)
+			fmt.Fprintf(&b, "  needed before Karpenter: %s\n", report.Line(d.Bootstrap))
 		}
 		for _, ph := range d.Phases {
 			title := ph.Phase + " phase"
@@ -260,36 +261,36 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 		if pd := d.Pods; pd != nil {
 			fmt.Fprintf(&b, "\n  pods: %d, running %d, Pending %d", pd.Total, pd.Running, len(pd.Pending))
 			if len(pd.Pending) > 0 {
-				fmt.Fprintf(&b, " (%s)", strings.Join(pd.Pending, ", "))
+				fmt.Fprintf(&b, " (%s)", report.Line(strings.Join(pd.Pending, ", ")))
 			}
 			b.WriteString("\n")
 			if pd.Scheduler != "" {
-				fmt.Fprintf(&b, "    kube-scheduler: %q\n      (%s)\n", pd.Scheduler, pd.SchedulerFrom)
+				fmt.Fprintf(&b, "    kube-scheduler: %q\n      (%s)\n", pd.Scheduler, report.Line(pd.SchedulerFrom))
 			} else if len(pd.Pending) > 0 {
 				b.WriteString("    kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour)\n")
 			}
 			if pl := pd.Placement; pl != nil {
-				fmt.Fprintf(&b, "    eksdoctor, for pod %s: %s\n", pd.Pending[0], resultWord(p, pl.Result))
+				fmt.Fprintf(&b, "    eksdoctor, for pod %s: %s\n", report.Line(pd.Pending[0]), resultWord(p, pl.Result))
 				writeSources(&b, p, *pl, "      ")
 			}
 		}
 	}
-	_, err = fmt.Fprint(env.Stdout, b.String())
+	_, err = fmt.Fprint(env.Stdout, report.Guard(b.String()))
 	return err
 }
 
 // writeSources renders a placement's summary and its sources' verdicts.
 func writeSources(b *strings.Builder, paint bool, ph phaseJSON, indent string) {
-	fmt.Fprintf(b, "%s%s\n", indent, ph.Summary)
+	fmt.Fprintf(b, "%s%s\n", indent, report.Line(ph.Summary))
 	for _, src := range ph.Sources {
 		line := fmt.Sprintf("%s %q", src.Kind, src.Name)
 		fmt.Fprintf(b, "%s- %s: %s", indent, line, resultWord(paint, src.Result))
 		if len(src.InstanceTypes) > 0 && src.Result == "fits" {
-			fmt.Fprintf(b, " (e.g. %s)", strings.Join(src.InstanceTypes, ", "))
+			fmt.Fprintf(b, " (e.g. %s)", report.Line(strings.Join(src.InstanceTypes, ", ")))
 		}
 		b.WriteString("\n")
 		for _, r := range src.Reasons {
-			fmt.Fprintf(b, "%s    %s\n", indent, r)
+			fmt.Fprintf(b, "%s    %s\n", indent, report.Line(r))
 		}
 	}
 }

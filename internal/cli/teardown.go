@@ -10,6 +10,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
 
@@ -143,32 +144,32 @@ func writeTeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, pai
 			if org := it.Origin.String(); org != "" {
 				line += "  " + org
 			}
-			b.WriteString(line + "\n")
+			b.WriteString(report.Line(line) + "\n")
 			for _, l := range it.Live {
-				b.WriteString("       still present: " + l + "\n")
+				b.WriteString("       still present: " + report.Line(l) + "\n")
 			}
 		}
 		for _, bl := range blockers[st.Stage] {
-			fmt.Fprintf(&b, "   blocked now: %s\n", bl)
+			fmt.Fprintf(&b, "   blocked now: %s\n", report.Line(bl))
 		}
 		if st.Wait != "" {
-			fmt.Fprintf(&b, "   wait until %s\n", st.Wait)
+			fmt.Fprintf(&b, "   wait until %s\n", report.Line(st.Wait))
 		}
 		for _, c := range st.Commands {
-			fmt.Fprintf(&b, "   $ %s\n", c)
+			fmt.Fprintf(&b, "   $ %s\n", report.Line(c))
 		}
 	}
 	if len(findings) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", bold(paint, "Hazards"))
 		for _, f := range findings {
-			fmt.Fprintf(&b, "  %s %s  %s\n    %s\n", f.Severity, f.Check, f.Origin, f.Summary)
+			fmt.Fprintf(&b, "  %s %s  %s\n    %s\n", f.Severity, f.Check, report.Line(f.Origin.String()), report.Line(f.Summary))
 		}
 	}
 	if len(plan.Edits) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", bold(paint, "Edits that make terraform destroy follow this order"))
 		for _, e := range plan.Edits {
-			fmt.Fprintf(&b, "  %s  %s\n", e.Origin, e.Address)
-			for _, l := range strings.Split(strings.TrimRight(e.HCL(), "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s  %s\n", report.Line(e.Origin.String()), report.Line(e.Address))
+			for _, l := range strings.Split(strings.TrimRight(report.Block(e.HCL()), "\n"), "\n") {
 				b.WriteString("    " + l + "\n")
 			}
 		}
@@ -181,9 +182,9 @@ func writeTeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, pai
 		b.WriteString(".\n")
 	}
 	for _, n := range plan.Notes {
-		fmt.Fprintf(&b, "\nNote: %s.\n", n)
+		fmt.Fprintf(&b, "\nNote: %s.\n", report.Line(n))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, report.Guard(b.String()))
 	return err
 }
 

@@ -24,15 +24,16 @@ func Expand(m *cluster.Model) {
 	if m == nil {
 		return
 	}
+	budget := &renderBudget{left: maxRenderTotal}
 	kube := m.Cluster.KubernetesVersion
 	for _, r := range m.HelmReleases {
-		if r == nil {
-			continue
+		if r == nil || r.Rendered {
+			continue // rendered when it was loaded
 		}
 		var objs []*cluster.Object
 		var probs []cluster.Problem
-		if r.ChartDir != "" {
-			objs, probs = render(r.ChartDir, r, kube)
+		if r.ChartDir != "" && r.ChartFiles != nil {
+			objs, probs = render(budget, r.ChartDir, r.ChartFiles, r, kube)
 			r.Rendered = true
 		} else {
 			var notes []cluster.Note
@@ -212,11 +213,11 @@ func decodeSynthesized(docs []renderedDoc, at cluster.Origin) ([]*cluster.Object
 	var objs []*cluster.Object
 	var probs []cluster.Problem
 	for _, d := range docs {
-		o, p := manifest.DecodeAt(d.name, 1, []byte(d.text))
+		o, p := manifest.DecodeAt(d.Name, 1, []byte(d.Text))
 		for _, x := range p {
 			// A values-induced YAML error inside synthesized text: report it at
 			// the release, with the engine's words.
-			probs = append(probs, cluster.Problem{Origin: at, Message: "values produce invalid YAML in " + d.name + ": " + x.Message})
+			probs = append(probs, cluster.Problem{Origin: at, Message: "values produce invalid YAML in " + d.Name + ": " + x.Message})
 		}
 		for _, obj := range o {
 			obj.Origin = at

@@ -84,7 +84,7 @@ func TestKnowledgeBaseChartRendersFromDisk(t *testing.T) {
 			}
 		}
 		r := &cluster.HelmRelease{Name: tc.chart, Namespace: "kube-system", Chart: tc.chart, Version: tc.version, Values: tc.values}
-		rendered, probs := Render(dir, r)
+		rendered, probs := renderDir(t, dir, r)
 		if len(probs) != 0 {
 			t.Fatalf("%s %s: %v", tc.chart, tc.version, probs)
 		}

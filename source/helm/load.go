@@ -2,28 +2,35 @@ package helm
 
 import (
 	"fmt"
-	"os"
+	"path/filepath"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/strvals"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
 // LoadChart renders the chart at dir (a directory or .tgz) with values files applied
-// in order, as "helm template --values" does, and returns a model holding the
-// release and its objects. Values files that cannot be read or parsed are errors;
-// a chart that does not render is a Problem in the model.
-func LoadChart(dir string, valuesFiles []string, release, namespace string) (*cluster.Model, error) {
-	ch, err := loadChart(dir)
+// in order, as "helm template --values" does, reading through fsys (nil reads dir
+// and the values files only), and returns a model holding the release and its
+// objects. Values files and charts that cannot be read are errors; a chart that
+// does not render is a Problem in the model.
+func LoadChart(fsys *inputfs.FS, dir string, valuesFiles []string, release, namespace string) (*cluster.Model, error) {
+	if fsys == nil {
+		fsys = inputfs.New(append([]string{dir}, valuesFiles...)...)
+		defer fsys.Close()
+	}
+	files, left, err := ReadChart(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("load chart %s: %w", dir, err)
 	}
 	vals := map[string]any{}
 	origins := map[string]cluster.Origin{}
 	for _, f := range valuesFiles {
-		data, err := os.ReadFile(f)
+		data, err := fsys.ReadFile(f, inputfs.MaxManifest)
 		if err != nil {
 			return nil, fmt.Errorf("read values file: %w", err)
 		}
@@ -36,26 +43,37 @@ func LoadChart(dir string, valuesFiles []string, release, namespace string) (*cl
 			origins[k] = org
 		}
 	}
-	if release == "" {
-		release = ch.Name()
-	}
 	if namespace == "" {
 		namespace = "default"
 	}
 	r := &cluster.HelmRelease{
 		Name:         release,
 		Namespace:    namespace,
-		Chart:        ch.Name(),
-		Version:      ch.Metadata.Version,
+		Chart:        dir,
 		Values:       vals,
 		ValueOrigins: origins,
 		ChartDir:     dir,
+		ChartFiles:   files,
 		Rendered:     true,
 		Origin:       cluster.Origin{File: dir},
 	}
 	m := &cluster.Model{HelmReleases: []*cluster.HelmRelease{r}}
-	m.Objects, m.Problems = Render(dir, r)
+	m.Objects, m.Problems = Render(dir, files, r)
+	m.Problems = append(LeftOut(dir, left), m.Problems...)
 	return m, nil
+}
+
+// LeftOut words the chart files ReadChart left out as problems.
+func LeftOut(dir string, left []string) []cluster.Problem {
+	var out []cluster.Problem
+	for _, n := range left {
+		out = append(out, cluster.Problem{
+			Origin:     cluster.Origin{File: filepath.Join(dir, filepath.FromSlash(n))},
+			Message:    fmt.Sprintf("chart file %s links outside the inputs; the chart is rendered without it", n),
+			Unresolved: true,
+		})
+	}
+	return out
 }
 
 // ParseValues reads a Helm values file into JSON-compatible values and the origin
@@ -76,7 +94,7 @@ func ParseValues(file string, data []byte) (map[string]any, map[string]cluster.O
 	if node.Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("values file %s:%d: expected a mapping of values", file, node.Line)
 	}
-	v, err := nodeValue(node, file, "", origins, 0)
+	v, err := nodeValue(manifest.NewBudget(&root), node, file, "", origins, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("values file %s: %w", file, err)
 	}
@@ -85,22 +103,25 @@ func ParseValues(file string, data []byte) (map[string]any, map[string]cluster.O
 }
 
 // nodeValue converts a YAML node; depth bounds alias expansion.
-func nodeValue(n *yaml.Node, file, path string, origins map[string]cluster.Origin, depth int) (any, error) {
+func nodeValue(b *manifest.Budget, n *yaml.Node, file, path string, origins map[string]cluster.Origin, depth int) (any, error) {
 	if depth > 64 {
 		return nil, fmt.Errorf("line %d: values nested too deeply", n.Line)
+	}
+	if err := b.Spend(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return nil, nil
 		}
-		return nodeValue(n.Alias, file, path, nil, depth+1)
+		return nodeValue(b, n.Alias, file, path, nil, depth+1)
 	case yaml.MappingNode:
 		m := map[string]any{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" && k.Tag != "!!str" {
-				merged, err := nodeValue(val, file, path, nil, depth+1)
+				merged, err := nodeValue(b, val, file, path, nil, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -120,7 +141,7 @@ func nodeValue(n *yaml.Node, file, path string, origins map[string]cluster.Origi
 			if origins != nil {
 				origins[p] = cluster.Origin{File: file, Line: k.Line, Path: p}
 			}
-			x, err := nodeValue(val, file, p, origins, depth+1)
+			x, err := nodeValue(b, val, file, p, origins, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +151,7 @@ func nodeValue(n *yaml.Node, file, path string, origins map[string]cluster.Origi
 	case yaml.SequenceNode:
 		l := make([]any, 0, len(n.Content))
 		for _, it := range n.Content {
-			x, err := nodeValue(it, file, path, nil, depth+1)
+			x, err := nodeValue(b, it, file, path, nil, depth+1)
 			if err != nil {
 				return nil, err
 			}

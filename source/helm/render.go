@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 
@@ -31,61 +31,62 @@ const (
 	AddonVersionAnnotation = "eksdoctor.io/addon-version"
 )
 
-// Render renders a local chart directory or .tgz with the release's values, name and
-// namespace. Each object's origin is the template inside the chart that produced it
-// (File is chartPath joined with the template path, Line the line in that template's
-// rendered output, as "helm template" prints it). Hooks are included (their Jobs run
-// pods too); test hooks are not, since only "helm test" runs them.
-func Render(chartPath string, r *cluster.HelmRelease) ([]*cluster.Object, []cluster.Problem) {
-	return render(chartPath, r, DefaultKubernetesVersion)
+// Render renders the files of a local chart (read by ReadChart from chartPath) with
+// the release's values, name and namespace. Each object's origin is the template
+// inside the chart that produced it (File is chartPath joined with the template path,
+// Line the line in that template's rendered output, as "helm template" prints it).
+// Hooks are included (their Jobs run pods too); test hooks are not, since only
+// "helm test" runs them. The chart runs in a child process with time and memory
+// budgets; a chart that exceeds one is a problem, and the rest goes on.
+func Render(chartPath string, files []cluster.File, r *cluster.HelmRelease) ([]*cluster.Object, []cluster.Problem) {
+	return render(&renderBudget{left: maxRenderTotal}, chartPath, files, r, DefaultKubernetesVersion)
 }
 
-func render(chartPath string, r *cluster.HelmRelease, kubeVersion string) ([]*cluster.Object, []cluster.Problem) {
-	if r == nil {
-		r = &cluster.HelmRelease{}
-	}
+func render(b *renderBudget, chartPath string, files []cluster.File, r *cluster.HelmRelease, kubeVersion string) ([]*cluster.Object, []cluster.Problem) {
 	at := r.Origin
 	if at.IsZero() {
 		at = cluster.Origin{File: chartPath}
 	}
-	ch, err := loadChart(chartPath)
+	resp, err := renderIsolated(b, renderRequest{
+		Files: files, Values: r.Values, Release: r.Name, Namespace: r.Namespace,
+		KubeVersion: kubeVersion,
+	})
 	if err != nil {
-		return nil, []cluster.Problem{{Origin: at, Message: fmt.Sprintf("chart %s could not be loaded: %v", chartPath, err)}}
+		return nil, []cluster.Problem{{Origin: at, Message: fmt.Sprintf("chart %s is %s", chartPath, err)}}
 	}
-	docs, err := renderChart(ch, r, kubeVersion)
-	if err != nil {
-		return nil, []cluster.Problem{renderProblem(ch.Name(), chartPath, at, err)}
+	if resp.Chart != "" {
+		if r.Chart == "" || r.Chart == chartPath {
+			r.Chart = resp.Chart
+		}
+		if r.Version == "" {
+			r.Version = resp.Version
+		}
+		if r.Name == "" {
+			r.Name = resp.Chart
+		}
+	}
+	if resp.Err != "" {
+		return nil, []cluster.Problem{renderProblem(resp.Chart, chartPath, at, errors.New(clip(resp.Err)))}
 	}
 	var objs []*cluster.Object
 	var probs []cluster.Problem
-	for _, d := range docs {
-		file := filepath.Join(chartPath, filepath.FromSlash(templateRel(ch.Name(), d.name)))
+	for _, d := range resp.Docs {
+		file := filepath.Join(chartPath, filepath.FromSlash(templateRel(resp.Chart, d.Name)))
 		if isArchive(chartPath) {
-			file = filepath.Join(chartPath, filepath.FromSlash(d.name))
+			file = filepath.Join(chartPath, filepath.FromSlash(d.Name))
 		}
-		o, p := manifest.DecodeAt(file, 1, []byte(d.text))
+		o, p := manifest.DecodeAt(file, 1, []byte(d.Text))
 		probs = append(probs, p...)
 		for _, obj := range o {
 			if isTestHook(obj) {
 				continue
 			}
-			finish(obj, releaseVia(r), releaseManager(r), releaseNamespace(r, ch.Name()))
+			finish(obj, releaseVia(r), releaseManager(r), releaseNamespace(r, resp.Chart))
 			objs = append(objs, obj)
 		}
 	}
-	recognizeRendered(ch, objs)
+	recognizeRendered(resp.Chart, resp.Version, objs)
 	return objs, probs
-}
-
-// loadChart reads a chart without following symlinks out of it or fetching
-// dependencies: what is not vendored under charts/ is not rendered.
-func loadChart(chartPath string) (c *chart.Chart, err error) {
-	defer func() {
-		if rec := recover(); rec != nil {
-			err = fmt.Errorf("loading chart failed: %v", rec)
-		}
-	}()
-	return loader.Load(chartPath)
 }
 
 func isArchive(p string) bool {
@@ -102,9 +103,11 @@ func templateRel(chartName, name string) string {
 }
 
 type renderedDoc struct {
-	name string
-	text string
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
+
+type chartType = chart.Chart
 
 // renderChart runs the Helm template engine the way "helm template" does, offline.
 func renderChart(ch *chart.Chart, r *cluster.HelmRelease, kubeVersion string) (docs []renderedDoc, err error) {
@@ -154,7 +157,7 @@ func renderChart(ch *chart.Chart, r *cluster.HelmRelease, kubeVersion string) (d
 		if strings.TrimSpace(out[n]) == "" {
 			continue
 		}
-		docs = append(docs, renderedDoc{name: n, text: out[n]})
+		docs = append(docs, renderedDoc{Name: n, Text: out[n]})
 	}
 	return docs, nil
 }
@@ -174,7 +177,7 @@ var templateLineRE = regexp.MustCompile(`([A-Za-z0-9_.\-/]+\.(?:yaml|yml|tpl|txt
 
 // renderProblem names the chart and the template and line Helm reports.
 func renderProblem(chartName, chartPath string, at cluster.Origin, err error) cluster.Problem {
-	msg := err.Error()
+	msg := clip(err.Error())
 	p := cluster.Problem{Origin: at, Message: fmt.Sprintf("chart %s does not render: %s", chartName, msg)}
 	if m := templateLineRE.FindStringSubmatch(msg); m != nil && chartPath != "" {
 		line, _ := strconv.Atoi(m[2])
@@ -271,8 +274,8 @@ func setAnnotation(o *cluster.Object, k, v string) {
 
 // recognizeRendered marks the workloads of a rendered well-known chart with their
 // component and the chart version, as synthesized ones are.
-func recognizeRendered(ch *chart.Chart, objs []*cluster.Object) {
-	kb, ok := catalog.ChartFor(ch.Name(), ch.Metadata.Version)
+func recognizeRendered(name, version string, objs []*cluster.Object) {
+	kb, ok := catalog.ChartFor(name, version)
 	if !ok {
 		return
 	}
@@ -284,7 +287,7 @@ func recognizeRendered(ch *chart.Chart, objs []*cluster.Object) {
 			setAnnotation(o, ComponentAnnotation, id)
 		}
 		if o.Annotations[ComponentAnnotation] != "" {
-			setAnnotation(o, ChartVersionAnnotation, ch.Metadata.Version)
+			setAnnotation(o, ChartVersionAnnotation, version)
 		}
 	}
 }

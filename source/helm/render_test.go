@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 )
 
 const miniChart = "testdata/karpenter-mini"
@@ -40,7 +41,7 @@ func TestRenderLocalChart(t *testing.T) {
 			"tolerations": []any{map[string]any{"key": "karpenter.sh/controller", "operator": "Exists"}},
 		},
 	}
-	objs, probs := Render(miniChart, r)
+	objs, probs := renderDir(t, miniChart, r)
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
 	}
@@ -111,7 +112,7 @@ func TestRenderLocalChart(t *testing.T) {
 
 func TestRenderFromTerraform(t *testing.T) {
 	r := &cluster.HelmRelease{Name: "kp", Namespace: "karpenter", Address: "helm_release.karpenter", Origin: cluster.Origin{File: "main.tf", Line: 12}}
-	objs, probs := Render(miniChart, r)
+	objs, probs := renderDir(t, miniChart, r)
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
 	}
@@ -135,7 +136,7 @@ func TestRenderArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, probs := Render(tgz, &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system"})
+	objs, probs := renderDir(t, tgz, &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system"})
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
 	}
@@ -146,7 +147,7 @@ func TestRenderArchive(t *testing.T) {
 }
 
 func TestRenderErrorIsProblem(t *testing.T) {
-	objs, probs := Render("testdata/broken", &cluster.HelmRelease{Name: "b", Namespace: "default"})
+	objs, probs := renderDir(t, "testdata/broken", &cluster.HelmRelease{Name: "b", Namespace: "default"})
 	if len(objs) != 0 {
 		t.Errorf("objects from a chart that does not render: %d", len(objs))
 	}
@@ -163,10 +164,21 @@ func TestRenderErrorIsProblem(t *testing.T) {
 }
 
 func TestRenderMissingChart(t *testing.T) {
-	_, probs := Render("testdata/nope", &cluster.HelmRelease{Name: "x", Origin: cluster.Origin{File: "main.tf", Line: 3}})
-	if len(probs) != 1 || probs[0].Origin.File != "main.tf" || !strings.Contains(probs[0].Message, "testdata/nope") {
-		t.Errorf("problems = %v", probs)
+	if _, _, err := ReadChart(inputfs.New("testdata"), "testdata/nope"); err == nil || !strings.Contains(err.Error(), "testdata/nope") {
+		t.Errorf("reading a missing chart: %v", err)
 	}
+}
+
+// renderDir reads a chart with only its own directory readable, and renders it.
+func renderDir(t *testing.T, dir string, r *cluster.HelmRelease) ([]*cluster.Object, []cluster.Problem) {
+	t.Helper()
+	fsys := inputfs.New(dir)
+	defer fsys.Close()
+	files, left, err := ReadChart(fsys, dir)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("ReadChart(%s): %v, left out %v", dir, err, left)
+	}
+	return Render(dir, files, r)
 }
 
 func TestLoadChartWithValuesFiles(t *testing.T) {
@@ -175,7 +187,7 @@ func TestLoadChartWithValuesFiles(t *testing.T) {
 	b := filepath.Join(dir, "b.yaml")
 	writeFile(t, a, "replicas: 3\nnodeSelector:\n  pool: system\n")
 	writeFile(t, b, "# later files win\nnodeSelector:\n  pool: core\npodLabels:\n  app: kp\n")
-	m, err := LoadChart(miniChart, []string{a, b}, "", "")
+	m, err := LoadChart(nil, miniChart, []string{a, b}, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +208,11 @@ func TestLoadChartWithValuesFiles(t *testing.T) {
 	if got := dep.Get("spec.replicas"); got != int64(3) {
 		t.Errorf("replicas = %#v", got)
 	}
-	if _, err := LoadChart(miniChart, []string{filepath.Join(dir, "missing.yaml")}, "", ""); err == nil {
+	if _, err := LoadChart(nil, miniChart, []string{filepath.Join(dir, "missing.yaml")}, "", ""); err == nil {
 		t.Error("a missing values file is not an error")
 	}
 	writeFile(t, a, "replicas: [\n")
-	if _, err := LoadChart(miniChart, []string{a}, "", ""); err == nil || !strings.Contains(err.Error(), a) {
+	if _, err := LoadChart(nil, miniChart, []string{a}, "", ""); err == nil || !strings.Contains(err.Error(), a) {
 		t.Errorf("bad values file error = %v, want one naming the file", err)
 	}
 }

@@ -349,12 +349,20 @@ func fatal(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || apierrors.IsUnauthorized(err) {
 		return true
 	}
+	var we *waitError
+	if errors.As(err, &we) {
+		return false // this list is given up; the others may still be read
+	}
 	var status apierrors.APIStatus
 	return !errors.As(err, &status)
 }
 
 // describe renders why a list was skipped, starting with the kind of refusal.
 func describe(err error) string {
+	var we *waitError
+	if errors.As(err, &we) {
+		return we.Error()
+	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return err.Error()

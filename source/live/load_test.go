@@ -461,6 +461,47 @@ func TestLoadRetriesTransientFailures(t *testing.T) {
 	}
 }
 
+// A server that asks to wait longer than the request timeout is not waited for: the
+// list is skipped at once with what the server asked, and the rest is read.
+func TestLoadGivesUpOnLongRetryAfter(t *testing.T) {
+	fixture(t)
+	rec := newRecorder(t)
+	rec.fail = func(req *http.Request) (*http.Response, error) {
+		if req.URL.Path != "/api/v1/nodes" {
+			return nil, nil
+		}
+		resp := statusResponse(req, http.StatusTooManyRequests)
+		resp.Header.Set("Retry-After", "94")
+		return resp, nil
+	}
+	const timeout = 5 * time.Second
+	began := time.Now()
+	m, err := Load(testContext(t), Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, WrapTransport: rec.wrap, Timeout: timeout})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if took := time.Since(began); took > 30*time.Second {
+		t.Errorf("Load took %s: it waited for the server's Retry-After", took)
+	}
+	if got := len(rec.matching("GET /api/v1/nodes?")); got != 1 {
+		t.Errorf("nodes requested %d times, want 1", got)
+	}
+	var reason string
+	for _, s := range m.Live.Skipped {
+		if strings.HasPrefix(s.Resource, "nodes") {
+			reason = s.Reason
+		}
+	}
+	for _, want := range []string{"429 Too Many Requests", "asked to wait 1m34s", "request timeout of 5s", "--request-timeout"} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("skip reason %q does not say %q", reason, want)
+		}
+	}
+	if find(m, "Deployment", "apps", "web") == nil {
+		t.Error("the other resources were not read")
+	}
+}
+
 // Each request has its own deadline: a request that hangs is abandoned when its
 // deadline passes and tried again.
 func TestLoadAbandonsHungRequests(t *testing.T) {

@@ -29,10 +29,9 @@ func origin(context string) cluster.Origin {
 	return cluster.Origin{File: "cluster:" + context}
 }
 
-// newObject wraps one object's content. managedFields say who wrote each field
-// when; they are large, change on every write and no check reads them.
+// newObject wraps one object's content, pruned to what the checks read (see prune).
 func newObject(content map[string]any, org cluster.Origin) *cluster.Object {
-	unstructured.RemoveNestedField(content, "metadata", "managedFields")
+	prune(content)
 	u := unstructured.Unstructured{Object: content}
 	return &cluster.Object{
 		APIVersion:  u.GetAPIVersion(),

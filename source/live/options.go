@@ -116,5 +116,7 @@ func restConfig(o Options) (*rest.Config, string, error) {
 	if o.WrapTransport != nil {
 		cfg.Wrap(o.WrapTransport)
 	}
+	// Outermost, so that it sees every answer, including those of a wrapper.
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return retryAfterGuard{rt} })
 	return cfg, name, nil
 }

@@ -12,6 +12,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 )
 
 // A snapshot is a JSON document holding what a live read saw, for offline analysis:
@@ -142,6 +143,47 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// A compressed snapshot may expand to at most this many times its size, and never
+// beyond inputfs.MaxSnapshot: real snapshots compress about ten to twenty times; a
+// few megabytes that expand to gigabytes are an attack on the reader.
+const (
+	maxExpansion   = 50
+	minExpandLimit = 32 << 20
+)
+
+func expandLimit(compressed int) int64 {
+	return min(inputfs.MaxSnapshot, max(minExpandLimit, int64(compressed)*maxExpansion))
+}
+
+// gunzip decompresses a snapshot within expandLimit.
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	// Read in chunks, so that a stream cut off at the limit never held more than
+	// the limit (a growing buffer briefly holds twice what it has).
+	limit := expandLimit(len(data))
+	var chunks [][]byte
+	var total int64
+	for total <= limit {
+		chunk := make([]byte, 1<<20)
+		n, err := io.ReadFull(zr, chunk)
+		chunks = append(chunks, chunk[:n])
+		total += int64(n)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if total > limit {
+		return nil, fmt.Errorf("it expands beyond %s (%d times its compressed size, at most %s); it is not read", inputfs.Size(limit), maxExpansion, inputfs.Size(inputfs.MaxSnapshot))
+	}
+	return bytes.Join(chunks, nil), nil
+}
+
 // gzipMagic starts every gzip stream.
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -156,7 +198,7 @@ func IsSnapshot(data []byte) bool {
 		if err != nil {
 			return false
 		}
-		r = zr
+		r = io.LimitReader(zr, expandLimit(len(data)))
 	}
 	dec := json.NewDecoder(r)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -185,11 +227,8 @@ func IsSnapshot(data []byte) bool {
 // Kubernetes object becomes a problem; the others are still read.
 func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 	if isGzip(data) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
+		var err error
+		if data, err = gunzip(data); err != nil {
 			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
 		}
 	}

@@ -3,11 +3,15 @@ package live
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
@@ -216,5 +220,131 @@ func TestReadSnapshotKeepsGoodObjects(t *testing.T) {
 	}
 	if m.Identity.AwsAuth == nil || m.Identity.AwsAuth.Complete {
 		t.Errorf("an aws-auth that does not decode must be kept as incomplete: %+v", m.Identity.AwsAuth)
+	}
+}
+
+// A snapshot keeps only what the checks read: container commands, arguments and
+// environment values, EC2NodeClass user data and annotations no check reads
+// (kubectl's last-applied-configuration copies whole objects) never reach it.
+func TestSnapshotHoldsNothingTheChecksDoNotRead(t *testing.T) {
+	fixture(t)
+	ctx := testContext(t)
+	const canary = "canary-7d1f0e"
+	objs, err := env.Apply(ctx, []byte(`
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: private
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: karpenter
+  namespace: private
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"password":"`+canary+`"}'
+    meta.helm.sh/release-name: karpenter
+    eksdoctor.io/ignore: pod-unschedulable
+spec:
+  selector: {matchLabels: {app: k}}
+  template:
+    metadata:
+      labels: {app: k}
+      annotations: {note: `+canary+`, helm.sh/hook: pre-install}
+    spec:
+      initContainers:
+      - name: init
+        image: busybox
+        command: [sh, -c, "echo `+canary+`"]
+      containers:
+      - name: controller
+        image: karpenter
+        command: ["/karpenter", "--token=`+canary+`"]
+        args: ["--cluster-name=prod", "--api-key=`+canary+`"]
+        env:
+        - {name: CLUSTER_NAME, value: prod}
+        - {name: AWS_SECRET_ACCESS_KEY, value: `+canary+`}
+        - name: FROM_SECRET
+          valueFrom: {secretKeyRef: {name: creds, key: token}}
+        resources: {requests: {cpu: 100m}}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: private
+spec:
+  role: KarpenterNodeRole
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {a: b}}]
+  securityGroupSelectorTerms: [{tags: {a: b}}]
+  userData: "echo `+canary+`"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// No namespace controller runs here: delete the objects themselves.
+		dyn := dynamic.NewForConfigOrDie(env.Config)
+		for _, o := range objs {
+			plural := strings.ToLower(o.GetKind()) + "s"
+			if strings.HasSuffix(o.GetKind(), "s") {
+				plural = strings.ToLower(o.GetKind()) + "es" // EC2NodeClass: ec2nodeclasses
+			}
+			gvr := schema.GroupVersionResource{Group: o.GroupVersionKind().Group, Version: o.GroupVersionKind().Version, Resource: plural}
+			ri := dyn.Resource(gvr)
+			var err error
+			if o.GetNamespace() != "" {
+				err = ri.Namespace(o.GetNamespace()).Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
+			} else if o.GetKind() != "Namespace" {
+				err = ri.Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
+			}
+			if err != nil {
+				t.Errorf("delete %s/%s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+	})
+
+	m, err := Load(ctx, Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSnapshot(&buf, m, false); err != nil {
+		t.Fatal(err)
+	}
+	snap := buf.String()
+	if strings.Contains(snap, canary) {
+		for _, l := range strings.Split(snap, "\n") {
+			if strings.Contains(l, canary) {
+				t.Errorf("the snapshot holds what no check reads: %s", l)
+			}
+		}
+	}
+	dep := find(m, "Deployment", "private", "karpenter")
+	if dep == nil {
+		t.Fatal("the Deployment was not read")
+	}
+	// What the checks read stays.
+	for path, want := range map[string]any{
+		"metadata.annotations":                               map[string]any{"meta.helm.sh/release-name": "karpenter", "eksdoctor.io/ignore": "pod-unschedulable"},
+		"spec.template.metadata.annotations":                 map[string]any{"helm.sh/hook": "pre-install"},
+		"spec.template.spec.containers.0.args":               []any{"--cluster-name"},
+		"spec.template.spec.containers.0.env.0":              map[string]any{"name": "CLUSTER_NAME", "value": "prod"},
+		"spec.template.spec.containers.0.env.1":              map[string]any{"name": "AWS_SECRET_ACCESS_KEY"},
+		"spec.template.spec.containers.0.env.2.valueFrom":    map[string]any{"secretKeyRef": map[string]any{"name": "creds", "key": "token"}},
+		"spec.template.spec.containers.0.resources.requests": map[string]any{"cpu": "100m"},
+		"spec.template.spec.initContainers.0.name":           "init",
+	} {
+		if diff := cmp.Diff(want, dep.Get(path)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", path, diff)
+		}
+	}
+	for _, path := range []string{"spec.template.spec.containers.0.command", "spec.template.spec.initContainers.0.command"} {
+		if dep.Get(path) != nil {
+			t.Errorf("%s kept", path)
+		}
+	}
+	if nc := find(m, "EC2NodeClass", "", "private"); nc == nil || nc.Get("spec.userData") != nil || nc.Get("spec.role") != "KarpenterNodeRole" {
+		t.Errorf("EC2NodeClass: %v", nc)
 	}
 }

@@ -120,7 +120,7 @@ func decodeDocument(file string, offset int, text []byte, lazy bool) ([]*cluster
 	if node.Kind == yaml.ScalarNode && node.Tag == "!!null" {
 		return nil, nil
 	}
-	c := converter{offset: offset - 1}
+	c := converter{offset: offset - 1, budget: NewBudget(&root)}
 	if !lazy {
 		c.lines = map[string]int{}
 	}
@@ -197,7 +197,7 @@ func lineIndex(text []byte, offset, item int, inList bool) func() map[string]int
 		if yaml.Unmarshal(text, &root) != nil || len(root.Content) == 0 {
 			return map[string]int{}
 		}
-		c := converter{lines: map[string]int{}, offset: offset - 1}
+		c := converter{lines: map[string]int{}, offset: offset - 1, budget: NewBudget(&root)}
 		if _, err := c.value(root.Content[0], "", 0); err != nil {
 			return map[string]int{}
 		}
@@ -331,7 +331,9 @@ func describe(v any) string {
 type converter struct {
 	lines  map[string]int
 	offset int
-	depth  int // alias expansion depth, against alias bombs
+	depth  int // alias expansion depth
+	// budget bounds the nodes aliases may expand the document to.
+	budget *Budget
 }
 
 func join(path, key string) string {
@@ -342,6 +344,9 @@ func join(path, key string) string {
 }
 
 func (c *converter) value(n *yaml.Node, path string, depth int) (any, error) {
+	if err := c.budget.Spend(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n.Line+c.offset, err)
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -469,7 +474,7 @@ func parseYAMLValue(text []byte) (any, error) {
 	if err := yaml.Unmarshal(text, &root); err != nil {
 		return nil, fmt.Errorf("YAML syntax error: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	c := converter{lines: map[string]int{}}
+	c := converter{lines: map[string]int{}, budget: NewBudget(&root)}
 	return c.value(&root, "", maxLineDepth)
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,10 +12,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 )
-
-// maxFileSize bounds every file the loader reads: configuration, tfvars, templates.
-const maxFileSize = 8 << 20
 
 // modConfig is one module directory: its blocks by kind, from every .tf file in it.
 type modConfig struct {
@@ -37,7 +34,7 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 	if cfg, ok := l.configs[dir]; ok {
 		return cfg, nil
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := l.opts.FS.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read terraform directory %s: %w", dir, err)
 	}
@@ -180,25 +177,28 @@ func (l *loader) readFile(file string) ([]byte, error) {
 	if src, ok := l.files[file]; ok {
 		return src, nil
 	}
-	st, err := os.Stat(file)
+	src, err := l.opts.FS.ReadFile(file, inputfs.MaxConfig)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("file %s does not exist", file)
-		}
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	if st.Size() > maxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", file, maxFileSize)
-	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
+		return nil, readError(file, err)
 	}
 	l.files[file] = src
 	return src, nil
+}
+
+// readError words a failed read for a problem or note: what was tried and why it
+// failed, never what the file holds.
+func readError(file string, err error) error {
+	var oe *inputfs.OutsideError
+	var tl *inputfs.TooLargeError
+	switch {
+	case errors.As(err, &oe), errors.As(err, &tl):
+		return err
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("file %s does not exist", file)
+	case errors.Is(err, inputfs.ErrNotRegular):
+		return fmt.Errorf("%s is not a regular file", file)
+	}
+	return fmt.Errorf("read %s: %w", file, errors.Unwrap(err))
 }
 
 // diagProblems turns HCL diagnostics into problems naming file and line.

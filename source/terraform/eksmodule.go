@@ -2,7 +2,6 @@ package terraform
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -127,7 +126,7 @@ func subModuleKind(name string) moduleKind {
 
 func classifyLocal(l *loader, call *moduleCall) moduleKind {
 	hasTF := false
-	if entries, err := os.ReadDir(call.dir); err == nil {
+	if entries, err := l.opts.FS.ReadDir(call.dir); err == nil {
 		for _, e := range entries {
 			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".tf") || strings.HasSuffix(e.Name(), ".tf.json")) {
 				hasTF = true

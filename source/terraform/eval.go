@@ -29,6 +29,8 @@ const (
 type evalError struct {
 	rng hcl.Range
 	msg string
+	// read is set when the error is a file that could not be read.
+	read error
 }
 
 func (e *evalError) Error() string {
@@ -172,7 +174,11 @@ func (l *loader) evalNode(expr hcl.Expression, c *evalCtx) (cty.Value, *evalErro
 	case *hclsyntax.UnaryOpExpr:
 		return l.evalUnary(e, c)
 	case *hclsyntax.ObjectConsExpr:
-		return l.evalObject(e, c)
+		v, err := l.evalObject(e, c)
+		if err == nil {
+			err = l.checkSize(v, e.Range(), "this object")
+		}
+		return v, err
 	case *hclsyntax.ObjectConsKeyExpr:
 		if key, ok := literalKey(e); ok {
 			return cty.StringVal(key), nil
@@ -187,9 +193,14 @@ func (l *loader) evalNode(expr hcl.Expression, c *evalCtx) (cty.Value, *evalErro
 			}
 			vals = append(vals, v)
 		}
-		return cty.TupleVal(vals), nil
+		v := cty.TupleVal(vals)
+		return v, l.checkSize(v, e.Range(), "this list")
 	case *hclsyntax.ForExpr:
-		return l.evalFor(e, c)
+		v, err := l.evalFor(e, c)
+		if err == nil {
+			err = l.checkSize(v, e.Range(), "the result of this for expression")
+		}
+		return v, err
 	case *hclsyntax.IndexExpr:
 		return l.evalIndex(e, c)
 	case *hclsyntax.SplatExpr:

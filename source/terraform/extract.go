@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
 // semModule is a terraform-aws-modules/eks module instance: what it is, which version's
@@ -36,10 +38,12 @@ type builder struct {
 	sems     []*semModule
 	profiles []*resInst
 	seenNG   map[string]bool
+	// fsys reads local charts; nil (a plan) reads none.
+	fsys *inputfs.FS
 }
 
-func newBuilder() *builder {
-	return &builder{m: &cluster.Model{}, seenNG: map[string]bool{}}
+func newBuilder(fsys *inputfs.FS) *builder {
+	return &builder{m: &cluster.Model{}, seenNG: map[string]bool{}, fsys: fsys}
 }
 
 func (b *builder) note(org cluster.Origin, subject, msg string) {
@@ -757,8 +761,9 @@ func mapRoles(text string, org cluster.Origin) ([]cluster.RoleMapping, bool, err
 		return nil, false, fmt.Errorf("mapRoles must be a list")
 	}
 	var out []cluster.RoleMapping
+	budget := manifest.NewBudget(&root)
 	for i, item := range seq.Content {
-		v, err := nodeValue(item, "", map[string]int{}, 0, 0, 0)
+		v, err := nodeValue(budget, item, "", map[string]int{}, 0, 0, 0)
 		if err != nil {
 			return nil, false, err
 		}

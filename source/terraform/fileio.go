@@ -2,9 +2,9 @@ package terraform
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -16,6 +16,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 )
 
 // maxFilesetFiles bounds the files fileset and kubectl_path_documents look at.
@@ -42,7 +43,7 @@ func fnFile(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Val
 	}
 	src, rerr := l.readFile(p)
 	if rerr != nil {
-		return cty.NilVal, errAt(e.Range(), "file: %s", rerr)
+		return l.unreadable(e, rerr), nil
 	}
 	if !utf8.Valid(src) {
 		return cty.NilVal, errAt(e.Range(), "file: %s is not UTF-8 text", p)
@@ -60,7 +61,11 @@ func fnFileExists(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []c
 	if err != nil || p == "" {
 		return l.unknownAt(e), err
 	}
-	st, serr := os.Stat(p)
+	st, serr := l.opts.FS.Stat(p)
+	var oe *inputfs.OutsideError
+	if errors.As(serr, &oe) {
+		return l.unreadable(e, serr), nil
+	}
 	return cty.BoolVal(serr == nil && st.Mode().IsRegular()), nil
 }
 
@@ -74,7 +79,7 @@ func fnFileBase64(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []c
 	}
 	src, rerr := l.readFile(p)
 	if rerr != nil {
-		return cty.NilVal, errAt(e.Range(), "filebase64: %s", rerr)
+		return l.unreadable(e, rerr), nil
 	}
 	return cty.StringVal(base64.StdEncoding.EncodeToString(src)), nil
 }
@@ -98,8 +103,12 @@ func fnFileset(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.
 		return l.unknownAt(e), err
 	}
 	base := l.resolvePath(s[0])
-	matches, ferr := globFiles(base, s[1])
+	matches, ferr := l.globFiles(base, s[1])
 	if ferr != nil {
+		var oe *inputfs.OutsideError
+		if errors.As(ferr, &oe) {
+			return l.unreadable(e, ferr), nil
+		}
 		return cty.NilVal, errAt(e.Range(), "fileset: %s", ferr)
 	}
 	if len(matches) == 0 {
@@ -112,16 +121,26 @@ func fnFileset(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.
 	return cty.SetVal(vals), nil
 }
 
-func globFiles(base, pattern string) ([]string, error) {
+// globFiles lists the files under base whose path relative to base matches
+// pattern, as fileset does; only files under the inputs are seen.
+func (l *loader) globFiles(base, pattern string) ([]string, error) {
 	pattern = path.Clean(strings.ReplaceAll(pattern, "\\", "/"))
 	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
 		return nil, err
 	}
+	if !l.opts.FS.Contains(base) {
+		return nil, &inputfs.OutsideError{Path: base}
+	}
 	var out []string
 	seen := 0
-	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+	err := l.opts.FS.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == base {
+			if p == base && d == nil {
+				var oe *inputfs.OutsideError
+				if errors.As(err, &oe) || errors.Is(err, fs.ErrNotExist) {
+					// fileset of a directory that is not there is empty.
+					return filepath.SkipAll
+				}
 				return err
 			}
 			return nil
@@ -171,6 +190,14 @@ func globMatch(pat, name []string) bool {
 	return len(name) == 0
 }
 
+// unreadable is the value of a file function call whose file cannot be read: unknown,
+// as Terraform's own value could be anything, with a finding that names the call and
+// the path it tried (never what is there).
+func (l *loader) unreadable(e *hclsyntax.FunctionCallExpr, err error) cty.Value {
+	l.unresolved(originOf(e.Range()), fmt.Sprintf("%s cannot be read: %s; its value is treated as unknown", l.text(e.Range()), err))
+	return l.unknownAt(e)
+}
+
 // fnTemplateFile renders a template file with the given variables; it sees nothing
 // else, as in Terraform.
 func fnTemplateFile(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
@@ -183,6 +210,9 @@ func fnTemplateFile(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args [
 	}
 	tmpl, terr := l.template(p)
 	if terr != nil {
+		if terr.read != nil {
+			return l.unreadable(e, terr.read), nil
+		}
 		return cty.NilVal, terr
 	}
 	vars := unmark(args[1])
@@ -215,7 +245,7 @@ func (l *loader) template(p string) (hcl.Expression, *evalError) {
 	}
 	src, err := l.readFile(p)
 	if err != nil {
-		return nil, errAt(hcl.Range{Filename: p}, "templatefile: %s", err)
+		return nil, &evalError{rng: hcl.Range{Filename: p}, msg: "templatefile: " + err.Error(), read: err}
 	}
 	if line, deep := tooDeep(src); deep {
 		l.problem(cluster.Origin{File: p, Line: line}, fmt.Sprintf("brackets nested deeper than %d levels; the template is not read", maxNesting))

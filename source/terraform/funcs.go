@@ -24,6 +24,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
 // stdFuncs are the Terraform functions whose go-cty implementation matches Terraform's.
@@ -131,7 +132,7 @@ func init() {
 		"basename":     stringFunc(func(s string) (string, error) { return path.Base(strings.ReplaceAll(s, "\\", "/")), nil }),
 		"dirname":      stringFunc(func(s string) (string, error) { return path.Dir(strings.ReplaceAll(s, "\\", "/")), nil }),
 		"urlencode":    stringFunc(urlEncode),
-		"sensitive":    identity,
+		"sensitive":    func(*loader, *hclsyntax.FunctionCallExpr, *evalCtx, []cty.Value) (cty.Value, *evalError) { return sensitiveValue(), nil },
 		"nonsensitive": identity,
 		"file":         fnFile,
 		"fileexists":   fnFileExists,
@@ -195,9 +196,17 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 			return l.unknownAt(e), nil
 		}
 	}
+	if err := l.checkCall(e, name, args); err != nil {
+		return cty.NilVal, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			res, eerr = cty.NilVal, errAt(e.Range(), "%s: cannot evaluate: %v", name, r)
+		}
+		if eerr == nil {
+			if err := l.checkSize(res, e.Range(), "the result of "+name); err != nil {
+				res, eerr = cty.NilVal, err
+			}
 		}
 	}()
 	if b, ok := builtins[name]; ok {
@@ -216,6 +225,14 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 	if !ok {
 		l.note(originOf(e.Range()), "", fmt.Sprintf("function %s is not supported; its result is treated as unknown", name))
 		return l.unknownAt(e), nil
+	}
+	if name == "yamldecode" {
+		if s := unmark(args[0]); s.Type() == cty.String && !s.IsNull() {
+			if err := manifest.CheckAliases([]byte(s.AsString())); err != nil {
+				l.problem(originOf(e.Range()), "yamldecode: "+err.Error())
+				return cty.NilVal, errAt(e.Range(), "yamldecode: %s", err)
+			}
+		}
 	}
 	if name == "jsondecode" || name == "yamldecode" {
 		v, err := l.callStd(e, f, args)

@@ -1,7 +1,7 @@
 package terraform
 
 import (
-	"os"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -10,6 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/strvals"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/source/helm"
 )
 
 // helmRelease reads a helm_release the way the Helm provider builds the values it
@@ -34,7 +36,16 @@ func (b *builder) helmRelease(r *resInst) {
 	if w, ok := boolOf(r.vals["wait"]); ok {
 		rel.Wait = &w
 	}
-	rel.ChartDir = chartDir(rel.Chart, rel.Repository, r.dir)
+	rel.ChartDir = chartDir(b.fsys, rel.Chart, rel.Repository, r.dir)
+	if rel.ChartDir != "" && b.fsys != nil {
+		files, left, err := helm.ReadChart(b.fsys, rel.ChartDir)
+		if err != nil {
+			b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: r.at("chart"), Message: fmt.Sprintf("the local chart %s of %s cannot be read: %s; it is described from the knowledge base if the chart is known there", rel.ChartDir, r.addr, err), Unresolved: true})
+		} else {
+			rel.ChartFiles = files
+			b.m.Problems = append(b.m.Problems, helm.LeftOut(rel.ChartDir, left)...)
+		}
+	}
 
 	if r.unknown["values"] && r.vals["values"] == nil || isWhollyUnknown(str(r.vals["values"])) {
 		b.note(r.at("values"), r.addr, "values are not known statically")
@@ -98,7 +109,7 @@ func (b *builder) helmRelease(r *resInst) {
 
 // chartDir returns the chart directory of a release whose chart is a local path: one
 // written as a path, or, without a repository, one that exists.
-func chartDir(chart, repo, root string) string {
+func chartDir(fsys *inputfs.FS, chart, repo, root string) string {
 	if chart == "" || cluster.IsUnknown(chart) || strings.Contains(chart, "://") || (repo != "" && !cluster.IsUnknown(repo)) {
 		return ""
 	}
@@ -110,7 +121,10 @@ func chartDir(chart, repo, root string) string {
 	if explicit {
 		return p
 	}
-	if st, err := os.Stat(p); err == nil && (st.IsDir() || strings.HasSuffix(p, ".tgz")) {
+	if fsys == nil {
+		return ""
+	}
+	if st, err := fsys.Stat(p); err == nil && (st.IsDir() || strings.HasSuffix(p, ".tgz")) {
 		return p
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 )
 
 // Options tunes Load.
@@ -14,12 +15,19 @@ type Options struct {
 	// VarFiles are tfvars files applied after terraform.tfvars and *.auto.tfvars, in
 	// order, as with terraform -var-file.
 	VarFiles []string
+	// FS is what the loader may read; nil reads dir and VarFiles only. Every file
+	// function, template, module and chart read goes through it.
+	FS *inputfs.FS
 }
 
 // Load reads the Terraform configuration in dir (and the given extra tfvars files).
 // The error is only for a directory that cannot be read; everything wrong inside it
 // becomes a Problem of the returned model, and the rest is still analysed.
 func Load(dir string, opts Options) (model *cluster.Model, err error) {
+	if opts.FS == nil {
+		opts.FS = inputfs.New(append([]string{dir}, opts.VarFiles...)...)
+		defer opts.FS.Close()
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read terraform directory: %w", err)
@@ -32,7 +40,7 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newBuilder()
+	b := newBuilder(opts.FS)
 	g := cluster.NewGraph()
 	defer func() {
 		// Evaluation is written not to fail, but a configuration is untrusted input:

@@ -3,7 +3,6 @@ package terraform
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 )
 
 // Local modules are loaded recursively up to this depth, and a counted module or
@@ -57,6 +57,9 @@ func newLoader(dir string, opts Options) *loader {
 	if err != nil {
 		abs = dir
 	}
+	if opts.FS == nil {
+		opts.FS = inputfs.New(append([]string{dir}, opts.VarFiles...)...)
+	}
 	return &loader{
 		root:      dir,
 		cwd:       abs,
@@ -76,6 +79,17 @@ func (l *loader) problem(org cluster.Origin, msg string) {
 	}
 	l.seen[key] = true
 	l.problems = append(l.problems, cluster.Problem{Origin: org, Message: msg})
+}
+
+// unresolved records input that Terraform would accept but that the loader could not
+// read or evaluate; whatever depends on it is unknown.
+func (l *loader) unresolved(org cluster.Origin, msg string) {
+	key := "u" + org.String() + msg
+	if l.seen[key] {
+		return
+	}
+	l.seen[key] = true
+	l.problems = append(l.problems, cluster.Problem{Origin: org, Message: msg, Unresolved: true})
 }
 
 func (l *loader) note(org cluster.Origin, subject, msg string) {
@@ -190,6 +204,9 @@ func (l *loader) newModInst(cfg *modConfig, prefix, cfgPrefix, pathModule string
 	for name, b := range cfg.outputs {
 		b := b
 		m.outputs[name] = &lazy{what: "output." + name, rng: b.DefRange(), eval: func() cty.Value {
+			if sensitive, _ := literalBool(blockAttr(b, "sensitive")); sensitive {
+				return sensitiveValue()
+			}
 			v, err := l.eval(blockAttr(b, "value"), &evalCtx{m: m})
 			if err != nil {
 				l.evalNote(err, "output."+name)
@@ -247,6 +264,9 @@ func (m *modInst) defineVariables(input func(name string) (func() cty.Value, boo
 	for name, b := range m.cfg.variables {
 		name, b := name, b
 		m.vars[name] = &lazy{what: "var." + name, rng: b.DefRange(), eval: func() cty.Value {
+			if sensitive, _ := literalBool(blockAttr(b, "sensitive")); sensitive {
+				return sensitiveValue()
+			}
 			var v cty.Value
 			if get, ok := input(name); ok {
 				v = get()
@@ -315,11 +335,11 @@ func (l *loader) rootVariables(m *modInst) {
 	values := map[string]cty.Value{}
 	var files []string
 	for _, name := range []string{"terraform.tfvars", "terraform.tfvars.json"} {
-		if _, err := os.Stat(filepath.Join(l.root, name)); err == nil {
+		if l.opts.FS.IsRegular(filepath.Join(l.root, name)) {
 			files = append(files, filepath.Join(l.root, name))
 		}
 	}
-	if entries, err := os.ReadDir(l.root); err == nil {
+	if entries, err := l.opts.FS.ReadDir(l.root); err == nil {
 		var auto []string
 		for _, e := range entries {
 			n := e.Name()

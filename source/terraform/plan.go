@@ -73,7 +73,7 @@ func LoadPlan(file string, data []byte) (model *cluster.Model, err error) {
 		}
 		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file, Line: 1}, Message: "unsupported plan: " + err.Error()}}}, nil
 	}
-	p := &planLoader{file: file, data: data, plan: &plan, lines: addressLines(data), b: newBuilder(), changes: map[string]*tfjson.ResourceChange{}}
+	p := &planLoader{file: file, data: data, plan: &plan, lines: addressLines(data), b: newBuilder(nil), changes: map[string]*tfjson.ResourceChange{}}
 	for _, rc := range plan.ResourceChanges {
 		if rc != nil {
 			p.changes[rc.Address] = rc
@@ -456,15 +456,10 @@ func (p *planLoader) instance(r *tfjson.StateResource) *resInst {
 	ri := newResInst(r.Address, mode, r.Type, r.Name, p.origin(r.Address))
 	ri.flat = true
 	ri.dir = filepath.Dir(p.file)
-	for k, v := range r.AttributeValues {
-		ri.vals[k] = normalizeJSON(v)
-	}
 	sensitive := map[string]any{}
 	_ = json.Unmarshal(r.SensitiveValues, &sensitive)
-	for k, v := range sensitive {
-		if b, ok := v.(bool); ok && b {
-			ri.vals[k] = "(sensitive)"
-		}
+	for k, v := range r.AttributeValues {
+		ri.vals[k] = maskSensitive(normalizeJSON(v), sensitive[k])
 	}
 	cfgRes, cfgPrefix := p.configResource(r.Address)
 	if rc := p.changes[r.Address]; rc != nil && rc.Change != nil {
@@ -567,6 +562,42 @@ func splitAddress(addr string) []string {
 	return append(out, addr[start:])
 }
 
+// Sensitive is what a sensitive value shows in the model and in every finding.
+const Sensitive = "(sensitive)"
+
+// maskSensitive replaces the parts of a planned value that the plan's
+// sensitive_values marks (true at any depth, mirroring the value's structure) with
+// Sensitive.
+func maskSensitive(v, mask any) any {
+	switch m := mask.(type) {
+	case bool:
+		if m {
+			return Sensitive
+		}
+	case map[string]any:
+		if vm, ok := v.(map[string]any); ok {
+			out := make(map[string]any, len(vm))
+			for k, x := range vm {
+				out[k] = maskSensitive(x, m[k])
+			}
+			return out
+		}
+	case []any:
+		if vl, ok := v.([]any); ok {
+			out := make([]any, len(vl))
+			for i, x := range vl {
+				var sub any
+				if i < len(m) {
+					sub = m[i]
+				}
+				out[i] = maskSensitive(x, sub)
+			}
+			return out
+		}
+	}
+	return v
+}
+
 // attrs returns the graph attributes of a resource of the plan: the arguments its
 // configuration sets, with the planned value where there is one.
 func (p *planLoader) attrs(cfgAddr string, exprs map[string]*tfjson.Expression) map[string]any {
@@ -588,6 +619,7 @@ func (p *planLoader) attrs(cfgAddr string, exprs map[string]*tfjson.Expression) 
 			continue
 		}
 		if v, ok := planned[k]; ok && v != nil {
+			v = maskSensitive(v, sensitive[k])
 			if g, ok := scalarJSON(normalizeJSON(v)); ok {
 				out[k] = g
 			}

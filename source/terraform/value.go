@@ -26,6 +26,11 @@ func unknownOf(expr string) cty.Value {
 	return cty.DynamicVal.Mark(unknownMark{expr: expr})
 }
 
+// sensitiveValue is what a sensitive value (a variable or output declared sensitive,
+// the result of sensitive()) evaluates to: an unknown that shows as Sensitive, so
+// that no finding, in any format, can print what it holds. Nothing is decided from it.
+func sensitiveValue() cty.Value { return unknownOf(Sensitive) }
+
 // unknownIn returns an unknown value produced by expr inside a module instance.
 func unknownIn(expr, scope string) cty.Value {
 	return cty.DynamicVal.Mark(unknownMark{expr: expr, scope: scope})

@@ -170,7 +170,7 @@ func decodeValues(text string, firstLine int) (map[string]any, map[string]int, e
 		return map[string]any{}, map[string]int{}, nil
 	}
 	lines := map[string]int{}
-	v, err := nodeValue(root.Content[0], "", lines, firstLine-1, 0, 0)
+	v, err := nodeValue(manifest.NewBudget(&root), root.Content[0], "", lines, firstLine-1, 0, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -185,9 +185,12 @@ func decodeValues(text string, firstLine int) (map[string]any, map[string]int, e
 	return m, p.restoreLines(lines), nil
 }
 
-func nodeValue(n *yaml.Node, path string, lines map[string]int, offset, depth, aliases int) (any, error) {
+func nodeValue(b *manifest.Budget, n *yaml.Node, path string, lines map[string]int, offset, depth, aliases int) (any, error) {
 	if depth > 64 || aliases > 32 {
 		return nil, fmt.Errorf("values nested too deeply")
+	}
+	if err := b.Spend(); err != nil {
+		return nil, err
 	}
 	join := func(k string) string {
 		if path == "" {
@@ -200,7 +203,7 @@ func nodeValue(n *yaml.Node, path string, lines map[string]int, offset, depth, a
 		if n.Alias == nil {
 			return nil, nil
 		}
-		return nodeValue(n.Alias, path, map[string]int{}, offset, depth+1, aliases+1)
+		return nodeValue(b, n.Alias, path, map[string]int{}, offset, depth+1, aliases+1)
 	case yaml.MappingNode:
 		m := map[string]any{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -209,7 +212,7 @@ func nodeValue(n *yaml.Node, path string, lines map[string]int, offset, depth, a
 				return nil, fmt.Errorf("line %d: mapping keys must be strings", k.Line+offset)
 			}
 			if k.Value == "<<" && k.Tag != "!!str" {
-				mv, err := nodeValue(v, path, map[string]int{}, offset, depth+1, aliases)
+				mv, err := nodeValue(b, v, path, map[string]int{}, offset, depth+1, aliases)
 				if err != nil {
 					return nil, err
 				}
@@ -226,7 +229,7 @@ func nodeValue(n *yaml.Node, path string, lines map[string]int, offset, depth, a
 			}
 			p := join(k.Value)
 			lines[p] = k.Line + offset
-			val, err := nodeValue(v, p, lines, offset, depth+1, aliases)
+			val, err := nodeValue(b, v, p, lines, offset, depth+1, aliases)
 			if err != nil {
 				return nil, err
 			}
@@ -238,7 +241,7 @@ func nodeValue(n *yaml.Node, path string, lines map[string]int, offset, depth, a
 		for i, it := range n.Content {
 			p := join(strconv.Itoa(i))
 			lines[p] = it.Line + offset
-			val, err := nodeValue(it, p, lines, offset, depth+1, aliases)
+			val, err := nodeValue(b, it, p, lines, offset, depth+1, aliases)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,154 @@
+package live
+
+import (
+	"strings"
+)
+
+// A live read keeps only what the checks read, so that neither the model nor a
+// snapshot written from it holds what a cluster's objects carry besides: container
+// commands, arguments and environment values (often credentials), the user data of
+// EC2NodeClasses, and annotations (kubectl's last-applied-configuration copies whole
+// objects, secrets included). The same pruning applies to an object read from an
+// older snapshot, so a snapshot and the cluster it came from give the same model.
+//
+// What is kept, exactly:
+//   - annotations: only those listed in keptAnnotations or under keptAnnotationPrefixes,
+//     on objects and on pod templates;
+//   - in every container of a pod spec (containers, initContainers,
+//     ephemeralContainers): everything but command and args, which are removed;
+//     an argument that passes --cluster-name is kept as the bare flag; env entries
+//     keep their name, and only CLUSTER_NAME keeps its value (the cluster's name,
+//     which the snapshot's context already shows); valueFrom references are kept
+//     (they name a source, not a value);
+//   - EC2NodeClass: spec.userData is removed.
+
+// keptAnnotations are the annotations some check reads.
+var keptAnnotations = map[string]bool{
+	"meta.helm.sh/release-name":                     true,
+	"meta.helm.sh/release-namespace":                true,
+	"helm.sh/hook":                                  true,
+	"kubernetes.io/config.mirror":                   true,
+	"volume.kubernetes.io/storage-provisioner":      true,
+	"volume.beta.kubernetes.io/storage-provisioner": true,
+	"storageclass.kubernetes.io/is-default-class":   true,
+	"eks.amazonaws.com/role-arn":                    true,
+}
+
+// keptAnnotationPrefixes are prefixes of annotations some check reads.
+var keptAnnotationPrefixes = []string{"eksdoctor.io/"}
+
+// keptEnvValues are the environment variables whose value a check reads.
+var keptEnvValues = map[string]bool{"CLUSTER_NAME": true}
+
+// keptArgPrefixes are command-line flags whose presence a check reads; the flag
+// is kept without its value.
+var keptArgPrefixes = []string{"--cluster-name"}
+
+// prune removes from an object's content what no check reads.
+func prune(content map[string]any) {
+	delete(metadata(content), "managedFields")
+	pruneAnnotations(metadata(content))
+	kind, _ := content["kind"].(string)
+	spec, _ := content["spec"].(map[string]any)
+	switch kind {
+	case "Pod":
+		prunePodSpec(spec)
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController":
+		pruneTemplate(spec)
+	case "CronJob":
+		if jt, ok := spec["jobTemplate"].(map[string]any); ok {
+			pruneAnnotations(metadata(jt))
+			js, _ := jt["spec"].(map[string]any)
+			pruneTemplate(js)
+		}
+	case "EC2NodeClass":
+		delete(spec, "userData")
+	}
+}
+
+func metadata(m map[string]any) map[string]any {
+	md, _ := m["metadata"].(map[string]any)
+	return md
+}
+
+func pruneTemplate(spec map[string]any) {
+	t, ok := spec["template"].(map[string]any)
+	if !ok {
+		return
+	}
+	pruneAnnotations(metadata(t))
+	ps, _ := t["spec"].(map[string]any)
+	prunePodSpec(ps)
+}
+
+func pruneAnnotations(md map[string]any) {
+	ann, ok := md["annotations"].(map[string]any)
+	if !ok {
+		return
+	}
+	for k := range ann {
+		if !keepAnnotation(k) {
+			delete(ann, k)
+		}
+	}
+	if len(ann) == 0 {
+		delete(md, "annotations")
+	}
+}
+
+func keepAnnotation(k string) bool {
+	if keptAnnotations[k] {
+		return true
+	}
+	for _, p := range keptAnnotationPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func prunePodSpec(ps map[string]any) {
+	for _, f := range []string{"containers", "initContainers", "ephemeralContainers"} {
+		list, _ := ps[f].([]any)
+		for _, c := range list {
+			if cm, ok := c.(map[string]any); ok {
+				pruneContainer(cm)
+			}
+		}
+	}
+}
+
+func pruneContainer(c map[string]any) {
+	delete(c, "command")
+	if args, ok := c["args"].([]any); ok {
+		var kept []any
+		for _, a := range args {
+			s, _ := a.(string)
+			for _, p := range keptArgPrefixes {
+				if s == p || strings.HasPrefix(s, p+"=") {
+					kept = append(kept, p)
+				}
+			}
+		}
+		if len(kept) > 0 {
+			c["args"] = kept
+		} else {
+			delete(c, "args")
+		}
+	}
+	env, ok := c["env"].([]any)
+	if !ok {
+		return
+	}
+	for _, e := range env {
+		em, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := em["name"].(string)
+		if !keptEnvValues[name] {
+			delete(em, "value")
+		}
+	}
+}
