@@ -125,14 +125,16 @@ func init() {
 			}
 			return string(b), nil
 		}),
-		"md5":          stringFunc(func(s string) (string, error) { h := md5.Sum([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"sha1":         stringFunc(func(s string) (string, error) { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"sha256":       stringFunc(func(s string) (string, error) { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"sha512":       stringFunc(func(s string) (string, error) { h := sha512.Sum512([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"basename":     stringFunc(func(s string) (string, error) { return path.Base(strings.ReplaceAll(s, "\\", "/")), nil }),
-		"dirname":      stringFunc(func(s string) (string, error) { return path.Dir(strings.ReplaceAll(s, "\\", "/")), nil }),
-		"urlencode":    stringFunc(urlEncode),
-		"sensitive":    func(*loader, *hclsyntax.FunctionCallExpr, *evalCtx, []cty.Value) (cty.Value, *evalError) { return sensitiveValue(), nil },
+		"md5":       stringFunc(func(s string) (string, error) { h := md5.Sum([]byte(s)); return hex.EncodeToString(h[:]), nil }),
+		"sha1":      stringFunc(func(s string) (string, error) { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]), nil }),
+		"sha256":    stringFunc(func(s string) (string, error) { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]), nil }),
+		"sha512":    stringFunc(func(s string) (string, error) { h := sha512.Sum512([]byte(s)); return hex.EncodeToString(h[:]), nil }),
+		"basename":  stringFunc(func(s string) (string, error) { return path.Base(strings.ReplaceAll(s, "\\", "/")), nil }),
+		"dirname":   stringFunc(func(s string) (string, error) { return path.Dir(strings.ReplaceAll(s, "\\", "/")), nil }),
+		"urlencode": stringFunc(urlEncode),
+		"sensitive": func(*loader, *hclsyntax.FunctionCallExpr, *evalCtx, []cty.Value) (cty.Value, *evalError) {
+			return sensitiveValue(), nil
+		},
 		"nonsensitive": identity,
 		"file":         fnFile,
 		"fileexists":   fnFileExists,
