@@ -41,7 +41,12 @@ step "fuzz, briefly ($FUZZTIME each)"
 fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="$FUZZTIME" "$1"; }
 fuzz ./source/manifest FuzzDecode
 fuzz ./source/terraform FuzzLoadHCL
+fuzz ./source/terraform FuzzDecodeYAML
 fuzz ./source/helm FuzzExpand
+fuzz ./source/helm FuzzParseValues
+fuzz ./source/helm FuzzRender
+fuzz ./source/live FuzzReadSnapshot
+fuzz ./report FuzzReport
 fuzz ./sim FuzzPlace
 fuzz ./schema FuzzValidate
 

@@ -36,6 +36,9 @@ func readSpecial(file string, data []byte) (*cluster.Model, bool) {
 		}
 		return m, true
 	case terraform.IsPlanJSON(data):
+		if int64(len(data)) > inputfs.MaxManifest {
+			return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read Terraform plan: " + (&inputfs.TooLargeError{Path: file, Limit: inputfs.MaxManifest}).Error()}}}, true
+		}
 		m, err := terraform.LoadPlan(file, data)
 		if err != nil {
 			return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file, Line: 1}, Message: "cannot read Terraform plan: " + err.Error()}}}, true

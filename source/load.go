@@ -192,10 +192,16 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 	}
 	data, err := fsys.ReadFile(file, limit)
 	if err != nil {
-		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err)}}}
+		// A link out of the inputs is valid for kubectl, only not read here; a
+		// file too large or not a file at all is not a manifest.
+		var oe *inputfs.OutsideError
+		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err), Unresolved: errors.As(err, &oe)}}}
 	}
 	if m, ok := readSpecial(file, data); ok {
 		return m
+	}
+	if int64(len(data)) > inputfs.MaxManifest {
+		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + (&inputfs.TooLargeError{Path: file, Limit: inputfs.MaxManifest}).Error()}}}
 	}
 	objs, probs := manifest.DecodeFile(file, data)
 	if !explicit {

@@ -28,6 +28,6 @@ func tuneGC() {
 		debug.SetGCPercent(200)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(400 << 20)
+		debug.SetMemoryLimit(300 << 20)
 	}
 }

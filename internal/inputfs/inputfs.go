@@ -22,11 +22,12 @@ import (
 // Size limits for the kinds of file eksdoctor reads. A manifest or snapshot larger
 // than these is not something a person wrote or a cluster of any size produces.
 const (
-	// MaxManifest bounds a YAML or JSON manifest, values file or chart file.
-	MaxManifest int64 = 64 << 20
+	// MaxManifest bounds a YAML or JSON manifest, values file or chart file, and
+	// a Terraform plan.
+	MaxManifest int64 = 32 << 20
 	// MaxSnapshot bounds a snapshot file, compressed or not, and a snapshot
-	// after decompression.
-	MaxSnapshot int64 = 256 << 20
+	// after decompression: a cluster of 100,000 pods fits well within it.
+	MaxSnapshot int64 = 128 << 20
 	// MaxConfig bounds a Terraform file, variable file or template.
 	MaxConfig int64 = 8 << 20
 )

@@ -117,3 +117,82 @@ func writeYAML(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzParseValues reads arbitrary values files: an error or values, never a panic,
+// and never more values than the alias budget allows.
+func FuzzParseValues(f *testing.F) {
+	for _, s := range []string{
+		"", "a: 1", "a: &x [1, 2]\nb: *x", "<<: {a: 1}\nb: 2", "- 1", "a: [\n",
+		"a0: &a0 [x, x]\na1: &a1 [*a0, *a0]\na2: [*a1, *a1]",
+		"a: !!binary aGVsbG8=", "? [a]\n: b", "a: *undefined",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, origins, err := ParseValues("values.yaml", data)
+		if err != nil {
+			return
+		}
+		if n := countValues(v); n > 10_000+5*len(data)+100 {
+			t.Errorf("%d values from %d bytes: the alias budget did not hold", n, len(data))
+		}
+		for k, o := range origins {
+			if o.File != "values.yaml" || o.Path != k {
+				t.Errorf("origin of %s = %+v", k, o)
+			}
+		}
+	})
+}
+
+func countValues(v any) int {
+	n := 1
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			n += countValues(x)
+		}
+	case []any:
+		for _, x := range t {
+			n += countValues(x)
+		}
+	}
+	return n
+}
+
+// FuzzRender renders a chart whose template and values are arbitrary, through the
+// bounded child process: a problem or objects, never a crash, a hang or a leak of
+// the chart's surroundings.
+func FuzzRender(f *testing.F) {
+	for _, s := range [][2]string{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\n", "a: 1"},
+		{"{{ range until 3 }}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c{{ . }}}\n{{ end }}", ""},
+		{"{{ .Files.Get \"x\" }}", ""},
+		{"{{ include \"x\" . }}", ""},
+		{"{{ fail \"no\" }}", ""},
+		{"{{ toYaml .Values }}", "a: [1, 2]"},
+		{"{{ range until 2000000000 }}{{ end }}", ""},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, template, values string) {
+		var v map[string]any
+		if err := yaml.Unmarshal([]byte(values), &v); err != nil {
+			return
+		}
+		files := []cluster.File{
+			{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: fuzz\nversion: 1.0.0\n")},
+			{Name: "templates/t.yaml", Data: []byte(template)},
+		}
+		objs, probs := Render("chart", files, &cluster.HelmRelease{Name: "r", Namespace: "default", Values: v})
+		for _, p := range probs {
+			if len(p.Message) > 2*maxMessage+200 {
+				t.Errorf("a problem of %d bytes: engine messages are not clipped", len(p.Message))
+			}
+		}
+		for _, o := range objs {
+			if o.Origin.File == "" {
+				t.Errorf("object %s has no origin", o.Ref())
+			}
+		}
+	})
+}

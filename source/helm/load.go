@@ -3,6 +3,7 @@ package helm
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -16,8 +17,9 @@ import (
 // LoadChart renders the chart at dir (a directory or .tgz) with values files applied
 // in order, as "helm template --values" does, reading through fsys (nil reads dir
 // and the values files only), and returns a model holding the release and its
-// objects. Values files and charts that cannot be read are errors; a chart that
-// does not render is a Problem in the model.
+// objects. Values files and charts that cannot be read are errors; a values file
+// that does not parse, and a chart that does not render, are Problems in the model
+// (the chart is then not rendered).
 func LoadChart(fsys *inputfs.FS, dir string, valuesFiles []string, release, namespace string) (*cluster.Model, error) {
 	if fsys == nil {
 		fsys = inputfs.New(append([]string{dir}, valuesFiles...)...)
@@ -29,6 +31,7 @@ func LoadChart(fsys *inputfs.FS, dir string, valuesFiles []string, release, name
 	}
 	vals := map[string]any{}
 	origins := map[string]cluster.Origin{}
+	var bad []cluster.Problem
 	for _, f := range valuesFiles {
 		data, err := fsys.ReadFile(f, inputfs.MaxManifest)
 		if err != nil {
@@ -36,7 +39,8 @@ func LoadChart(fsys *inputfs.FS, dir string, valuesFiles []string, release, name
 		}
 		v, o, err := ParseValues(f, data)
 		if err != nil {
-			return nil, err
+			bad = append(bad, cluster.Problem{Origin: cluster.Origin{File: f, Line: errorLine(err)}, Message: err.Error() + "; the chart is not rendered"})
+			continue
 		}
 		MergeValues(vals, v)
 		for k, org := range o {
@@ -58,9 +62,24 @@ func LoadChart(fsys *inputfs.FS, dir string, valuesFiles []string, release, name
 		Origin:       cluster.Origin{File: dir},
 	}
 	m := &cluster.Model{HelmReleases: []*cluster.HelmRelease{r}}
+	if len(bad) > 0 {
+		m.Problems = append(LeftOut(dir, left), bad...)
+		return m, nil
+	}
 	m.Objects, m.Problems = Render(dir, files, r)
 	m.Problems = append(LeftOut(dir, left), m.Problems...)
 	return m, nil
+}
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+// errorLine is the line a parse error names, 1 when it names none.
+func errorLine(err error) int {
+	if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 1
 }
 
 // LeftOut words the chart files ReadChart left out as problems.

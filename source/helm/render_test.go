@@ -211,9 +211,15 @@ func TestLoadChartWithValuesFiles(t *testing.T) {
 	if _, err := LoadChart(nil, miniChart, []string{filepath.Join(dir, "missing.yaml")}, "", ""); err == nil {
 		t.Error("a missing values file is not an error")
 	}
-	writeFile(t, a, "replicas: [\n")
-	if _, err := LoadChart(nil, miniChart, []string{a}, "", ""); err == nil || !strings.Contains(err.Error(), a) {
-		t.Errorf("bad values file error = %v, want one naming the file", err)
+	// A values file that does not parse is a problem at its line; the chart is
+	// not rendered without it.
+	writeFile(t, a, "replicas: 1\nnodeSelector: [\n")
+	m, err = LoadChart(nil, miniChart, []string{a}, "", "")
+	if err != nil {
+		t.Fatalf("bad values file: %v, want a problem", err)
+	}
+	if len(m.Problems) != 1 || m.Problems[0].Origin.File != a || m.Problems[0].Origin.Line != 2 || len(m.Objects) != 0 {
+		t.Errorf("bad values file: problems %v, %d objects; want one problem at %s:2 and nothing rendered", m.Problems, len(m.Objects), a)
 	}
 }
 

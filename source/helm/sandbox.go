@@ -30,7 +30,7 @@ import (
 // Budgets of one local chart render.
 const (
 	renderTimeout   = 3 * time.Second
-	renderMemory    = 320 << 20 // bytes of heap the child may map
+	renderMemory    = 256 << 20 // bytes of heap the child may map
 	renderCPU       = 10        // seconds of CPU, a second guard behind the timeout
 	maxRenderOutput = 32 << 20
 	// maxRenderTotal bounds the time all local charts of one run may take.

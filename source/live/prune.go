@@ -20,7 +20,9 @@ import (
 //     keep their name, and only CLUSTER_NAME keeps its value (the cluster's name,
 //     which the snapshot's context already shows); valueFrom references are kept
 //     (they name a source, not a value);
-//   - EC2NodeClass: spec.userData is removed.
+//   - EC2NodeClass: spec.userData is removed;
+//   - ConfigMap (only kube-system/aws-auth is read): data keeps mapRoles, mapUsers
+//     and mapAccounts.
 
 // keptAnnotations are the annotations some check reads.
 var keptAnnotations = map[string]bool{
@@ -63,6 +65,15 @@ func prune(content map[string]any) {
 		}
 	case "EC2NodeClass":
 		delete(spec, "userData")
+	case "ConfigMap":
+		// Only aws-auth is read; of it, the mappings.
+		data, _ := content["data"].(map[string]any)
+		for k := range data {
+			if k != "mapRoles" && k != "mapUsers" && k != "mapAccounts" {
+				delete(data, k)
+			}
+		}
+		delete(content, "binaryData")
 	}
 }
 

@@ -348,3 +348,39 @@ spec:
 		t.Errorf("EC2NodeClass: %v", nc)
 	}
 }
+
+// FuzzReadSnapshot reads arbitrary snapshots, plain and compressed: a model or an
+// error, never a panic, and never more than the expansion limit decompressed.
+func FuzzReadSnapshot(f *testing.F) {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(`{"kind": "EKSDoctorSnapshot", "version": 1, "objects": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]}`))
+	zw.Close()
+	for _, s := range []string{
+		`{"kind": "EKSDoctorSnapshot", "version": 1, "objects": []}`,
+		`{"kind": "EKSDoctorSnapshot", "version": 1, "objects": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"a": "b"}}, "spec": {"containers": [{"name": "c", "env": [{"name": "X", "value": "y"}], "command": ["x"]}]}}]}`,
+		`{"kind": "EKSDoctorSnapshot", "version": 1, "objects": [1, null, "x", {"kind": "Node"}]}`,
+		`{"kind": "EKSDoctorSnapshot", "version": 2}`,
+		`{"kind": "EKSDoctorSnapshot", "version": 1, "objects": [{"apiVersion": "apps/v1", "kind": "CronJob", "metadata": {"name": "c"}, "spec": {"jobTemplate": 3}}]}`,
+		zipped.String(),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ReadSnapshot("s.json", data)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := WriteSnapshot(&buf, m, false); err != nil {
+			t.Fatalf("a snapshot that reads does not write: %v", err)
+		}
+		again, err := ReadSnapshot("s.json", buf.Bytes())
+		if err != nil {
+			t.Fatalf("a written snapshot does not read: %v", err)
+		}
+		if len(again.Objects) != len(m.Objects) {
+			t.Errorf("%d objects read back from %d", len(again.Objects), len(m.Objects))
+		}
+	})
+}

@@ -44,10 +44,43 @@ func DecodeFile(file string, data []byte) ([]*cluster.Object, []cluster.Problem)
 	return decode(file, 1, data, true)
 }
 
+// MaxDocuments bounds the documents of one file, and the objects they hold (List
+// items count): a file of a million empty or tiny documents costs far more to hold
+// than its size suggests. The rest of a larger file is not read.
+const MaxDocuments = 50_000
+
+// maxFileValues bounds the values (keys, scalars, lists and maps) the documents of
+// one file may hold, estimated from their text before parsing: parsing builds a
+// node of about 200 bytes for each, and a List of half a million small items fits
+// in 30 MB of JSON.
+const maxFileValues = 2_000_000
+
+// estimateValues counts an upper bound of the values a YAML or JSON text holds: each
+// key, flow item and block item follows a ':', ',' or line break.
+func estimateValues(text []byte) int {
+	return bytes.Count(text, []byte(":")) + bytes.Count(text, []byte(",")) + bytes.Count(text, []byte("\n")) + 1
+}
+
 func decode(file string, firstLine int, data []byte, lazy bool) ([]*cluster.Object, []cluster.Problem) {
 	var objs []*cluster.Object
 	var probs []cluster.Problem
-	for _, doc := range splitDocuments(data) {
+	docs := splitDocuments(data)
+	values := 0
+	for _, doc := range docs {
+		if values += estimateValues(doc.text); values > maxFileValues {
+			probs = append(probs, cluster.Problem{
+				Origin:  cluster.Origin{File: file, Line: firstLine - 1 + abs(doc.line)},
+				Message: fmt.Sprintf("the file holds more than about %d values; the rest is not read", maxFileValues),
+			})
+			break
+		}
+		if len(objs) >= MaxDocuments || doc.line < 0 {
+			probs = append(probs, cluster.Problem{
+				Origin:  cluster.Origin{File: file, Line: firstLine - 1 + abs(doc.line)},
+				Message: fmt.Sprintf("the file holds more than %d documents or objects; the rest is not read", MaxDocuments),
+			})
+			break
+		}
 		o, p := decodeDocument(file, firstLine-1+doc.line, doc.text, lazy)
 		objs = append(objs, o...)
 		probs = append(probs, p...)
@@ -75,12 +108,23 @@ func splitDocuments(data []byte) []document {
 		if isSeparator(l) {
 			docs = append(docs, document{line: startLine, text: data[start:i]})
 			start, startLine = next, line+1
+			if len(docs) > MaxDocuments {
+				// Past the limit: a marker document says where reading stopped.
+				return append(docs, document{line: -line})
+			}
 		}
 		i = next
 		line++
 	}
 	docs = append(docs, document{line: startLine, text: data[start:]})
 	return docs
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func isSeparator(l []byte) bool {
@@ -233,7 +277,12 @@ func objectsFrom(file string, line int, content map[string]any, lines map[string
 	if items, ok := content["items"].([]any); ok && strings.HasSuffix(kind, "List") {
 		var objs []*cluster.Object
 		var probs []cluster.Problem
+		byItem := itemLines(lines)
 		for i, it := range items {
+			if i >= MaxDocuments {
+				probs = append(probs, cluster.Problem{Origin: cluster.Origin{File: file, Line: line}, Message: fmt.Sprintf("the List holds more than %d items; the rest is not read", MaxDocuments)})
+				break
+			}
 			prefix := "items." + strconv.Itoa(i)
 			m, ok := it.(map[string]any)
 			itemLine := line
@@ -244,11 +293,9 @@ func objectsFrom(file string, line int, content map[string]any, lines map[string
 				probs = append(probs, cluster.Problem{Origin: cluster.Origin{File: file, Line: itemLine, Path: prefix}, Message: fmt.Sprintf("List item %d is %s, not an object", i, describe(it))})
 				continue
 			}
-			sub := map[string]int{}
-			for k, l := range lines {
-				if rest, ok := strings.CutPrefix(k, prefix+"."); ok {
-					sub[rest] = l
-				}
+			sub := byItem[i]
+			if sub == nil {
+				sub = map[string]int{}
 			}
 			o, p := objectsFrom(file, itemLine, m, sub)
 			objs = append(objs, o...)
@@ -289,6 +336,31 @@ func objectsFrom(file string, line int, content map[string]any, lines map[string
 		}
 	}
 	return []*cluster.Object{o}, nil
+}
+
+// itemLines splits the field lines of a List by item: "items.3.metadata.name"
+// becomes "metadata.name" of item 3, in one pass.
+func itemLines(lines map[string]int) map[int]map[string]int {
+	out := map[int]map[string]int{}
+	for k, l := range lines {
+		rest, ok := strings.CutPrefix(k, "items.")
+		if !ok {
+			continue
+		}
+		idx, field, ok := strings.Cut(rest, ".")
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(idx)
+		if err != nil {
+			continue
+		}
+		if out[i] == nil {
+			out[i] = map[string]int{}
+		}
+		out[i][field] = l
+	}
+	return out
 }
 
 func stringMap(v any) map[string]string {

@@ -119,9 +119,12 @@ func (l *loader) checkCall(e *hclsyntax.FunctionCallExpr, name string, args []ct
 			}
 		}
 	case "indent":
-		if s, ok := str(1); ok {
-			if n, ok := intArg(args[0]); ok && n > 0 {
-				grows = n * (strings.Count(s, "\n") + 1)
+		if s, ok := str(1); ok && len(args) > 0 && args[0].IsKnown() {
+			if n, err := convert.Convert(unmark(args[0]), cty.Number); err == nil && !n.IsNull() {
+				f, _ := n.AsBigFloat().Float64()
+				if f*float64(strings.Count(s, "\n")+1) > maxValueBytes {
+					grows = maxValueBytes + 1
+				}
 			}
 		}
 	case "formatlist":

@@ -67,7 +67,7 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 		file := filepath.Join(dir, name)
 		src, err := l.readFile(file)
 		if err != nil {
-			l.problem(cluster.Origin{File: file}, err.Error())
+			l.readProblem(file, err)
 			continue
 		}
 		cfg.hasConfig = true

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -61,11 +60,11 @@ func (m *modInst) pathDocuments(b *hclsyntax.Block) cty.Value {
 		return cty.NilVal
 	}
 	pattern := l.resolvePath(unmark(pv).AsString())
-	files, gerr := filepath.Glob(pattern)
-	if gerr != nil || len(files) > maxFilesetFiles {
+	files, gerr := l.glob(pattern)
+	if gerr != nil {
+		l.unresolved(originOf(blockAttr(b, "pattern").Range()), fmt.Sprintf("the pattern %s of %s cannot be listed: %s; its documents are unknown", pattern, m.prefix+"data.kubectl_path_documents."+b.Labels[1], gerr))
 		return cty.NilVal
 	}
-	sort.Strings(files)
 	vars := cty.EmptyObjectVal
 	if e := blockAttr(b, "vars"); e != nil {
 		vars, err = l.eval(e, c)

@@ -169,6 +169,43 @@ func (l *loader) globFiles(base, pattern string) ([]string, error) {
 	return out, nil
 }
 
+// glob lists the files matching a filepath.Match pattern, as filepath.Glob does,
+// reading only under the inputs.
+func (l *loader) glob(pattern string) ([]string, error) {
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return nil, err
+	}
+	dir := pattern
+	for strings.ContainsAny(dir, `*?[\`) {
+		dir = filepath.Dir(dir)
+	}
+	if !l.opts.FS.Contains(dir) {
+		return nil, &inputfs.OutsideError{Path: dir}
+	}
+	depth := strings.Count(pattern, string(filepath.Separator)) - strings.Count(dir, string(filepath.Separator))
+	var out []string
+	err := l.opts.FS.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir && d == nil {
+				return filepath.SkipAll
+			}
+			return nil
+		}
+		if len(out) > maxFilesetFiles {
+			return fmt.Errorf("more than %d files match", maxFilesetFiles)
+		}
+		if d.IsDir() && strings.Count(p, string(filepath.Separator))-strings.Count(dir, string(filepath.Separator)) >= depth && p != dir {
+			return filepath.SkipDir
+		}
+		if ok, _ := filepath.Match(pattern, p); ok && !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
 func globMatch(pat, name []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {

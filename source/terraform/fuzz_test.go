@@ -6,6 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // hang is how long one load may take before the fuzz targets call it a hang; the
@@ -155,4 +160,58 @@ func FuzzLoadJSONConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzDecodeYAML decodes arbitrary YAML the way Terraform configurations hand it over:
+// helm_release values, aws-auth mapRoles, kubectl_manifest bodies with placeholders,
+// and yamldecode. Errors or values, never a panic, and aliases never expand past
+// their budget.
+func FuzzDecodeYAML(f *testing.F) {
+	for _, s := range []string{
+		"a: 1", "settings:\n  clusterName: ${module.eks.cluster_name}\n", "- rolearn: ${x}\n  username: a\n  groups: [b]\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${var.n}\ndata: {a: \"${x}: y\"}\n",
+		"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]", "<<: *x", "a: ${", "? ${a}\n: b",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if vals, lines, err := decodeValues(text, 1); err == nil {
+			if n := countGo(vals); n > 10_000+5*len(text)+100 {
+				t.Errorf("values: %d values from %d bytes", n, len(text))
+			}
+			for k, l := range lines {
+				if l < 1 {
+					t.Errorf("values: line %d for %s", l, k)
+				}
+			}
+		}
+		mapRoles(text, cluster.Origin{File: "main.tf", Line: 1})
+		decodeObjects(text, cluster.Origin{File: "main.tf", Line: 3})
+		l := newLoader(t.TempDir(), Options{})
+		expr, diags := hclsyntax.ParseExpression([]byte(`yamldecode(x)`), "f.tf", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		c := (&evalCtx{}).bind("x", cty.StringVal(text))
+		if v, err := l.eval(expr, c); err == nil {
+			if nodes, _, over := measure(v); over || nodes > 10_000+5*len(text)+100 {
+				t.Errorf("yamldecode: %d values from %d bytes", nodes, len(text))
+			}
+		}
+	})
+}
+
+func countGo(v any) int {
+	n := 1
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			n += countGo(x)
+		}
+	case []any:
+		for _, x := range t {
+			n += countGo(x)
+		}
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -79,6 +80,17 @@ func (l *loader) problem(org cluster.Origin, msg string) {
 	}
 	l.seen[key] = true
 	l.problems = append(l.problems, cluster.Problem{Origin: org, Message: msg})
+}
+
+// readProblem records a file that could not be read: a problem, unless the file is
+// only outside the inputs (Terraform would read it).
+func (l *loader) readProblem(file string, err error) {
+	var oe *inputfs.OutsideError
+	if errors.As(err, &oe) {
+		l.unresolved(cluster.Origin{File: file}, err.Error())
+		return
+	}
+	l.problem(cluster.Origin{File: file}, err.Error())
 }
 
 // unresolved records input that Terraform would accept but that the loader could not
@@ -376,7 +388,7 @@ func (l *loader) readTFVars(file string) map[string]cty.Value {
 	out := map[string]cty.Value{}
 	src, err := l.readFile(file)
 	if err != nil {
-		l.problem(cluster.Origin{File: file}, err.Error())
+		l.readProblem(file, err)
 		return out
 	}
 	if strings.HasSuffix(file, ".json") {

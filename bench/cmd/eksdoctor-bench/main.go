@@ -1,22 +1,32 @@
 // Command eksdoctor-bench generates the large configuration the benchmarks use
-// and times eksdoctor's stages on it:
+// and times eksdoctor's stages on it, and measures eksdoctor on hostile inputs:
 //
-//	eksdoctor-bench gen DIR      write the configuration (5,000 workloads, 50 NodePools, 20 node groups)
-//	eksdoctor-bench parse DIR    read and decode every file, nothing else: the baseline, with
-//	                             the same decoder and parallelism as `eksdoctor check`
+//	eksdoctor-bench gen DIR          write the configuration (5,000 workloads, 50 NodePools, 20 node groups)
+//	eksdoctor-bench parse DIR        read and decode every file, nothing else: the baseline, with
+//	                                 the same decoder and parallelism as `eksdoctor check`
+//	eksdoctor-bench hostile BIN [CASE...]
+//	                                 run the eksdoctor binary BIN on every hostile input (or the
+//	                                 named ones) and on examples/broken, and print wall time and
+//	                                 peak memory of each run
 package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/eksdoctor/eksdoctor/bench"
+	"github.com/eksdoctor/eksdoctor/internal/hostile"
 )
 
+const usage = "usage: eksdoctor-bench gen|parse DIR | hostile BIN [CASE...]"
+
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: eksdoctor-bench gen|parse DIR")
+	hostile.Launch()
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
 	dir := os.Args[2]
@@ -36,8 +46,62 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Printf("parsed %d objects in %s\n", n, time.Since(start).Round(time.Millisecond))
+	case "hostile":
+		if err := runHostile(os.Args[2], os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: eksdoctor-bench gen|parse DIR")
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
+}
+
+// runHostile runs the binary on each case, once per output format, and prints the
+// slowest and largest run of each beside a normal run.
+func runHostile(bin string, names []string) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	examples, err := filepath.Abs("examples/broken")
+	if err != nil {
+		return err
+	}
+	normal, err := hostile.Run(bin, os.TempDir(), []string{"check", examples}, false, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-22s %8s %9s  %s\n", "case", "wall", "peak RSS", "exit")
+	fmt.Printf("%-22s %8s %6d MiB  %d\n", "(examples/broken)", normal.Wall.Round(time.Millisecond), normal.MaxRSS>>20, normal.ExitCode)
+	for _, c := range hostile.Cases() {
+		if len(names) > 0 && !slices.Contains(names, c.Name) {
+			continue
+		}
+		dir, err := hostile.Prepare(c)
+		if err != nil {
+			hostile.Cleanup(dir)
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		var worst hostile.Result
+		for _, format := range []string{"text", "json", "sarif"} {
+			r, err := hostile.Run(bin, dir, append(append([]string(nil), c.Args...), "-o", format), c.Unprivileged, 2*time.Minute)
+			if err != nil {
+				hostile.Cleanup(dir)
+				return fmt.Errorf("%s: %w", c.Name, err)
+			}
+			if r.Wall > worst.Wall {
+				worst.Wall = r.Wall
+			}
+			if r.MaxRSS > worst.MaxRSS {
+				worst.MaxRSS = r.MaxRSS
+			}
+			if r.ExitCode > worst.ExitCode || r.Signaled {
+				worst.ExitCode = r.ExitCode
+			}
+		}
+		hostile.Cleanup(dir)
+		fmt.Printf("%-22s %8s %6d MiB  %d   %+d MiB beside the normal run\n", c.Name, worst.Wall.Round(time.Millisecond), worst.MaxRSS>>20, worst.ExitCode, (worst.MaxRSS-normal.MaxRSS)>>20)
+	}
+	return nil
 }

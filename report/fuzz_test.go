@@ -1,0 +1,67 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
+)
+
+// FuzzReport writes findings whose every string comes from the fuzzer, as names,
+// paths and messages come from the input: the text report carries no control
+// character and no line a CI runner reads as a workflow command, and the JSON and
+// SARIF reports stay valid JSON.
+func FuzzReport(f *testing.F) {
+	for _, s := range []string{
+		"web", "a\nb", "\n::error file=x::y", "x\x1b[2Jy", "\u202eevil", "::add-mask::secret",
+		"\u00a0::warning::x", "\xff\xfe", "a\r::error::b", "tab\there", "\u2028::error::x",
+	} {
+		f.Add(s, s, s, s)
+	}
+	checks := lint.Checks()
+	f.Fuzz(func(t *testing.T, name, file, summary, detail string) {
+		fs := []lint.Finding{{
+			Check: "pod-unschedulable", Severity: lint.Error,
+			Object:  cluster.ObjectRef{Kind: "Deployment", Namespace: name, Name: name},
+			Origin:  cluster.Origin{File: file, Line: 3},
+			Summary: summary, Detail: detail,
+			Fix: &lint.Fix{Summary: summary, Edits: []lint.Edit{{File: file, Line: 3, Format: lint.FormatYAML, Text: detail}}},
+		}, {
+			Check: "invalid-input", Severity: lint.Warning,
+			Origin:  cluster.Origin{File: name + file},
+			Summary: detail,
+		}}
+		var text bytes.Buffer
+		if err := report.Text(&text, fs, report.TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(text.String(), "\n") {
+			for _, r := range line {
+				if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+					t.Fatalf("text line %d holds %U: %q", i+1, r, line)
+				}
+			}
+			if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") {
+				t.Fatalf("text line %d reads as a workflow command: %q", i+1, line)
+			}
+		}
+		var js, sarif bytes.Buffer
+		if err := report.JSON(&js, fs); err != nil {
+			t.Fatal(err)
+		}
+		if err := report.SARIF(&sarif, fs, checks, "test"); err != nil {
+			t.Fatal(err)
+		}
+		for format, out := range map[string][]byte{"json": js.Bytes(), "sarif": sarif.Bytes()} {
+			if !json.Valid(out) {
+				t.Fatalf("%s output is not valid JSON", format)
+			}
+		}
+	})
+}
