@@ -17,6 +17,8 @@ type Model struct {
 	NodeClasses     []*NodeClass
 	NodeClaims      []*NodeClaim
 	Nodes           []*Node
+	// Unseen is capacity eksdoctor cannot see into (see UnseenCapacity).
+	Unseen []UnseenCapacity
 
 	HelmReleases []*HelmRelease
 	Addons       []*Addon
@@ -135,6 +137,9 @@ const (
 	KindFargate
 	KindNodePool
 	KindNode
+	// KindUnseen is capacity the inputs declare, or must hold, that eksdoctor
+	// cannot see into: its answer is always unknown.
+	KindUnseen
 )
 
 func (k CapacityKind) String() string {
@@ -147,8 +152,24 @@ func (k CapacityKind) String() string {
 		return "nodepool"
 	case KindNode:
 		return "node"
+	case KindUnseen:
+		return "capacity not seen"
 	}
 	return "unknown"
+}
+
+// UnseenCapacity is capacity eksdoctor cannot see into: node groups of a module
+// version it does not model, a value known only after apply, capacity declared
+// outside the inputs, v1alpha5 Provisioners. Placement on it is unknown, so a
+// workload that fits nothing else is reported as not verified, never as failing.
+type UnseenCapacity struct {
+	// What names the capacity ("the node groups of module.eks").
+	What string
+	// Why it cannot be seen.
+	Why    string
+	Origin Origin
+	// SteadyOnly marks capacity that exists only once Karpenter runs.
+	SteadyOnly bool
 }
 
 // NodeGroup is an EKS managed or self-managed node group (an eksctl nodeGroup, a

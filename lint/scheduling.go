@@ -181,7 +181,7 @@ func placementDetail(pl *sim.Placement) string {
 		shown[v.Source.Kind]++
 		b.WriteString("\n  - " + v.Line())
 	}
-	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool} {
+	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool, cluster.KindUnseen} {
 		if n := hidden[k]; n > 0 {
 			fmt.Fprintf(&b, "\n  - and %d more %ss that refuse it (eksdoctor explain %s lists every source)", n, k, explainArg(pl.Workload))
 		}

@@ -215,6 +215,11 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			return
 		}
 	}
+	for _, u := range s.m.Unseen {
+		if (phase == cluster.Steady || !u.SteadyOnly) && !yield(unseenVerdict(u)) {
+			return
+		}
+	}
 	if phase != cluster.Steady {
 		return
 	}
@@ -255,6 +260,15 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 		s.mu.Unlock()
 	}
 	return fits
+}
+
+// unseenVerdict is the answer of capacity eksdoctor cannot see into: unknown.
+func unseenVerdict(u cluster.UnseenCapacity) Verdict {
+	return Verdict{
+		Source:  Source{Kind: cluster.KindUnseen, Name: u.What, Origin: u.Origin},
+		Result:  Unknown,
+		Reasons: []Reason{{Code: CodeUnknownValue, Message: fmt.Sprintf("%s cannot be seen: %s", u.What, u.Why)}},
+	}
 }
 
 // demoteForFargate: a pod a Fargate profile selects is mutated to use

@@ -15,7 +15,7 @@ import (
 //	incompatible with nodepool "default", incompatible requirements, label "workload" does not have known values.
 func (p *Placement) Summary() string {
 	var parts []string
-	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool} {
+	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool, cluster.KindUnseen} {
 		if s := p.kindSummary(k); s != "" {
 			parts = append(parts, s)
 		}
@@ -51,6 +51,12 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		}
 	}
 	switch k {
+	case cluster.KindUnseen:
+		var msgs []string
+		for _, v := range vs {
+			msgs = append(msgs, v.Reasons[0].Message)
+		}
+		return strings.Join(msgs, "; ") + "."
 	case cluster.KindNodePool:
 		if fits > 0 {
 			return fmt.Sprintf("%d/%d nodepools can launch a node for it.", fits, len(vs))
@@ -131,6 +137,9 @@ func (p *Placement) Explain() []string {
 
 // Line renders one verdict: `node group "karpenter": refuses: node(s) had untolerated taint {...}`.
 func (v Verdict) Line() string {
+	if v.Source.Kind == cluster.KindUnseen {
+		return reasonList(v.Reasons)
+	}
 	name := fmt.Sprintf("%s %q", v.Source.Kind, v.Source.Name)
 	switch v.Result {
 	case Fits:

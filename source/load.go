@@ -194,8 +194,7 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 	if err != nil {
 		// A link out of the inputs is valid for kubectl, only not read here; a
 		// file too large or not a file at all is not a manifest.
-		var oe *inputfs.OutsideError
-		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err), Unresolved: errors.As(err, &oe)}}}
+		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err), Unresolved: inputfs.Unseen(err)}}}
 	}
 	if m, ok := readSpecial(file, data); ok {
 		return m

@@ -8,6 +8,7 @@
 package inputfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -237,8 +238,84 @@ func (f *FS) withinReal(real string) (*dirRoot, string, bool) {
 	return nil, "", false
 }
 
-// ReadFile reads a regular file under the roots, at most limit bytes.
+// LinkStubError is a symbolic link stored as a text file (as git checks links out
+// where it cannot make them, or as a copy of a repository keeps them) whose target
+// cannot be read.
+type LinkStubError struct {
+	Path, Target string
+	Err          error
+}
+
+func (e *LinkStubError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link stored as text (as git writes links where it cannot make them) to %s, which cannot be read: %v", e.Path, e.Target, e.Err)
+}
+
+func (e *LinkStubError) Unwrap() error { return e.Err }
+
+// Unseen reports whether a read failed only because the file lies beyond what the
+// run may or can see (outside the inputs, or the target of a text link that is not
+// there): the input may be valid, eksdoctor cannot tell.
+func Unseen(err error) bool {
+	var oe *OutsideError
+	var le *LinkStubError
+	var ee *EncryptedError
+	return errors.As(err, &oe) || errors.As(err, &le) || errors.As(err, &ee)
+}
+
+// EncryptedError is a file encrypted in the repository (git-crypt): what it holds
+// cannot be seen.
+type EncryptedError struct{ Path string }
+
+func (e *EncryptedError) Error() string {
+	return fmt.Sprintf("%s is encrypted (git-crypt); what it holds cannot be seen", e.Path)
+}
+
+var gitCrypt = []byte("\x00GITCRYPT\x00")
+
+// maxLinkStubs bounds how many text links are followed in a row.
+const maxLinkStubs = 8
+
+// ReadFile reads a regular file under the roots, at most limit bytes. A file that
+// is a symbolic link stored as text (its whole content a relative path to a file
+// of the same kind) is read as the link: its target, under the same rules.
 func (f *FS) ReadFile(name string, limit int64) ([]byte, error) {
+	data, err := f.readFile(name, limit)
+	if err == nil && bytes.HasPrefix(data, gitCrypt) {
+		return nil, &EncryptedError{Path: name}
+	}
+	for i := 0; err == nil && i < maxLinkStubs; i++ {
+		target, ok := linkStub(name, data)
+		if !ok {
+			return data, nil
+		}
+		next := filepath.Join(filepath.Dir(name), target)
+		data, err = f.readFile(next, limit)
+		if err != nil {
+			return nil, &LinkStubError{Path: name, Target: target, Err: err}
+		}
+		name = next
+	}
+	return data, err
+}
+
+// linkStub reports whether data is a symbolic link stored as text: one line, no
+// trailing line break (git stores the target as is), a relative path to a file
+// with the same extension as name.
+func linkStub(name string, data []byte) (string, bool) {
+	if len(data) == 0 || len(data) > 1024 {
+		return "", false
+	}
+	s := string(data)
+	if strings.ContainsAny(s, " \t\r\n\x00{}[]=:\"'#") || filepath.IsAbs(s) {
+		return "", false
+	}
+	if ext := filepath.Ext(name); ext == "" || !strings.HasSuffix(s, ext) {
+		return "", false
+	}
+	return s, true
+}
+
+func (f *FS) readFile(name string, limit int64) ([]byte, error) {
 	file, err := f.open(name)
 	if err != nil {
 		return nil, readError(name, err)

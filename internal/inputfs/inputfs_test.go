@@ -2,6 +2,7 @@ package inputfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -231,5 +232,50 @@ func rerunUnprivileged(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// A symbolic link stored as text (git's form where it cannot make links) is read
+// as the link, under the same confinement; one whose target is not there, and an
+// encrypted file, are unseen rather than broken.
+func TestTextLinksAndEncryptedFiles(t *testing.T) {
+	dir := layout(t)
+	in := filepath.Join(dir, "in")
+	for name, content := range map[string]string{
+		"in/vars/common.tf":  "variable \"a\" {}\n",
+		"in/root/common.tf":  "../vars/common.tf",
+		"in/root/chain.tf":   "common.tf",
+		"in/root/gone.tf":    "../generated/backend.tf",
+		"in/root/escape.tf":  "../../outside/x.tf",
+		"outside/x.tf":       "SECRET",
+		"in/root/notes.tf":   "see ../vars/common.tf",
+		"in/root/other.yaml": "../vars/common.tf",
+		"in/root/secret.tf":  "\x00GITCRYPT\x00\x01\x02",
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	f := New(in)
+	for _, name := range []string{"root/common.tf", "root/chain.tf"} {
+		if got, err := f.ReadFile(filepath.Join(in, name), MaxConfig); err != nil || string(got) != "variable \"a\" {}\n" {
+			t.Errorf("%s: %q, %v; want the target's content", name, got, err)
+		}
+	}
+	for _, name := range []string{"root/gone.tf", "root/escape.tf", "root/secret.tf"} {
+		_, err := f.ReadFile(filepath.Join(in, name), MaxConfig)
+		if !Unseen(err) || strings.Contains(fmt.Sprint(err), "SECRET") {
+			t.Errorf("%s: %v; want an unseen error without the content", name, err)
+		}
+	}
+	var oe *OutsideError
+	if _, err := f.ReadFile(filepath.Join(in, "root/escape.tf"), MaxConfig); !errors.As(err, &oe) {
+		t.Errorf("a text link out of the inputs: %v, want an OutsideError", err)
+	}
+	// Not links: text with spaces, a path of another kind.
+	for name, want := range map[string]string{"root/notes.tf": "see ../vars/common.tf", "root/other.yaml": "../vars/common.tf"} {
+		if got, err := f.ReadFile(filepath.Join(in, name), MaxConfig); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want it read as it is", name, got, err)
+		}
 	}
 }

@@ -188,10 +188,9 @@ func (l *loader) readFile(file string) ([]byte, error) {
 // readError words a failed read for a problem or note: what was tried and why it
 // failed, never what the file holds.
 func readError(file string, err error) error {
-	var oe *inputfs.OutsideError
 	var tl *inputfs.TooLargeError
 	switch {
-	case errors.As(err, &oe), errors.As(err, &tl):
+	case inputfs.Unseen(err), errors.As(err, &tl):
 		return err
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("file %s does not exist", file)

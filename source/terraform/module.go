@@ -2,7 +2,6 @@ package terraform
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -85,8 +84,7 @@ func (l *loader) problem(org cluster.Origin, msg string) {
 // readProblem records a file that could not be read: a problem, unless the file is
 // only outside the inputs (Terraform would read it).
 func (l *loader) readProblem(file string, err error) {
-	var oe *inputfs.OutsideError
-	if errors.As(err, &oe) {
+	if inputfs.Unseen(err) {
 		l.unresolved(cluster.Origin{File: file}, err.Error())
 		return
 	}
