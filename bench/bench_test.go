@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -83,10 +84,7 @@ func BenchmarkCheck(b *testing.B) {
 	dir := large(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := source.Load([]string{dir}, source.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		m := loadOne(b, dir)
 		fs := lint.Run(m, sim.New(m), lint.Checks())
 		if err := report.Text(io.Discard, fs, report.TextOptions{}); err != nil {
 			b.Fatal(err)
@@ -97,12 +95,22 @@ func BenchmarkCheck(b *testing.B) {
 // BenchmarkChecksOnly is the analysis after loading.
 func BenchmarkChecksOnly(b *testing.B) {
 	dir := large(b)
-	m, err := source.Load([]string{dir}, source.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := loadOne(b, dir)
 	b.ReportAllocs()
 	for b.Loop() {
 		lint.Run(m, sim.New(m), lint.Checks())
 	}
+}
+
+// loadOne loads a directory that holds one cluster, the generated configuration.
+func loadOne(tb testing.TB, dir string) *cluster.Model {
+	tb.Helper()
+	cs, err := source.Load([]string{dir}, source.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(cs) != 1 {
+		tb.Fatalf("%s holds %d clusters, want 1", dir, len(cs))
+	}
+	return cs[0].Model
 }

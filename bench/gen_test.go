@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/eksdoctor/eksdoctor/source"
 )
 
 // TestGenerateIsValidAndDeterministic: the generated configuration loads without a
@@ -34,10 +32,7 @@ func TestGenerateIsValidAndDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := source.Load([]string{a}, source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadOne(t, a)
 	if len(m.Problems) > 0 {
 		t.Errorf("problems: %+v", m.Problems[0])
 	}

@@ -36,6 +36,11 @@ type Model struct {
 
 	Problems []Problem
 	Notes    []Note
+
+	// Inputs are the files the configuration reads besides its own (templates,
+	// values and manifests read through Terraform's file functions and data
+	// sources), sorted: they belong to it, and are not read again on their own.
+	Inputs []string
 }
 
 // EKSCluster is what the configuration says about the EKS cluster itself.

@@ -201,7 +201,9 @@ func TestReferenceConfigurations(t *testing.T) {
 		{dir: "terraform-aws-eks-blueprints/patterns/fargate-serverless"},
 		{dir: "terraform-aws-eks-blueprints/patterns/stateful"},
 		{dir: "terraform-aws-eks-blueprints/patterns/wireguard-with-cilium"},
-		{dir: "karpenter-provider-aws/extracted-eksctl"},
+		// Two clusters: each eksctl ClusterConfig is one.
+		{dir: "karpenter-provider-aws/extracted-eksctl/step02-create-cluster.eksctl.yaml"},
+		{dir: "karpenter-provider-aws/extracted-eksctl/step02-create-cluster-fargate.eksctl.yaml"},
 		// Fargate only, with the kube-proxy and vpc-cni add-ons' DaemonSets.
 		{dir: "terraform-aws-eks/tests/eks-fargate-profile"},
 		{dir: "terraform-aws-eks/@v19.21.0/examples/karpenter", nodeClasses: 1, onFargate: true},
@@ -213,7 +215,17 @@ func TestReferenceConfigurations(t *testing.T) {
 		t.Run(tt.dir, func(t *testing.T) {
 			tmp := t.TempDir()
 			dir := filepath.Join(tmp, filepath.FromSlash(tt.dir))
-			copyTree(t, filepath.Join(root, filepath.FromSlash(tt.dir)), dir)
+			src := filepath.Join(root, filepath.FromSlash(tt.dir))
+			if st, err := os.Stat(src); err == nil && !st.IsDir() {
+				// One file of a directory: a directory of its own.
+				dir = filepath.Join(tmp, "config")
+				os.MkdirAll(dir, 0o755)
+				dir = filepath.Join(dir, filepath.Base(src))
+				copyTree(t, src, dir)
+				dir = filepath.Dir(dir)
+			} else {
+				copyTree(t, src, dir)
+			}
 			m := linttest.Load(t, dir)
 			if len(m.Workloads) == 0 && len(m.NodeClasses) == 0 && len(m.FargateProfiles) == 0 && !m.Cluster.Defined {
 				t.Fatalf("nothing was loaded from %s", tt.dir)

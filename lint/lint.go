@@ -73,6 +73,9 @@ type Check struct {
 
 // Finding is one problem found.
 type Finding struct {
+	// Cluster names the cluster the finding is about when a run analyses several
+	// (a Terraform root, an eksctl or snapshot file); empty otherwise.
+	Cluster  string
 	Check    string
 	Severity Severity
 	Object   cluster.ObjectRef
@@ -189,6 +192,9 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
 		if a.Origin.File != b.Origin.File {
 			return a.Origin.File < b.Origin.File
 		}

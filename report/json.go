@@ -18,6 +18,8 @@ type jsonReport struct {
 }
 
 type jsonFinding struct {
+	// Cluster names the cluster when the inputs hold several.
+	Cluster  string     `json:"cluster,omitempty"`
 	Check    string     `json:"check"`
 	Severity string     `json:"severity"`
 	Object   jsonObject `json:"object"`
@@ -61,6 +63,7 @@ func JSON(w io.Writer, findings []lint.Finding) error {
 	r := jsonReport{Version: SchemaVersion, Findings: []jsonFinding{}}
 	for _, f := range findings {
 		jf := jsonFinding{
+			Cluster:  f.Cluster,
 			Check:    f.Check,
 			Severity: f.Severity.String(),
 			Object:   jsonObject{Kind: f.Object.Kind, Namespace: f.Object.Namespace, Name: f.Object.Name},

@@ -69,7 +69,8 @@ type sarifResult struct {
 }
 
 type sarifResultProps struct {
-	Fix string `json:"fix,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
 }
 
 type sarifLocation struct {
@@ -192,6 +193,12 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 				b.WriteString("\n" + e.Text)
 			}
 			res.Properties = &sarifResultProps{Fix: b.String()}
+		}
+		if f.Cluster != "" {
+			if res.Properties == nil {
+				res.Properties = &sarifResultProps{}
+			}
+			res.Properties.Cluster = f.Cluster
 		}
 		run.Results = append(run.Results, res)
 	}

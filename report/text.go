@@ -49,6 +49,7 @@ func severityColor(s lint.Severity) string {
 func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 	p := painter(opts.Color)
 	type group struct {
+		cluster  string
 		ref      cluster.ObjectRef
 		origin   cluster.Origin
 		findings []lint.Finding
@@ -56,13 +57,13 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 	var groups []*group
 	index := map[string]*group{}
 	for _, f := range findings {
-		key := f.Object.String()
+		key := f.Cluster + "\x00" + f.Object.String()
 		if f.Object == (cluster.ObjectRef{}) {
-			key = "file:" + f.Origin.File
+			key = f.Cluster + "\x00file:" + f.Origin.File
 		}
 		g, ok := index[key]
 		if !ok {
-			g = &group{ref: f.Object, origin: f.Origin}
+			g = &group{cluster: f.Cluster, ref: f.Object, origin: f.Origin}
 			index[key] = g
 			groups = append(groups, g)
 		}
@@ -76,6 +77,10 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 	for i, g := range groups {
 		if i > 0 {
 			b.WriteString("\n")
+		}
+		if g.cluster != "" && (i == 0 || groups[i-1].cluster != g.cluster) {
+			// Several clusters: each one's findings under its name.
+			fmt.Fprintf(&b, "%s\n\n", p.paint(ansiBold, "== cluster "+Line(g.cluster)+" =="))
 		}
 		title := Line(g.ref.String())
 		if g.ref == (cluster.ObjectRef{}) {

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // Options tune loading.
@@ -31,70 +33,87 @@ type Options struct {
 // ErrNoInput is returned when no path could be read at all.
 var ErrNoInput = errors.New("no input")
 
-// Load reads every path and returns the merged, interpreted model. Unreadable
-// content becomes Problems in the model; an error is returned only when a path does
-// not exist or nothing at all could be read. Nothing outside the paths (and the
-// charts, values and variable files named in opts) is read.
-func Load(paths []string, opts Options) (*cluster.Model, error) {
-	var parts []*cluster.Model
-	var files []string
-	named := map[string]bool{}
+// Cluster is one cluster as the inputs describe it: a Terraform root, an eksctl
+// ClusterConfig or a snapshot, with the manifests, values and charts that belong to
+// it.
+type Cluster struct {
+	// Name says where the cluster is declared: the root directory or the file, as
+	// given on the command line; "manifests" for manifests that belong to none.
+	Name  string
+	Model *cluster.Model
+}
+
+// Load reads every path and returns the clusters they describe, sorted by name.
+// Inputs make clusters the way repositories lay them out: each Terraform root, each
+// eksctl ClusterConfig and each snapshot is a cluster of its own; a directory that
+// another configuration calls as a local module is a module, not a root; files a
+// Terraform configuration reads (templates, values, documents) belong to it;
+// other manifests join the configuration nearest to them in the tree, or, when
+// that is not clear, a cluster of their own. Unreadable content becomes Problems in
+// the models; an error is returned only when a path does not exist or nothing at
+// all could be read. Nothing outside the paths (and the charts, values and variable
+// files named in opts) is read.
+func Load(paths []string, opts Options) ([]*Cluster, error) {
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("read %s: %w", p, err)
 		}
 	}
-	fsys := inputfs.New(append(append(append(append([]string(nil), paths...), opts.Charts...), opts.Values...), opts.TFVars...)...)
-	defer fsys.Close()
+	roots := append(append(append(append([]string(nil), paths...), opts.Charts...), opts.Values...), opts.TFVars...)
 	for _, p := range paths {
-		if fsys.IsDir(p) {
-			dirParts, dirFiles := walk(fsys, p, opts)
-			parts = append(parts, dirParts...)
-			files = append(files, dirFiles...)
-			continue
+		// A .tf file given directly is read as Terraform reads it: with its
+		// directory.
+		if isTerraformName(p) {
+			roots = append(roots, filepath.Dir(p))
 		}
-		files = append(files, p)
-		named[p] = true
 	}
-	parts = append(parts, readFiles(fsys, files, named)...)
-	for _, c := range opts.Charts {
-		part, err := loadChart(fsys, c, opts)
-		if err != nil {
-			return nil, err
+	fsys := inputfs.New(roots...)
+	defer fsys.Close()
+
+	var f finder
+	for _, p := range paths {
+		switch {
+		case fsys.IsDir(p):
+			f.walk(fsys, p)
+		case isTerraformName(p):
+			f.addRoot(filepath.Dir(p))
+		default:
+			f.files = append(f.files, p)
+			f.named = append(f.named, p)
 		}
-		parts = append(parts, part)
 	}
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("%w: no manifests, Terraform, charts or snapshots found in %s", ErrNoInput, strings.Join(paths, ", "))
-	}
-	return Build(parts...), nil
+	return f.load(fsys, opts)
 }
 
-// Build merges partial models and completes them: Helm releases and EKS add-ons
-// become objects, objects become workloads and capacity.
-func Build(parts ...*cluster.Model) *cluster.Model {
-	m := cluster.Merge(parts...)
-	manifest.InterpretClusterConfigs(m)
-	expand(m)
-	manifest.Interpret(m)
-	return m
+// finder collects what the paths hold before anything is loaded.
+type finder struct {
+	tfDirs []string // directories holding .tf files, in walk order
+	files  []string // manifest, snapshot and plan files
+	named  []string // files given on the command line
+	probs  []cluster.Problem
 }
 
-// walk finds inputs under a directory. A directory with .tf files is a Terraform
-// root (its local modules are read through it, not as roots of their own); a
-// directory with Chart.yaml is a Helm chart, read only through a release or --chart.
-// A directory that cannot be read is a problem; the rest of the tree is still read.
-func walk(fsys *inputfs.FS, root string, opts Options) ([]*cluster.Model, []string) {
-	var parts []*cluster.Model
-	var files []string
-	tfRoots := map[string]bool{}
+func (f *finder) addRoot(dir string) {
+	for _, d := range f.tfDirs {
+		if d == dir {
+			return
+		}
+	}
+	f.tfDirs = append(f.tfDirs, dir)
+}
+
+// walk finds inputs under a directory: every directory with .tf files, every
+// manifest file. A directory with Chart.yaml is a Helm chart, read only through a
+// release or --chart. A directory that cannot be read is a problem; the rest of the
+// tree is still read.
+func (f *finder) walk(fsys *inputfs.FS, root string) {
 	fsys.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			parts = append(parts, &cluster.Model{Problems: []cluster.Problem{{
+			f.probs = append(f.probs, cluster.Problem{
 				Origin:     cluster.Origin{File: path},
 				Message:    "directory cannot be read: " + readReason(err) + "; what it holds is not analysed",
 				Unresolved: true,
-			}}})
+			})
 			return nil
 		}
 		if d.IsDir() {
@@ -105,22 +124,224 @@ func walk(fsys *inputfs.FS, root string, opts Options) ([]*cluster.Model, []stri
 			if fsys.IsRegular(filepath.Join(path, "Chart.yaml")) {
 				return filepath.SkipDir
 			}
-			if hasTF(fsys, path) && !underRoot(path, tfRoots) {
-				tfRoots[path] = true
-				part, err := loadTerraform(fsys, path, opts)
-				if err != nil {
-					part = &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: path}, Message: err.Error(), Unresolved: true}}}
-				}
-				parts = append(parts, part)
+			if hasTF(fsys, path) {
+				f.addRoot(path)
 			}
 			return nil
 		}
 		if isManifestName(d.Name()) {
-			files = append(files, path)
+			f.files = append(f.files, path)
 		}
 		return nil
 	})
-	return parts, files
+}
+
+// unit is one cluster being assembled.
+type unit struct {
+	name   string
+	dir    string // absolute: where the configuration lives, for nearness
+	anchor bool   // a configuration manifests may belong to
+	parts  []*cluster.Model
+}
+
+func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
+	// A directory another configuration calls as a local module is a module.
+	called := map[string]bool{}
+	for _, d := range f.tfDirs {
+		for _, m := range terraform.LocalModuleDirs(fsys, d) {
+			if abs(m) != abs(d) {
+				called[abs(m)] = true
+			}
+		}
+	}
+	var units []*unit
+	inputs := map[string]bool{}
+	inputDirs := map[string]bool{}
+	var rootDirs []string
+	for _, d := range f.tfDirs {
+		if called[abs(d)] {
+			continue
+		}
+		rootDirs = append(rootDirs, d)
+	}
+	tfModels := make([]*cluster.Model, len(rootDirs))
+	parallel(len(rootDirs), func(i int) {
+		m, err := terraform.Load(rootDirs[i], terraform.Options{VarFiles: opts.TFVars, FS: fsys})
+		if err != nil {
+			m = &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: rootDirs[i]}, Message: err.Error(), Unresolved: true}}}
+		}
+		tfModels[i] = m
+	})
+	for i, d := range rootDirs {
+		m := tfModels[i]
+		for _, in := range m.Inputs {
+			inputs[abs(in)] = true
+			if dir := filepath.Dir(abs(in)); dir != abs(d) {
+				// Files beside what a configuration reads from a folder of its
+				// own (templates/, values/) are its inputs too.
+				inputDirs[dir] = true
+			}
+		}
+		units = append(units, &unit{name: d, dir: abs(d), anchor: kubernetesRelated(m), parts: []*cluster.Model{m}})
+	}
+
+	named := map[string]bool{}
+	for _, n := range f.named {
+		named[n] = true
+	}
+	var files []string
+	for _, file := range f.files {
+		a := abs(file)
+		if !named[file] && (inputs[a] || inputDirs[filepath.Dir(a)]) {
+			continue
+		}
+		files = append(files, file)
+	}
+	read := readFiles(fsys, files, named)
+
+	var pending []*pendingPart
+	for i, file := range files {
+		m := read[i]
+		switch {
+		case m.Live != nil, m.Terraform != nil, hasClusterConfig(m):
+			// A snapshot, a plan or an eksctl ClusterConfig is a cluster of its own.
+			units = append(units, &unit{name: file, dir: filepath.Dir(abs(file)), anchor: true, parts: []*cluster.Model{m}})
+		default:
+			pending = append(pending, &pendingPart{path: abs(file), model: m})
+		}
+	}
+	for _, c := range opts.Charts {
+		part, err := loadChart(fsys, c, opts)
+		if err != nil {
+			return nil, err
+		}
+		pending = append(pending, &pendingPart{path: abs(c), model: part})
+	}
+	for _, p := range f.probs {
+		pending = append(pending, &pendingPart{path: abs(p.Origin.File), model: &cluster.Model{Problems: []cluster.Problem{p}}})
+	}
+
+	var loose *unit
+	for _, p := range pending {
+		u := nearest(units, p.path)
+		if u == nil {
+			if loose == nil {
+				loose = &unit{name: "manifests"}
+				units = append(units, loose)
+			}
+			u = loose
+		}
+		u.parts = append(u.parts, p.model)
+	}
+	if len(units) == 0 {
+		return nil, fmt.Errorf("%w: no manifests, Terraform, charts or snapshots found", ErrNoInput)
+	}
+	sort.SliceStable(units, func(i, j int) bool { return units[i].name < units[j].name })
+	out := make([]*Cluster, len(units))
+	parallel(len(units), func(i int) {
+		out[i] = &Cluster{Name: units[i].name, Model: Build(units[i].parts...)}
+	})
+	return out, nil
+}
+
+type pendingPart struct {
+	path  string
+	model *cluster.Model
+}
+
+// nearest is the configuration a manifest at path belongs to: the only one there
+// is, or the one sharing the longest directory prefix with it; nil when none is an
+// anchor or two are equally near.
+func nearest(units []*unit, path string) *unit {
+	var anchors []*unit
+	for _, u := range units {
+		if u.anchor {
+			anchors = append(anchors, u)
+		}
+	}
+	switch len(anchors) {
+	case 0:
+		return nil
+	case 1:
+		return anchors[0]
+	}
+	best, bestScore, tie := (*unit)(nil), -1, false
+	for _, u := range anchors {
+		s := commonDepth(u.dir, filepath.Dir(path))
+		switch {
+		case s > bestScore:
+			best, bestScore, tie = u, s, false
+		case s == bestScore:
+			tie = true
+		}
+	}
+	if tie {
+		return nil
+	}
+	return best
+}
+
+// commonDepth counts the leading path elements a and b share.
+func commonDepth(a, b string) int {
+	as := strings.Split(filepath.ToSlash(a), "/")
+	bs := strings.Split(filepath.ToSlash(b), "/")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	return n
+}
+
+// kubernetesRelated reports whether a Terraform configuration has anything to do
+// with a cluster, so that manifests may belong to it.
+func kubernetesRelated(m *cluster.Model) bool {
+	return m.Cluster.Defined || len(m.NodeGroups) > 0 || len(m.FargateProfiles) > 0 ||
+		len(m.HelmReleases) > 0 || len(m.Addons) > 0 || len(m.Objects) > 0 || m.Karpenter.Address != ""
+}
+
+func hasClusterConfig(m *cluster.Model) bool {
+	for _, o := range m.Objects {
+		if manifest.IsClusterConfig(o) {
+			return true
+		}
+	}
+	return false
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return a
+}
+
+// parallel runs fn for 0..n-1 on every processor.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(i)
+		}(i)
+	}
+	wg.Wait()
+}
+
+// Build merges partial models and completes them: Helm releases and EKS add-ons
+// become objects, objects become workloads and capacity, and capacity the inputs
+// cannot show is marked as unseen.
+func Build(parts ...*cluster.Model) *cluster.Model {
+	m := cluster.Merge(parts...)
+	manifest.InterpretClusterConfigs(m)
+	expand(m)
+	manifest.Interpret(m)
+	markUnseen(m)
+	return m
 }
 
 // readReason is why a read failed, without the path (the finding names it).
@@ -132,26 +353,21 @@ func readReason(err error) string {
 	return err.Error()
 }
 
-func underRoot(path string, roots map[string]bool) bool {
-	for r := range roots {
-		if rel, err := filepath.Rel(r, path); err == nil && !strings.HasPrefix(rel, "..") {
-			return true
-		}
-	}
-	return false
-}
-
 func hasTF(fsys *inputfs.FS, dir string) bool {
 	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range entries {
-		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".tf") || strings.HasSuffix(e.Name(), ".tf.json")) {
+		if !e.IsDir() && isTerraformName(e.Name()) {
 			return true
 		}
 	}
 	return false
+}
+
+func isTerraformName(name string) bool {
+	return strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json")
 }
 
 func isManifestName(name string) bool {
@@ -170,18 +386,7 @@ func isManifestName(name string) bool {
 // walk such documents (values files, CI configs) are simply not manifests.
 func readFiles(fsys *inputfs.FS, files []string, named map[string]bool) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, f := range files {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, f string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i] = readFile(fsys, f, named[f])
-		}(i, f)
-	}
-	wg.Wait()
+	parallel(len(files), func(i int) { out[i] = readFile(fsys, files[i], named[files[i]]) })
 	return out
 }
 

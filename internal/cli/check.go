@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -44,18 +43,17 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			if err != nil {
 				return err
 			}
-			m, err := source.Load(args, o.sourceOptions())
+			cs, err := source.Load(args, o.sourceOptions())
 			if err != nil {
 				return loadError(err)
 			}
-			if m.Live != nil {
-				// A snapshot is a cluster read later: it gets the live checks,
-				// so that it reports what 'eksdoctor cluster' reported.
-				if set, err = o.report.resolve(env, true); err != nil {
-					return err
-				}
+			// A snapshot is a cluster read later: it gets the live checks, so
+			// that it reports what 'eksdoctor cluster' reported.
+			liveSet, err := o.report.resolve(env, true)
+			if err != nil {
+				return err
 			}
-			return analyse(env, set, m)
+			return analyse(env, set, liveSet, cs)
 		},
 	}
 	o.report.addFlags(cmd.Flags())
@@ -79,11 +77,27 @@ func loadError(err error) error {
 	return usageError{err}
 }
 
-// analyse runs the checks and writes the report; it returns an exitError carrying
-// the exit code.
-func analyse(env *Env, set *settings, m *cluster.Model) error {
-	s := sim.New(m)
-	findings := set.apply(lint.Run(m, s, set.checks))
+// analyse runs the checks on every cluster (the live checks too on a snapshot's)
+// and writes one report; it returns an exitError carrying the exit code. When the
+// inputs hold several clusters, each finding names its cluster.
+func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
+	var findings []lint.Finding
+	for _, c := range cs {
+		checks := set.checks
+		if c.Model.Live != nil {
+			checks = liveSet.checks
+			set = liveSet // the report lists the checks that ran
+		}
+		fs := lint.Run(c.Model, sim.New(c.Model), checks)
+		if len(cs) > 1 {
+			for i := range fs {
+				fs[i].Cluster = c.Name
+			}
+		}
+		findings = append(findings, fs...)
+	}
+	lint.Sort(findings)
+	findings = set.apply(findings)
 	if err := write(env, set, findings); err != nil {
 		return err
 	}

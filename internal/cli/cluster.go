@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/eksdoctor/eksdoctor/source"
 	"github.com/spf13/cobra"
 )
 
@@ -35,7 +36,7 @@ Resources it may not read are reported as live-resource-skipped and the rest is 
 			if err != nil {
 				return err
 			}
-			return analyse(env, set, m)
+			return analyse(env, set, set, []*source.Cluster{{Name: m.Live.Context, Model: m}})
 		},
 	}
 	o.addFlags(cmd.Flags())

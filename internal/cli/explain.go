@@ -13,6 +13,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source"
 )
 
 func newExplainCmd(env *Env) *cobra.Command {
@@ -48,11 +49,11 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 			if err != nil {
 				return err
 			}
-			m, err := loadModel(cmd.Context(), env, useLive, lo, paths, o)
+			cs, err := loadClusters(cmd.Context(), env, useLive, lo, paths, o)
 			if err != nil {
 				return err
 			}
-			return explain(env, m, args[0], output)
+			return explain(env, cs, args[0], output)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
@@ -149,6 +150,9 @@ func noWorkload(m *cluster.Model, arg string) error {
 }
 
 type explainJSON struct {
+	// Cluster names the cluster the workload belongs to when the inputs hold
+	// several.
+	Cluster   string      `json:"cluster,omitempty"`
 	Object    string      `json:"object"`
 	Origin    string      `json:"origin"`
 	Component string      `json:"component,omitempty"`
@@ -187,17 +191,47 @@ type sourceJSON struct {
 	InstanceTypes []string `json:"instanceTypes,omitempty"`
 }
 
-func explain(env *Env, m *cluster.Model, arg, output string) error {
+func explain(env *Env, cs []*source.Cluster, arg, output string) error {
+	var docs []explainJSON
+	live := false
+	for _, c := range cs {
+		d, err := explainDocs(c.Model, arg)
+		if err != nil {
+			return err
+		}
+		for i := range d {
+			if len(cs) > 1 {
+				d[i].Cluster = c.Name
+			}
+		}
+		docs = append(docs, d...)
+		live = live || c.Model.Live != nil
+	}
+	if len(docs) == 0 {
+		all := &cluster.Model{}
+		for _, c := range cs {
+			all.Workloads = append(all.Workloads, c.Model.Workloads...)
+			if all.Live == nil {
+				all.Live = c.Model.Live
+			}
+		}
+		return noWorkload(all, arg)
+	}
+	return writeExplain(env, docs, live, output)
+}
+
+// explainDocs explains every workload (or live pod) of one cluster that arg names.
+func explainDocs(m *cluster.Model, arg string) ([]explainJSON, error) {
 	ws, err := findWorkloads(m, arg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var pods []*cluster.Pod
 	if len(ws) == 0 && m.Live != nil {
 		pods = findPods(m, arg)
 	}
 	if len(ws) == 0 && len(pods) == 0 {
-		return noWorkload(m, arg)
+		return nil, nil
 	}
 	s := sim.New(m)
 	// A running cluster is judged as it is: its nodes are the capacity of every
@@ -228,6 +262,10 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 		d.Pods.Placement = nil
 		docs = append(docs, d)
 	}
+	return docs, nil
+}
+
+func writeExplain(env *Env, docs []explainJSON, live bool, output string) error {
 	if output == "json" {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -244,6 +282,9 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "%s  %s\n", bold(p, report.Line(d.Object)), report.Line(d.Origin))
+		if d.Cluster != "" {
+			fmt.Fprintf(&b, "  cluster: %s\n", report.Line(d.Cluster))
+		}
 		if d.Component != "" {
 			fmt.Fprintf(&b, "  component: %s\n", report.Line(d.Component))
 		}
@@ -252,7 +293,7 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 		}
 		for _, ph := range d.Phases {
 			title := ph.Phase + " phase"
-			if m.Live != nil {
+			if live {
 				title = "in the cluster as it is"
 			}
 			fmt.Fprintf(&b, "\n  %s: %s\n", title, resultWord(p, ph.Result))
@@ -275,7 +316,7 @@ func explain(env *Env, m *cluster.Model, arg, output string) error {
 			}
 		}
 	}
-	_, err = fmt.Fprint(env.Stdout, report.Guard(b.String()))
+	_, err := fmt.Fprint(env.Stdout, report.Guard(b.String()))
 	return err
 }
 

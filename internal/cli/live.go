@@ -116,20 +116,24 @@ func liveMode(prog string, liveFlag bool, lo *liveOptions, paths, charts []strin
 	return lo.given() || isPlugin(prog), nil
 }
 
-// loadModel reads the running cluster, or the files at paths (default the working
+// loadClusters reads the running cluster, or the files at paths (default the working
 // directory), as liveMode decided.
-func loadModel(ctx context.Context, env *Env, useLive bool, lo *liveOptions, paths []string, o *checkOptions) (*cluster.Model, error) {
+func loadClusters(ctx context.Context, env *Env, useLive bool, lo *liveOptions, paths []string, o *checkOptions) ([]*source.Cluster, error) {
 	if useLive {
-		return lo.load(ctx, env)
+		m, err := lo.load(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		return []*source.Cluster{{Name: m.Live.Context, Model: m}}, nil
 	}
 	if len(paths) == 0 && len(o.charts) == 0 {
 		paths = []string{"."}
 	}
-	m, err := source.Load(paths, o.sourceOptions())
+	cs, err := source.Load(paths, o.sourceOptions())
 	if err != nil {
 		return nil, loadError(err)
 	}
-	return m, nil
+	return cs, nil
 }
 
 // liveHelp is the rule of liveMode for the commands' help.

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source"
 )
 
 func init() { extraCommands = append(extraCommands, newTeardownCmd) }
@@ -58,11 +61,11 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
-			m, err := loadModel(cmd.Context(), env, useLive, lo, args, o)
+			cs, err := loadClusters(cmd.Context(), env, useLive, lo, args, o)
 			if err != nil {
 				return err
 			}
-			return teardown(env, set, m)
+			return teardownAll(env, set, cs)
 		},
 	}
 	o.report.addFlags(cmd.Flags())
@@ -77,10 +80,64 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 // already held by a finalizer no controller will remove.
 var liveTeardownChecks = []string{"finalizer-stuck"}
 
+// teardownAll plans the teardown of every cluster of the inputs: one plan when there
+// is one cluster; when there are several, each cluster's plan under its name (in
+// JSON, a list of plans, each naming its cluster), leaving out clusters with
+// nothing to tear down.
+func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
+	if len(cs) == 1 {
+		return teardown(env, set, cs[0].Model, "")
+	}
+	var out bytes.Buffer
+	sub := *env
+	sub.Stdout = &out
+	code := ExitOK
+	var docs []json.RawMessage
+	for _, c := range cs {
+		out.Reset()
+		err := teardown(&sub, set, c.Model, c.Name)
+		var ee exitError
+		switch {
+		case errors.As(err, &ee):
+			code = max(code, ee.code)
+		case errors.Is(err, errNothingToTearDown):
+			continue
+		case err != nil:
+			return err
+		}
+		if set.output == "json" {
+			docs = append(docs, json.RawMessage(bytes.TrimSpace(out.Bytes())))
+			continue
+		}
+		if len(docs) > 0 || out.Len() > 0 {
+			fmt.Fprintf(env.Stdout, "%s\n\n%s", bold(color(env, env.Stdout), "Cluster "+report.Line(c.Name)), out.String())
+			docs = append(docs, nil)
+		}
+	}
+	if set.output == "json" {
+		if docs == nil {
+			docs = []json.RawMessage{}
+		}
+		b, err := json.MarshalIndent(docs, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", b)
+	}
+	if code != ExitOK {
+		return exitError{code}
+	}
+	return nil
+}
+
+// errNothingToTearDown is a cluster of several whose plan is empty.
+var errNothingToTearDown = errors.New("nothing to tear down")
+
 // teardown plans the teardown of a model and writes it. The model may come from
 // files or from a running cluster: the plan reads NodeClaims and Nodes when the
-// model has them.
-func teardown(env *Env, set *settings, m *cluster.Model) error {
+// model has them. name is the cluster's name when the inputs hold several; an
+// empty plan is then not written.
+func teardown(env *Env, set *settings, m *cluster.Model, name string) error {
 	s := sim.New(m)
 	plan := s.Teardown()
 	ids := teardownChecks
@@ -98,9 +155,12 @@ func teardown(env *Env, set *settings, m *cluster.Model) error {
 		}
 	}
 	findings := set.apply(lint.Run(m, s, checks))
+	if name != "" && len(plan.Steps) == 0 && len(findings) == 0 {
+		return errNothingToTearDown
+	}
 	var err error
 	if set.output == "json" {
-		err = writeTeardownJSON(env.Stdout, plan, findings, blockers)
+		err = writeTeardownJSON(env.Stdout, plan, findings, blockers, name)
 	} else {
 		err = writeTeardownText(env.Stdout, plan, findings, color(env, env.Stdout), blockers)
 	}
@@ -202,7 +262,9 @@ func objectNames(it sim.Item) string {
 const teardownSchemaVersion = 1
 
 type teardownJSON struct {
-	Version  int              `json:"version"`
+	Version int `json:"version"`
+	// Cluster names the cluster when the inputs hold several.
+	Cluster  string           `json:"cluster,omitempty"`
 	Tool     string           `json:"tool"`
 	Steps    []teardownStep   `json:"steps"`
 	Hazards  []teardownHazard `json:"hazards"`
@@ -266,9 +328,9 @@ type teardownEdit struct {
 	Text    string `json:"text"`
 }
 
-func writeTeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding, blockers map[sim.Stage][]string) error {
+func writeTeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding, blockers map[sim.Stage][]string, name string) error {
 	out := teardownJSON{
-		Version: teardownSchemaVersion, Tool: plan.Tool,
+		Version: teardownSchemaVersion, Tool: plan.Tool, Cluster: name,
 		Steps: []teardownStep{}, Hazards: []teardownHazard{}, Edits: []teardownEdit{}, Notes: []string{}, Commands: []string{},
 	}
 	for i, st := range plan.Steps {

@@ -253,7 +253,7 @@ func TestTeardownLiveModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := teardown(env, set, m); err != nil {
+	if err := teardown(env, set, m, ""); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
 	if want := "   - NodePool/default\n       still present: NodeClaim default-x7k2p (deleting; finalizers karpenter.sh/termination)\n"; !strings.Contains(out.String(), want) {
@@ -331,10 +331,7 @@ func TestTeardownCorpusOrder(t *testing.T) {
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel(root, dir)
 		t.Run(rel, func(t *testing.T) {
-			m, err := source.Load([]string{dir}, source.Options{})
-			if err != nil {
-				t.Fatalf("load: %v", err)
-			}
+			m := loadOne(t, dir)
 			if m.Terraform == nil {
 				t.Fatalf("no Terraform graph")
 			}
@@ -352,10 +349,7 @@ func TestTeardownCorpusOrder(t *testing.T) {
 			if err := fixapply.Apply(dir, edits); err != nil {
 				t.Fatalf("apply the plan's edits: %v", err)
 			}
-			fixed, err := source.Load([]string{dir}, source.Options{})
-			if err != nil {
-				t.Fatalf("reload: %v", err)
-			}
+			fixed := loadOne(t, dir)
 			after := sim.New(fixed).Teardown()
 			if v := after.OrderViolations(fixed.Terraform); len(v) > 0 {
 				t.Errorf("after the edits the order contradicts the graph:\n  %s", strings.Join(v, "\n  "))
@@ -406,4 +400,17 @@ func addresses(s *sim.Step) []string {
 		}
 	}
 	return out
+}
+
+// loadOne loads a directory that holds one cluster.
+func loadOne(t *testing.T, dir string) *cluster.Model {
+	t.Helper()
+	cs, err := source.Load([]string{dir}, source.Options{})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if len(cs) != 1 {
+		t.Fatalf("%s holds %d clusters, want 1", dir, len(cs))
+	}
+	return cs[0].Model
 }

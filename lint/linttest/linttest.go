@@ -57,11 +57,18 @@ func Load(t testing.TB, dir string) *cluster.Model {
 		t.Fatal(err)
 	}
 	defer os.Chdir(wd)
-	m, err := source.Load([]string{"."}, source.Options{})
+	cs, err := source.Load([]string{"."}, source.Options{})
 	if err != nil {
 		t.Fatalf("load %s: %v", dir, err)
 	}
-	return m
+	if len(cs) != 1 {
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.Name)
+		}
+		t.Fatalf("load %s: %d clusters (%s), want the one a fixture describes", dir, len(cs), strings.Join(names, ", "))
+	}
+	return cs[0].Model
 }
 
 // Run loads a directory and runs the checks with the given IDs (all when none).

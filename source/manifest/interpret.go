@@ -33,7 +33,7 @@ func Interpret(m *cluster.Model) {
 			continue
 		}
 		switch {
-		case isClusterConfig(o):
+		case IsClusterConfig(o):
 			// Read by InterpretClusterConfigs, before Helm and add-ons expand.
 		case isGroup(o, "karpenter.sh") && o.Kind == "NodePool":
 			if np, err := decodeNodePool(o); err != nil {
@@ -100,13 +100,14 @@ func Interpret(m *cluster.Model) {
 func InterpretClusterConfigs(m *cluster.Model) {
 	cluster.SortObjects(m.Objects)
 	for _, o := range m.Objects {
-		if isClusterConfig(o) {
+		if IsClusterConfig(o) {
 			interpretEksctl(m, o)
 		}
 	}
 }
 
-func isClusterConfig(o *cluster.Object) bool {
+// IsClusterConfig reports whether an object is an eksctl ClusterConfig.
+func IsClusterConfig(o *cluster.Object) bool {
 	return o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/")
 }
 

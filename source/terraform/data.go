@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"go.yaml.in/yaml/v3"
@@ -29,8 +30,80 @@ func (m *modInst) evalData(b *hclsyntax.Block) cty.Value {
 		return m.pathDocuments(b)
 	case "aws_iam_policy_document":
 		return m.policyDocument(b)
+	case "local_file", "local_sensitive_file":
+		return m.localFile(b)
+	case "template_file":
+		return m.templateFile(b)
 	}
 	return cty.NilVal
+}
+
+// localFile is data "local_file": the file's content, read like file().
+func (m *modInst) localFile(b *hclsyntax.Block) cty.Value {
+	l := m.l
+	expr := blockAttr(b, "filename")
+	v, err := l.eval(expr, &evalCtx{m: m})
+	if err != nil || !v.IsWhollyKnown() || unmark(v).IsNull() || unmark(v).Type() != cty.String {
+		return cty.NilVal
+	}
+	p := l.resolvePath(unmark(v).AsString())
+	src, rerr := l.readFile(p)
+	if rerr != nil {
+		l.unresolved(originOf(expr.Range()), fmt.Sprintf("%s cannot be read: %s; its content is unknown", m.prefix+"data."+b.Labels[0]+"."+b.Labels[1], rerr))
+		return cty.NilVal
+	}
+	content := string(src)
+	if b.Labels[0] == "local_sensitive_file" {
+		return cty.ObjectVal(map[string]cty.Value{"filename": cty.StringVal(p), "content": sensitiveValue()})
+	}
+	l.registerText(content, p, 1)
+	return cty.ObjectVal(map[string]cty.Value{"filename": cty.StringVal(p), "content": cty.StringVal(content)})
+}
+
+// templateFile is data "template_file" (the deprecated template provider): the
+// template rendered with its vars, as templatefile renders a file.
+func (m *modInst) templateFile(b *hclsyntax.Block) cty.Value {
+	l := m.l
+	c := &evalCtx{m: m}
+	tv, err := l.eval(blockAttr(b, "template"), c)
+	if err != nil || !tv.IsWhollyKnown() || unmark(tv).IsNull() || unmark(tv).Type() != cty.String {
+		return cty.NilVal
+	}
+	text := unmark(tv).AsString()
+	org, known := l.texts[text]
+	if !known {
+		org = originOf(blockAttr(b, "template").Range())
+	}
+	// The template is parsed under a name of its own, so that the source text of
+	// its expressions (for placeholders) is read from the template, not the file.
+	name := org.File + "#template_file." + b.Labels[1]
+	tmpl, diags := hclsyntax.ParseTemplate([]byte(text), name, hcl.Pos{Line: max(org.Line, 1), Column: 1, Byte: 0})
+	if diags.HasErrors() {
+		l.unresolved(originOf(b.DefRange()), fmt.Sprintf("the template of %s does not parse; its result is unknown", m.prefix+"data.template_file."+b.Labels[1]))
+		return cty.NilVal
+	}
+	l.files[name] = []byte(text)
+	tc := &evalCtx{m: m, templateOnly: true}
+	if e := blockAttr(b, "vars"); e != nil {
+		vars, err := l.eval(e, c)
+		if err != nil || !vars.IsKnown() {
+			return cty.NilVal
+		}
+		vars = unmark(vars)
+		if !vars.IsNull() && isMapLike(vars.Type()) {
+			for it := vars.ElementIterator(); it.Next(); {
+				k, v := it.Element()
+				tc = tc.bind(k.AsString(), v)
+			}
+		}
+	}
+	out, verr := l.eval(tmpl, tc)
+	if verr != nil || !out.IsKnown() || unmark(out).Type() != cty.String {
+		return cty.NilVal
+	}
+	rendered := unmark(out).AsString()
+	l.registerText(rendered, org.File, max(org.Line, 1))
+	return cty.ObjectVal(map[string]cty.Value{"rendered": cty.StringVal(rendered), "template": tv})
 }
 
 func (m *modInst) fileDocuments(b *hclsyntax.Block) cty.Value {

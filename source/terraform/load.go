@@ -63,6 +63,12 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, l.serviceAccounts...)
 	b.m.Problems = append(b.m.Problems, l.problems...)
 	b.m.Notes = append(b.m.Notes, l.notes...)
+	for f := range l.files {
+		if !strings.Contains(f, "#") && !strings.HasSuffix(f, ".tf") && !strings.HasSuffix(f, ".tf.json") {
+			b.m.Inputs = append(b.m.Inputs, f)
+		}
+	}
+	sort.Strings(b.m.Inputs)
 	b.finish()
 	return b.m, nil
 }
