@@ -200,6 +200,9 @@ type NodeGroup struct {
 	Address string
 	// CreatedBy is the tool that creates it: "terraform", "eksctl", "cluster".
 	CreatedBy string
+	// Conditional is the count or for_each expression, not known before apply,
+	// that decides whether it exists; "" when it certainly does.
+	Conditional string
 }
 
 // FargateProfile is an EKS Fargate profile.
@@ -210,6 +213,9 @@ type FargateProfile struct {
 	Unknown          []string
 	Origin           Origin
 	Address          string
+	// Conditional is the count or for_each expression, not known before apply,
+	// that decides whether it exists; "" when it certainly does.
+	Conditional string
 }
 
 // FargateSelector selects pods by namespace and labels; both may use * and ?.
@@ -322,6 +328,9 @@ type HelmRelease struct {
 	DependsOn []string
 	Origin    Origin
 	Address   string
+	// Conditional is the count or for_each expression, not known before apply,
+	// that decides whether it exists; "" when it certainly does.
+	Conditional string
 }
 
 // File is a file read by a loader and kept for a later step (the files of a local
@@ -346,6 +355,9 @@ type Addon struct {
 	Address       string
 	// Unknown lists fields that could not be resolved ("configuration_values").
 	Unknown []string
+	// Conditional is the count or for_each expression, not known before apply,
+	// that decides whether it exists; "" when it certainly does.
+	Conditional string
 }
 
 // Live is what only a running cluster shows.

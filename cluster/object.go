@@ -47,6 +47,9 @@ type Object struct {
 	// manifests, "terraform" for objects in kubectl_manifest/kubernetes_manifest/
 	// helm_release, "helm", "eks" for add-ons, "cluster" for objects read live.
 	Manager string
+	// Conditional is the count or for_each expression, not known before apply,
+	// that decides whether it exists; "" when it certainly does.
+	Conditional string
 }
 
 // Ref returns the object's reference.

@@ -184,8 +184,46 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	for _, r := range results {
 		all = append(all, r...)
 	}
+	conditional(m, all)
 	Sort(all)
 	return dedupe(all)
+}
+
+// conditional downgrades to info what is found about something that exists only
+// if a count or for_each not known before apply says so: it may never be created.
+func conditional(m *cluster.Model, fs []Finding) {
+	cond := map[cluster.ObjectRef]string{}
+	for _, o := range m.Objects {
+		if o.Conditional != "" {
+			cond[o.Ref()] = o.Conditional
+		}
+	}
+	for _, fp := range m.FargateProfiles {
+		if fp.Conditional != "" {
+			cond[cluster.ObjectRef{Kind: "FargateProfile", Name: fp.Name}] = fp.Conditional
+		}
+	}
+	for _, r := range m.HelmReleases {
+		if r.Conditional != "" {
+			cond[cluster.ObjectRef{Kind: "HelmRelease", Namespace: r.Namespace, Name: r.Name}] = r.Conditional
+		}
+	}
+	for _, a := range m.Addons {
+		if a.Conditional != "" {
+			cond[cluster.ObjectRef{Kind: "Addon", Name: a.Name}] = a.Conditional
+		}
+	}
+	if len(cond) == 0 {
+		return
+	}
+	for i := range fs {
+		c, ok := cond[fs[i].Object]
+		if !ok || fs[i].Severity == Info {
+			continue
+		}
+		fs[i].Severity = Info
+		fs[i].Detail = strings.TrimSpace(fs[i].Detail + fmt.Sprintf("\n%s exists only if %s, which is not known before apply; this could not be verified.", fs[i].Object, c))
+	}
 }
 
 // Sort orders findings by file, line, check, object and summary.

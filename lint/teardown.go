@@ -115,7 +115,7 @@ func hazardSummary(plan *sim.Plan, h sim.Hazard) string {
 	case sim.HazardForceNew:
 		return fmt.Sprintf("%s: force_new = true, every change recreates %s and drains all its nodes at once", h.Subject.Name, objectList(h.Subject))
 	case sim.HazardOutOfBand:
-		return fmt.Sprintf("%s is applied with %s, outside %s: %s leaves its nodes running", objectList(h.Subject), h.Subject.Manager, plan.Tool, toolDestroy(plan.Tool))
+		return fmt.Sprintf("%s is not managed by %s (applied with %s or a GitOps tool): %s leaves its nodes running", objectList(h.Subject), plan.Tool, h.Subject.Manager, toolDestroy(plan.Tool))
 	}
 	return h.Message
 }

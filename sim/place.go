@@ -190,7 +190,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.Fargate = nil
 	}
 	for _, fp := range s.m.FargateProfiles {
-		pl.Verdicts = append(pl.Verdicts, s.fargateVerdict(fp, pl, pod, daemon))
+		pl.Verdicts = append(pl.Verdicts, conditionalVerdict(s.fargateVerdict(fp, pl, pod, daemon)))
 	}
 	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, func(v Verdict) bool {
 		s.demoteForFargate(&v, pl)
@@ -206,7 +206,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 // it returns false.
 func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, yield func(Verdict) bool) {
 	for _, ng := range s.m.NodeGroups {
-		if !yield(s.nodeGroupVerdict(ng, pc, req, need)) {
+		if !yield(conditionalVerdict(s.nodeGroupVerdict(ng, pc, req, need))) {
 			return
 		}
 	}
@@ -229,7 +229,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		controllerDown = cp != nil && cp.Result() == Refuses
 	}
 	for _, np := range s.m.NodePools {
-		if !yield(s.nodePoolVerdict(np, pc, req, need, w, controllerDown)) {
+		if !yield(conditionalVerdict(s.nodePoolVerdict(np, pc, req, need, w, controllerDown))) {
 			return
 		}
 	}
@@ -260,6 +260,26 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 		s.mu.Unlock()
 	}
 	return fits
+}
+
+// conditionalVerdict: a source that exists only if a count or for_each not known
+// before apply says so cannot be relied on to take the pod.
+func conditionalVerdict(v Verdict) Verdict {
+	var cond string
+	switch s := v.Source; {
+	case s.NodeGroup != nil:
+		cond = s.NodeGroup.Conditional
+	case s.Fargate != nil:
+		cond = s.Fargate.Conditional
+	case s.NodePool != nil && s.NodePool.Object != nil:
+		cond = s.NodePool.Object.Conditional
+	}
+	if cond == "" || v.Result != Fits {
+		return v
+	}
+	v.Result = Unknown
+	v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: fmt.Sprintf("it exists only if %s, which is not known before apply", cond)})
+	return v
 }
 
 // unseenVerdict is the answer of capacity eksdoctor cannot see into: unknown.
@@ -362,8 +382,11 @@ func (s *Simulator) candidates(ng *cluster.NodeGroup) []candidate {
 			c.alloc = it.Allocatable
 		} else {
 			c.labels[corev1.LabelInstanceTypeStable] = t
+			// The kubelet labels every node with its architecture; for a type
+			// the catalog does not hold, which one is not known.
+			c.unknownKeys.Insert(corev1.LabelArchStable)
 			if cluster.IsUnknown(t) {
-				c.unknownKeys.Insert(corev1.LabelInstanceTypeStable, corev1.LabelArchStable)
+				c.unknownKeys.Insert(corev1.LabelInstanceTypeStable)
 			}
 		}
 		c.labels[corev1.LabelOSStable] = amiOS(ng.AMIType)

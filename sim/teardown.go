@@ -259,12 +259,28 @@ var (
 	karpenterModuleRE = regexp.MustCompile(`(^|/)modules/karpenter/?$`)
 	eksModuleRE       = regexp.MustCompile(`terraform-aws-modules/eks/aws/?$|^(\.\./)+\.\.?/?$`)
 	vpcModuleRE       = regexp.MustCompile(`terraform-aws-modules/vpc/aws|(^|/)vpc/?$`)
-	instanceKeyRE     = regexp.MustCompile(`\[[^\]]*\]`)
 )
 
 // karpenterAWSTypes are the AWS resources the Karpenter controller needs. The
 // node role's access entry is not among them: it must outlive the nodes, not the
 // controller, and the NodePools' dependency on the controller already orders it.
+// nodeRoleRE matches a role argument that names a node, worker or cluster role:
+// terraform-aws-eks outputs such as module.eks.worker_iam_role_name, or a role
+// resource whose name says so.
+var nodeRoleRE = regexp.MustCompile(`(?i)(^|[._])(worker|node|nodes|cluster)_iam_role|aws_iam_role\.[a-z0-9_-]*(node|worker)`)
+
+// nodeRolePart reports whether an IAM policy, attachment or instance profile
+// belongs to a node, worker or cluster role rather than to the controller's.
+func nodeRolePart(r *cluster.Resource) bool {
+	switch r.Type {
+	case "aws_iam_role_policy", "aws_iam_role_policy_attachment", "aws_iam_instance_profile":
+	default:
+		return false
+	}
+	role, _ := r.Attrs["role"].(string)
+	return role != "" && nodeRoleRE.MatchString(role)
+}
+
 var karpenterAWSTypes = map[string]bool{
 	"aws_iam_role": true, "aws_iam_policy": true, "aws_iam_role_policy": true, "aws_iam_role_policy_attachment": true,
 	"aws_iam_instance_profile": true, "aws_sqs_queue": true, "aws_sqs_queue_policy": true,
@@ -281,6 +297,10 @@ var networkTypes = map[string]bool{
 // v1alpha5 Provisioners) and node classes (EC2NodeClass, v1alpha1 AWSNodeTemplate).
 func crKind(o *cluster.Object) Stage {
 	switch {
+	case o.String("spec.template.spec.nodeClassRef.group") == "eks.amazonaws.com":
+		// An EKS Auto Mode NodePool: its controller is part of EKS and outlives
+		// everything but the cluster itself.
+		return 0
 	case strings.HasPrefix(o.APIVersion, "karpenter.sh/") && (o.Kind == "NodePool" || o.Kind == "Provisioner"):
 		return StageNodePools
 	case strings.HasPrefix(o.APIVersion, "karpenter.k8s.aws/") && (o.Kind == "EC2NodeClass" || o.Kind == "AWSNodeTemplate"):
@@ -291,7 +311,34 @@ func crKind(o *cluster.Object) Stage {
 
 // ConfigAddress drops instance keys from a resource instance address:
 // module.eks.module.x["a"].aws_eks_node_group.this[0] → module.eks.module.x.aws_eks_node_group.this.
-func ConfigAddress(addr string) string { return instanceKeyRE.ReplaceAllString(addr, "") }
+func ConfigAddress(addr string) string {
+	if !strings.Contains(addr, "[") {
+		return addr
+	}
+	// Instance keys are numbers or quoted strings, which may hold brackets and
+	// escaped quotes (for_each over YAML documents keys by their text).
+	var b strings.Builder
+	for i := 0; i < len(addr); i++ {
+		if addr[i] != '[' {
+			b.WriteByte(addr[i])
+			continue
+		}
+		j := i + 1
+		if j < len(addr) && addr[j] == '"' {
+			for j++; j < len(addr) && addr[j] != '"'; j++ {
+				if addr[j] == '\\' {
+					j++
+				}
+			}
+			j++
+		}
+		for j < len(addr) && addr[j] != ']' {
+			j++
+		}
+		i = j
+	}
+	return b.String()
+}
 
 // graphAddress finds the graph node that stands for an instance address: the
 // resource itself, or the closest enclosing module call (resources inside a module
@@ -586,6 +633,11 @@ func (b *builder) karpenterAWS() {
 				continue
 			}
 		case karpenterAWSTypes[r.Type] && !strings.Contains(addr, ".module.") && (strings.Contains(strings.ToLower(r.Name), "karpenter") || relRefs[addr]):
+			if nodeRolePart(r) {
+				// Permissions of the nodes, not of the controller: nothing
+				// the controller needs to finalize them.
+				continue
+			}
 		default:
 			continue
 		}
@@ -876,7 +928,8 @@ func (b *builder) orphanHazards() {
 				}
 				continue
 			}
-			if r.Type != "kubectl_manifest" {
+			if r.Type != "kubectl_manifest" || st == StageNodeClasses && onlyKind(it.Objects, "AWSNodeTemplate") {
+				// A v1alpha1 AWSNodeTemplate carries no finalizer to wait for.
 				continue
 			}
 			if wait, _ := r.Attrs["wait"].(bool); !wait {
@@ -913,9 +966,19 @@ func (b *builder) orphanHazards() {
 		}
 		b.hazard(Hazard{
 			Kind: HazardOutOfBand, Subject: it,
-			Message: fmt.Sprintf("%s is applied with %s, outside %s: destroying the cluster does not delete it, so its nodes are left running (and its NodeClaims' finalizers stuck) unless it is deleted first", objectsText(it), it.Manager, b.plan.Tool),
+			Message: fmt.Sprintf("%s is not managed by %s (applied with %s or a GitOps tool): destroying the cluster does not delete it, so its nodes are left running (and its NodeClaims' finalizers stuck) unless it is deleted first", objectsText(it), b.plan.Tool, it.Manager),
 		})
 	}
+}
+
+// onlyKind reports whether every object is of one kind.
+func onlyKind(objs []cluster.ObjectRef, kind string) bool {
+	for _, o := range objs {
+		if o.Kind != kind {
+			return false
+		}
+	}
+	return len(objs) > 0
 }
 
 // ---- steps ----

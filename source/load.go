@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -410,6 +411,7 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 	objs, probs := manifest.DecodeFile(file, data)
 	if !explicit {
 		probs = dropNonManifest(probs)
+		probs = templateProblems(data, probs)
 	}
 	ws, wprobs := manifest.DecodeFileWorkloads(objs)
 	return &cluster.Model{Objects: objs, Workloads: ws, Problems: append(probs, wprobs...)}
@@ -425,6 +427,35 @@ func dropNonManifest(probs []cluster.Problem) []cluster.Problem {
 	}
 	return out
 }
+
+// templateProblems: a document that does not parse near a template placeholder is
+// a template something fills in before applying it (sed, envsubst, Helm,
+// Terraform), not a broken manifest.
+func templateProblems(data []byte, probs []cluster.Problem) []cluster.Problem {
+	if len(probs) == 0 || !templateMarker.Match(data) {
+		return probs
+	}
+	markers := map[int]string{}
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if m := templateMarker.Find(line); m != nil {
+			markers[i+1] = string(m)
+		}
+	}
+	for i, p := range probs {
+		for d := -3; d <= 3; d++ {
+			if m, ok := markers[p.Origin.Line+d]; ok {
+				probs[i].Unresolved = true
+				probs[i].Message = fmt.Sprintf("this document is a template (it holds %s), not a manifest yet, and does not parse as one (%s); it is not analysed", m, p.Message)
+				break
+			}
+		}
+	}
+	return probs
+}
+
+// templateMarker finds the placeholders of the common template languages: Go
+// templates and Mustache ({{ }}), Terraform (${ } and %{ }), Jinja ({% %}).
+var templateMarker = regexp.MustCompile(`\{\{[^\n]{0,80}\}\}|\$\{[^\n]{0,80}\}|%\{[^\n]{0,80}\}|\{%[^\n]{0,80}%\}`)
 
 // isGzip reports gzip magic bytes.
 func isGzip(data []byte) bool { return bytes.HasPrefix(data, []byte{0x1f, 0x8b}) }

@@ -40,6 +40,9 @@ func Expand(m *cluster.Model) {
 			objs, probs, notes = synthesizeRelease(r, kube)
 			m.Notes = append(m.Notes, notes...)
 		}
+		for _, o := range objs {
+			o.Conditional = r.Conditional
+		}
 		m.Objects = append(m.Objects, objs...)
 		m.Problems = append(m.Problems, probs...)
 	}
@@ -48,6 +51,9 @@ func Expand(m *cluster.Model) {
 			continue
 		}
 		objs, probs, notes := synthesizeAddon(a, kube)
+		for _, o := range objs {
+			o.Conditional = a.Conditional
+		}
 		m.Objects = append(m.Objects, objs...)
 		m.Problems = append(m.Problems, probs...)
 		m.Notes = append(m.Notes, notes...)
@@ -102,7 +108,9 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, 
 	rel.Values = values
 	docs, err := renderChart(ch, &rel, kube)
 	if err != nil {
-		return nil, []cluster.Problem{{Origin: r.Origin, Message: fmt.Sprintf("chart %s %s with these values does not render: %v", kb.Name, kb.Version, err)}}, notes
+		// The knowledge base holds reduced copies of the chart's templates: a
+		// failure may be theirs, not the chart's.
+		return nil, []cluster.Problem{{Origin: r.Origin, Unresolved: true, Message: fmt.Sprintf("eksdoctor's description of chart %s %s cannot render these values (%v); the release's objects are not analysed", kb.Name, kb.Version, clip(err.Error()))}}, notes
 	}
 	objs, probs := decodeSynthesized(docs, r.Origin)
 	for _, o := range objs {

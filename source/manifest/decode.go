@@ -269,6 +269,13 @@ func isBlank(text []byte) bool {
 	return true
 }
 
+// ObjectsFrom builds the objects of content already decoded (a kubernetes_manifest
+// written as an HCL object): the object itself, or the items of a List, starting at
+// file:line.
+func ObjectsFrom(file string, line int, content map[string]any) ([]*cluster.Object, []cluster.Problem) {
+	return objectsFrom(file, line, content, map[string]int{})
+}
+
 // objectsFrom builds the objects of one document: the document itself, or the items
 // of a List.
 func objectsFrom(file string, line int, content map[string]any, lines map[string]int) ([]*cluster.Object, []cluster.Problem) {

@@ -26,6 +26,10 @@ type modConfig struct {
 	modules   []*hclsyntax.Block
 	// hasConfig reports whether any .tf file was found.
 	hasConfig bool
+	// deployable reports whether the directory configures the AWS provider or a
+	// backend, as a root does and a reusable module does not (some modules still
+	// configure the kubernetes and helm providers from their inputs).
+	deployable bool
 }
 
 // readModule parses the .tf files of dir. Files that do not parse become problems and
@@ -141,6 +145,16 @@ func (cfg *modConfig) add(l *loader, body *hclsyntax.Body, seen map[string]hcl.R
 		case "module":
 			if len(b.Labels) == 1 && !dup("module "+b.Labels[0], b.DefRange()) {
 				cfg.modules = append(cfg.modules, b)
+			}
+		case "provider":
+			if len(b.Labels) == 1 && (b.Labels[0] == "aws" || strings.HasPrefix(b.Labels[0], "terraform-")) {
+				cfg.deployable = true
+			}
+		case "terraform":
+			for _, nb := range b.Body.Blocks {
+				if nb.Type == "backend" || nb.Type == "cloud" {
+					cfg.deployable = true
+				}
 			}
 		}
 	}

@@ -20,29 +20,57 @@ import (
 // aws_iam_policy_document renders its statements as JSON. Any other data source is
 // unknown (cty.NilVal here).
 func (m *modInst) evalData(b *hclsyntax.Block) cty.Value {
-	if blockAttr(b, "count") != nil || blockAttr(b, "for_each") != nil {
+	if blockAttr(b, "for_each") != nil {
 		return cty.NilVal
 	}
+	c := &evalCtx{m: m}
+	ce := blockAttr(b, "count")
+	if ce == nil {
+		return m.evalDataOnce(b, c)
+	}
+	// With count, the value is the list of instances: data.x.y[0].documents.
+	cv, err := m.l.eval(ce, c)
+	n, ok := intArg(cv)
+	if err != nil || !ok || n < 0 || n > maxInstances {
+		if b.Labels[0] == "kubectl_path_documents" {
+			// Whatever the count, the files the pattern matches are this
+			// configuration's inputs, not manifests of their own.
+			m.pathDocuments(b, c)
+		}
+		return cty.NilVal
+	}
+	vals := make([]cty.Value, n)
+	for i := range vals {
+		ic := *c
+		ic.count = cty.NumberIntVal(int64(i))
+		if vals[i] = m.evalDataOnce(b, &ic); vals[i] == cty.NilVal {
+			return cty.NilVal
+		}
+	}
+	return cty.TupleVal(vals)
+}
+
+func (m *modInst) evalDataOnce(b *hclsyntax.Block, c *evalCtx) cty.Value {
 	switch b.Labels[0] {
 	case "kubectl_file_documents":
-		return m.fileDocuments(b)
+		return m.fileDocuments(b, c)
 	case "kubectl_path_documents":
-		return m.pathDocuments(b)
+		return m.pathDocuments(b, c)
 	case "aws_iam_policy_document":
-		return m.policyDocument(b)
+		return m.policyDocument(b, c)
 	case "local_file", "local_sensitive_file":
-		return m.localFile(b)
+		return m.localFile(b, c)
 	case "template_file":
-		return m.templateFile(b)
+		return m.templateFile(b, c)
 	}
 	return cty.NilVal
 }
 
 // localFile is data "local_file": the file's content, read like file().
-func (m *modInst) localFile(b *hclsyntax.Block) cty.Value {
+func (m *modInst) localFile(b *hclsyntax.Block, c *evalCtx) cty.Value {
 	l := m.l
 	expr := blockAttr(b, "filename")
-	v, err := l.eval(expr, &evalCtx{m: m})
+	v, err := l.eval(expr, c)
 	if err != nil || !v.IsWhollyKnown() || unmark(v).IsNull() || unmark(v).Type() != cty.String {
 		return cty.NilVal
 	}
@@ -62,9 +90,8 @@ func (m *modInst) localFile(b *hclsyntax.Block) cty.Value {
 
 // templateFile is data "template_file" (the deprecated template provider): the
 // template rendered with its vars, as templatefile renders a file.
-func (m *modInst) templateFile(b *hclsyntax.Block) cty.Value {
+func (m *modInst) templateFile(b *hclsyntax.Block, c *evalCtx) cty.Value {
 	l := m.l
-	c := &evalCtx{m: m}
 	tv, err := l.eval(blockAttr(b, "template"), c)
 	if err != nil || !tv.IsWhollyKnown() || unmark(tv).IsNull() || unmark(tv).Type() != cty.String {
 		return cty.NilVal
@@ -106,13 +133,13 @@ func (m *modInst) templateFile(b *hclsyntax.Block) cty.Value {
 	return cty.ObjectVal(map[string]cty.Value{"rendered": cty.StringVal(rendered), "template": tv})
 }
 
-func (m *modInst) fileDocuments(b *hclsyntax.Block) cty.Value {
+func (m *modInst) fileDocuments(b *hclsyntax.Block, c *evalCtx) cty.Value {
 	l := m.l
 	expr := blockAttr(b, "content")
 	if expr == nil {
 		return cty.NilVal
 	}
-	v, err := l.eval(expr, &evalCtx{m: m})
+	v, err := l.eval(expr, c)
 	if err != nil || !v.IsKnown() {
 		return cty.NilVal
 	}
@@ -125,9 +152,8 @@ func (m *modInst) fileDocuments(b *hclsyntax.Block) cty.Value {
 	return documentsValue(docs)
 }
 
-func (m *modInst) pathDocuments(b *hclsyntax.Block) cty.Value {
+func (m *modInst) pathDocuments(b *hclsyntax.Block, c *evalCtx) cty.Value {
 	l := m.l
-	c := &evalCtx{m: m}
 	pv, err := l.eval(blockAttr(b, "pattern"), c)
 	if err != nil || !pv.IsWhollyKnown() || unmark(pv).IsNull() || unmark(pv).Type() != cty.String {
 		return cty.NilVal
@@ -298,7 +324,7 @@ func selfLink(apiVersion, namespace, kind, name string) string {
 
 // policyDocument renders an aws_iam_policy_document's statements as the JSON the
 // provider produces, so that trust policies written this way can be classified.
-func (m *modInst) policyDocument(b *hclsyntax.Block) cty.Value {
+func (m *modInst) policyDocument(b *hclsyntax.Block, c *evalCtx) cty.Value {
 	l := m.l
 	for _, name := range []string{"source_policy_documents", "override_policy_documents", "source_json", "override_json"} {
 		if blockAttr(b, name) != nil {
@@ -306,7 +332,7 @@ func (m *modInst) policyDocument(b *hclsyntax.Block) cty.Value {
 		}
 	}
 	r := newResInst("data.aws_iam_policy_document."+b.Labels[1], "data", b.Labels[0], b.Labels[1], originOf(b.DefRange()))
-	l.evalBody(b.Body, &evalCtx{m: m}, r.vals, "", r)
+	l.evalBody(b.Body, c, r.vals, "", r)
 	if r.unknown["statement"] {
 		return cty.NilVal
 	}

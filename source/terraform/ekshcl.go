@@ -2,12 +2,14 @@ package terraform
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 
@@ -142,12 +144,15 @@ func (in modIn) partialEntries(name string) ([]entry, bool) {
 	if !ok {
 		return nil, false
 	}
-	call := in.m.mergeCall(a.Expr, 0)
+	m := in.m
+	ctx := in.ci.key.ctx(m)
+	if es, ok := m.objectEntries(a.Expr, ctx, 0); ok {
+		return es, true
+	}
+	call := m.mergeCall(a.Expr, 0)
 	if call == nil {
 		return nil, false
 	}
-	m := in.m
-	ctx := in.ci.key.ctx(m)
 	var out []entry
 	index := map[string]int{}
 	add := func(e entry) {
@@ -177,6 +182,48 @@ func (in modIn) partialEntries(name string) ([]entry, bool) {
 		add(entry{key: cluster.Unknown(m.l.source(arg.Range())), val: cty.DynamicVal, unknown: true})
 	}
 	return out, true
+}
+
+// objectEntries reads a map written as an object constructor (directly or through a
+// local) item by item, so that an item whose key is not known before apply
+// ("${local.name}-system" = {...}) keeps its known value.
+func (m *modInst) objectEntries(expr hcl.Expression, c *evalCtx, depth int) ([]entry, bool) {
+	if expr == nil || depth > 8 {
+		return nil, false
+	}
+	switch e := expr.(type) {
+	case *hclsyntax.ParenthesesExpr:
+		return m.objectEntries(e.Expression, c, depth+1)
+	case *hclsyntax.ScopeTraversalExpr:
+		if e.Traversal.RootName() == "local" && len(e.Traversal) == 2 {
+			if a, ok := e.Traversal[1].(hcl.TraverseAttr); ok {
+				if la, ok := m.cfg.locals[a.Name]; ok {
+					return m.objectEntries(la.Expr, &evalCtx{m: m}, depth+1)
+				}
+			}
+		}
+	case *hclsyntax.ObjectConsExpr:
+		var out []entry
+		for _, item := range e.Items {
+			kv, err := m.l.eval(item.KeyExpr, c)
+			key := ""
+			if err == nil && kv.IsKnown() && !unmark(kv).IsNull() {
+				if s, cerr := convert.Convert(unmark(kv), cty.String); cerr == nil {
+					key = s.AsString()
+				}
+			}
+			if key == "" {
+				key = cluster.Unknown(m.l.text(item.KeyExpr.Range()))
+			}
+			v, err := m.l.eval(item.ValueExpr, c)
+			if err != nil {
+				v = cty.DynamicVal
+			}
+			out = append(out, entry{key: key, val: v, unknown: !v.IsKnown()})
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // mergeCall finds the merge() call a map is written with, through locals and
@@ -335,6 +382,55 @@ func (g groupIn) goVal(name string) (any, bool) {
 	return toGo(v, g.text+"."+name), true
 }
 
+// conditional is the create argument of a node group when it is not known before
+// apply: the group exists only if it is true.
+func (g groupIn) conditional(l *loader) string {
+	v, ok := g.get("create")
+	if !ok {
+		return ""
+	}
+	if _, known := knownBool(v); known {
+		return ""
+	}
+	if t, ok := unknownText(v); ok {
+		return t
+	}
+	return g.text + ".create"
+}
+
+// groupEntries lists the node groups of a map input. What is not known before
+// apply is kept where it can be (an entry whose key is unknown keeps its value);
+// node groups that cannot be seen at all are recorded as unseen capacity.
+func (in modIn) groupEntries(v cty.Value, name string) []entry {
+	list, known := entries(v)
+	if !known {
+		partial, ok := in.partialEntries(name)
+		if ok {
+			list = partial
+		}
+	}
+	var out []entry
+	for _, e := range list {
+		if e.unknown || e.val == cty.NilVal || !e.val.IsKnown() {
+			what := e.key
+			if len(what) > 80 {
+				what = "part of " + name
+			}
+			in.m.l.unseenCapacity(in.origin(name), fmt.Sprintf("the node groups of %s.%s", in.ci.addr, name), fmt.Sprintf("%s is not known before apply", what))
+			continue
+		}
+		out = append(out, e)
+	}
+	if !known && len(list) == 0 {
+		what := name
+		if t, ok := unknownText(v); ok && len(t) <= 80 {
+			what = t
+		}
+		in.m.l.unseenCapacity(in.origin(name), fmt.Sprintf("the node groups of %s.%s", in.ci.addr, name), fmt.Sprintf("%s is not known before apply", what))
+	}
+	return out
+}
+
 func (g groupIn) boolean(name string, def bool) bool {
 	v, ok := g.get(name)
 	if !ok {
@@ -489,13 +585,30 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 		awsAuthOrigins = append(awsAuthOrigins, org)
 	}
 
+	// Inputs of versions before v18 declare node groups eksdoctor does not read.
+	if in.ci.call.declaredMajor > 0 && in.ci.call.declaredMajor < 18 {
+		for _, name := range []string{"node_groups", "worker_groups", "worker_groups_launch_template"} {
+			if _, ok := in.get(name); ok {
+				m.l.unseenCapacity(in.origin(name), fmt.Sprintf("the node groups of %s.%s", A, name),
+					fmt.Sprintf("terraform-aws-modules/eks v%d declares them in %s, which eksdoctor does not model (it models v19 to v21)", in.ci.call.declaredMajor, name))
+			}
+		}
+	}
+	// EKS Auto Mode runs its own node pools.
+	for _, name := range []string{"compute_config", "cluster_compute_config"} {
+		if v, ok := in.get(name); ok {
+			g := groupIn{val: v, text: A + "." + name}
+			ev, set := g.get("enabled")
+			if enabled, known := knownBool(ev); set && (enabled || !known) || !v.IsKnown() {
+				m.l.unseenCapacity(in.origin(name), "the EKS Auto Mode node pools of "+A, "eksdoctor does not model the node pools EKS Auto Mode runs")
+			}
+		}
+	}
+
 	// Managed node groups.
 	defaults, _ := in.get("eks_managed_node_group_defaults")
 	if v, ok := in.get("eks_managed_node_groups"); ok {
-		list, known := entries(v)
-		if !known {
-			m.l.note(in.origin("eks_managed_node_groups"), A, "eks_managed_node_groups is not known statically; its node groups are not analysed")
-		}
+		list := in.groupEntries(v, "eks_managed_node_groups")
 		for _, e := range list {
 			g := groupIn{val: e.val, defaults: defaults, text: A + ".eks_managed_node_groups[" + quoteKey(e.key) + "]"}
 			if !g.boolean("create", true) {
@@ -505,6 +618,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 			org := in.entryOrigin("eks_managed_node_groups", e.key)
 			name := g.str("name", e.key)
 			ng := managedNodeGroup(base, name, g, org, g.text, major, true)
+			ng.conditional = g.conditional(m.l)
 			add(ng)
 			if g.boolean("create_iam_role", true) {
 				add(nodeRole(base+".aws_iam_role.this[0]", name+"-eks-node-group", g, org))
@@ -516,10 +630,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 	// Self-managed node groups.
 	defaults, _ = in.get("self_managed_node_group_defaults")
 	if v, ok := in.get("self_managed_node_groups"); ok {
-		list, known := entries(v)
-		if !known {
-			m.l.note(in.origin("self_managed_node_groups"), A, "self_managed_node_groups is not known statically; its node groups are not analysed")
-		}
+		list := in.groupEntries(v, "self_managed_node_groups")
 		for _, e := range list {
 			g := groupIn{val: e.val, defaults: defaults, text: A + ".self_managed_node_groups[" + quoteKey(e.key) + "]"}
 			if !g.boolean("create", true) {
@@ -529,6 +640,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 			org := in.entryOrigin("self_managed_node_groups", e.key)
 			rs := selfManagedNodeGroup(base, g.str("name", e.key), g, org, g.text, major, true)
 			for _, r := range rs {
+				r.conditional = g.conditional(m.l)
 				add(r)
 			}
 			mapNode(rs[0].x.nodeRole, org, rs[0].x.windows())
@@ -548,7 +660,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 				list = partial
 				m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as such")
 			} else {
-				m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is not known statically; its profiles are not analysed")
+				m.l.unseenCapacity(in.origin("fargate_profiles"), "the Fargate profiles of "+A+".fargate_profiles", "fargate_profiles is not known before apply")
 			}
 		}
 		for _, e := range list {

@@ -113,6 +113,7 @@ func classifyModule(l *loader, call *moduleCall) {
 		}
 	}
 	if call.major != 0 {
+		call.declaredMajor = call.major
 		call.major = clampMajor(l, call, call.major)
 	}
 }

@@ -124,8 +124,10 @@ module "eks" {
 		!cmp.Equal(m.FargateProfiles[0].Selectors[0].Labels, map[string]string{"team": "a"}) {
 		t.Errorf("Fargate profile: got %+v", m.FargateProfiles)
 	}
-	if !hasNote(m, "module.eks", "self_managed_node_groups is not known statically") {
-		t.Errorf("notes: got %v, want one about the unknown self-managed groups", m.Notes)
+	// Node groups that cannot be seen are unseen capacity: placement on them is
+	// unknown, never absent.
+	if len(m.Unseen) != 1 || m.Unseen[0].What != "the node groups of module.eks.self_managed_node_groups" || m.Unseen[0].Why != "var.groups is not known before apply" {
+		t.Errorf("unseen capacity: got %+v, want the unknown self-managed groups", m.Unseen)
 	}
 }
 

@@ -32,7 +32,7 @@ func writeDir(t *testing.T, files map[string]string) string {
 // files, returning its model form and the loader for inspection.
 func evalIn(t *testing.T, src string, extra map[string]string) (any, *loader) {
 	t.Helper()
-	files := map[string]string{"main.tf": src}
+	files := map[string]string{"main.tf": src, "providers.tf": "provider \"aws\" {}\n"}
 	for k, v := range extra {
 		files[k] = v
 	}

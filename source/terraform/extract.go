@@ -178,6 +178,33 @@ func (b *builder) add(r *resInst) {
 	if r.mode != "managed" {
 		return
 	}
+	if r.conditional != "" {
+		// What the resource puts in the model exists only if its count or
+		// for_each says so, which is not known.
+		m := b.m
+		objs, ngs, fps, rels, addons := len(m.Objects), len(m.NodeGroups), len(m.FargateProfiles), len(m.HelmReleases), len(m.Addons)
+		defer func() {
+			for _, o := range m.Objects[objs:] {
+				o.Conditional = r.conditional
+			}
+			for _, x := range m.NodeGroups[ngs:] {
+				x.Conditional = r.conditional
+			}
+			for _, x := range m.FargateProfiles[fps:] {
+				x.Conditional = r.conditional
+			}
+			for _, x := range m.HelmReleases[rels:] {
+				x.Conditional = r.conditional
+			}
+			for _, x := range m.Addons[addons:] {
+				x.Conditional = r.conditional
+			}
+		}()
+	}
+	b.addResource(r)
+}
+
+func (b *builder) addResource(r *resInst) {
 	switch r.typ {
 	case "aws_eks_cluster":
 		b.eksCluster(r)
@@ -230,6 +257,10 @@ func (b *builder) eksCluster(r *resInst) {
 		}
 	}
 	b.m.Cluster = c
+	if cc := first(r.vals["compute_config"]); cc != nil && cc["enabled"] != false {
+		// EKS Auto Mode (or maybe it: enabled not known) runs node pools of its own.
+		b.m.Unseen = append(b.m.Unseen, cluster.UnseenCapacity{What: "the EKS Auto Mode node pools of " + r.addr, Why: "eksdoctor does not model the node pools EKS Auto Mode runs", Origin: r.at("compute_config")})
+	}
 	mode := str(first(r.vals["access_config"])["authentication_mode"])
 	id := &b.m.Identity
 	switch {
@@ -648,12 +679,10 @@ func (b *builder) kubernetesManifest(r *resInst) {
 			b.note(r.origin, r.addr, "manifest is not known statically; its object is not analysed")
 			return
 		}
-		text, err := json.Marshal(man)
-		if err != nil {
-			return
-		}
+		// An HCL object is already values: no text round trip, where the
+		// placeholders of unknown parts would have to survive YAML quoting.
 		org := r.at("manifest")
-		objs, probs = decodeObjects(string(text), org)
+		objs, probs = manifest.ObjectsFrom(org.File, org.Line, man)
 		for _, o := range objs {
 			lines := map[string]int{}
 			prefix := "manifest."
@@ -716,7 +745,7 @@ func (b *builder) configMap(r *resInst) {
 		}
 		roles, complete, err := mapRoles(text, org)
 		if err != nil {
-			b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: org, Message: "mapRoles of " + r.addr + " is not valid YAML: " + err.Error()})
+			b.m.Problems = append(b.m.Problems, yamlProblem(org, "mapRoles of "+r.addr, text, err))
 			aa.Complete = false
 			break
 		}

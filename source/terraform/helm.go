@@ -60,7 +60,7 @@ func (b *builder) helmRelease(r *resInst) {
 		org := r.textOrigin(path)
 		vals, lines, err := decodeValues(text, org.Line)
 		if err != nil {
-			b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: org, Message: "values[" + strconv.Itoa(i) + "] of " + r.addr + " is not valid YAML: " + err.Error()})
+			b.m.Problems = append(b.m.Problems, yamlProblem(org, "values["+strconv.Itoa(i)+"] of "+r.addr, text, err))
 			continue
 		}
 		mergeValues(rel.Values, vals)

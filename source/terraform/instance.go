@@ -35,6 +35,9 @@ type resInst struct {
 	// paths of the encoded object to their lines.
 	keyLines map[string]map[string]int
 	x        extras
+	// conditional is the count or for_each expression, not known, that decides
+	// whether the instance exists (its own or its module's); "" when it does.
+	conditional string
 }
 
 // textAt is a text and where it starts.
@@ -108,7 +111,7 @@ var skipBlocks = map[string]bool{"lifecycle": true, "provisioner": true, "connec
 // evaluated arguments.
 func (m *modInst) resourceInstances(b *hclsyntax.Block) []*resInst {
 	l := m.l
-	keys, _, known := m.expand(b)
+	keys, countText, known := m.expand(b)
 	typ, name := b.Labels[0], b.Labels[1]
 	mode, base := "managed", typ+"."+name
 	if b.Type == "data" {
@@ -122,6 +125,10 @@ func (m *modInst) resourceInstances(b *hclsyntax.Block) []*resInst {
 		r.dir = l.root
 		if !known {
 			r.unknown["count"] = true
+			r.conditional = countText
+		}
+		if r.conditional == "" {
+			r.conditional = m.conditional
 		}
 		c := k.ctx(m)
 		l.evalBody(b.Body, c, r.vals, "", r)

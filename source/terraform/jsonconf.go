@@ -287,6 +287,23 @@ func jsonToNative(src []byte) ([]byte, error) {
 					w.block(byName.kline[k], typ, []string{rtype, name}, body)
 				}
 			}
+		case "provider":
+			// Only that a provider is configured matters (a root, not a module).
+			for j, name := range v.keys {
+				w.to(v.kline[j])
+				w.write("provider " + strconv.Quote(name) + " {}")
+				w.nl()
+			}
+		case "terraform":
+			for j, name := range v.keys {
+				if name == "backend" || name == "cloud" {
+					// A backend marks a root as a provider does; one line keeps
+					// the lines of what follows.
+					w.to(v.kline[j])
+					w.write(`provider "terraform-` + name + `" {}`)
+					w.nl()
+				}
+			}
 		case "locals":
 			if v.kind == 'a' {
 				for _, b := range v.items {

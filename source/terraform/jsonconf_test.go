@@ -66,7 +66,7 @@ const cdktfJSON = `{
 `
 
 func TestJSONConfiguration(t *testing.T) {
-	dir := writeDir(t, map[string]string{"cdk.tf.json": cdktfJSON})
+	dir := writeDir(t, map[string]string{"cdk.tf.json": cdktfJSON, "provider.tf.json": `{"provider": {"aws": [{"region": "eu-west-1"}]}}`})
 	m, err := Load(dir, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, l.serviceAccounts...)
 	b.m.Problems = append(b.m.Problems, l.problems...)
 	b.m.Notes = append(b.m.Notes, l.notes...)
+	b.m.Unseen = append(b.m.Unseen, l.unseen...)
 	for f := range l.files {
 		if !strings.Contains(f, "#") && !strings.HasSuffix(f, ".tf") && !strings.HasSuffix(f, ".tf.json") {
 			b.m.Inputs = append(b.m.Inputs, f)
@@ -91,6 +92,14 @@ func (l *loader) walk(m *modInst, b *builder, g *cluster.Graph) {
 			b.add(r)
 		}
 	}
+	// The data sources that read files read them even when nothing evaluated
+	// uses them (a count decided after apply): the files are this
+	// configuration's inputs, not manifests of their own.
+	for _, blk := range m.cfg.resources {
+		if blk.Type == "data" && readsFiles[blk.Labels[0]] {
+			l.force(m.data[blk.Labels[0]+"."+blk.Labels[1]])
+		}
+	}
 	for _, call := range m.callList {
 		if call.kind != kindLocal {
 			continue
@@ -102,6 +111,9 @@ func (l *loader) walk(m *modInst, b *builder, g *cluster.Graph) {
 		}
 	}
 }
+
+// readsFiles are the data sources that read files of the configuration.
+var readsFiles = map[string]bool{"kubectl_path_documents": true, "local_file": true, "local_sensitive_file": true, "template_file": true}
 
 // finish completes the model with what follows from the whole configuration, and sorts
 // every list.

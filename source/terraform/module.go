@@ -3,6 +3,7 @@ package terraform
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -50,6 +51,8 @@ type loader struct {
 	serviceAccounts []cluster.ServiceAccountIdentity
 
 	modules []*modInst
+	// unseen is capacity declared but not known before apply.
+	unseen []cluster.UnseenCapacity
 }
 
 func newLoader(dir string, opts Options) *loader {
@@ -89,6 +92,17 @@ func (l *loader) readProblem(file string, err error) {
 		return
 	}
 	l.problem(cluster.Origin{File: file}, err.Error())
+}
+
+// unseenCapacity records capacity the configuration declares but that cannot be
+// seen before apply: placement on it is unknown.
+func (l *loader) unseenCapacity(org cluster.Origin, what, why string) {
+	key := "c" + what + why
+	if l.seen[key] {
+		return
+	}
+	l.seen[key] = true
+	l.unseen = append(l.unseen, cluster.UnseenCapacity{What: what, Why: why, Origin: org})
 }
 
 // unresolved records input that Terraform would accept but that the loader could not
@@ -191,6 +205,9 @@ type modInst struct {
 	dependsOn []string
 	// inputRefs lists, per variable, the caller addresses its input refers to.
 	inputRefs map[string][]string
+	// conditional is the count or for_each expression, not known, that decides
+	// whether this module instance exists (its call's or an enclosing one's).
+	conditional string
 
 	declaredCache map[string]bool
 }
@@ -368,18 +385,81 @@ func (l *loader) rootVariables(m *modInst) {
 			values[k] = v
 		}
 	}
+	// A variable that a variables file of the repository sets, one Terraform
+	// does not read by itself (env/prod.tfvars), takes whichever value the run
+	// passes with -var-file: it is unknown here unless eksdoctor was given that
+	// file. A directory that configures no provider and no backend and has no
+	// variables file is a reusable module analysed on its own: its callers set
+	// its variables, so none is known from its default.
+	chosen := l.environmentVariables(files)
+	library := !m.cfg.deployable && len(files) == 0 && len(chosen) == 0
 	m.defineVariables(func(name string) (func() cty.Value, bool) {
-		v, ok := values[name]
-		if !ok {
-			return nil, false
+		if v, ok := values[name]; ok {
+			return func() cty.Value { return v }, true
 		}
-		return func() cty.Value { return v }, true
+		if src, ok := chosen[name]; ok {
+			l.note(cluster.Origin{File: src}, "var."+name, fmt.Sprintf("var.%s is set by %s, which Terraform reads only when a run passes it with -var-file: its value is unknown here (pass the file with --var-file to use it)", name, src))
+			return func() cty.Value { return unknownOf("var." + name) }, true
+		}
+		if library {
+			return func() cty.Value { return unknownOf("var." + name) }, true
+		}
+		return nil, false
 	})
 	for _, name := range sortedKeys(values) {
 		if _, ok := m.cfg.variables[name]; !ok {
 			l.note(cluster.Origin{File: l.root}, "var."+name, "a tfvars file sets "+name+", which no variable declares")
 		}
 	}
+}
+
+// environmentVariables finds the variables files under the root that Terraform does
+// not read by itself (read tells which it did) and returns the variables they set,
+// each with the file (or "one of N files") that sets it.
+func (l *loader) environmentVariables(read []string) map[string]string {
+	seen := map[string]bool{}
+	for _, f := range read {
+		seen[filepath.Clean(f)] = true
+	}
+	var envFiles []string
+	l.opts.FS.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d == nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != l.root && (strings.HasPrefix(d.Name(), ".") || hasTFFiles(l.opts.FS, p)) {
+				return filepath.SkipDir // another configuration's
+			}
+			return nil
+		}
+		n := d.Name()
+		if (strings.HasSuffix(n, ".tfvars") || strings.HasSuffix(n, ".tfvars.json")) && !seen[filepath.Clean(p)] {
+			envFiles = append(envFiles, p)
+		}
+		return nil
+	})
+	out := map[string]string{}
+	for _, f := range envFiles {
+		for name := range l.readTFVars(f) {
+			if _, ok := out[name]; !ok {
+				out[name] = f
+			}
+		}
+	}
+	return out
+}
+
+func hasTFFiles(fsys *inputfs.FS, dir string) bool {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".tf") || strings.HasSuffix(e.Name(), ".tf.json")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *loader) readTFVars(file string) map[string]cty.Value {
@@ -531,6 +611,9 @@ type moduleCall struct {
 	// majorFrom says how it was decided.
 	major      int
 	majorFrom  string
+	// declaredMajor is the major version the call declares, before clamping to
+	// the versions whose semantics are modelled.
+	declaredMajor int
 	candidates []int
 	missing    bool   // a local source that is not on disk and not recognised
 	dir        string // the directory of a local module
@@ -610,6 +693,10 @@ func (call *moduleCall) instances() []*callInst {
 			}
 			child := m.l.newModInst(cfg, ci.addr+".", m.cfgPrefix+"module."+call.name+".", call.childPath, m.depth+1)
 			child.dependsOn = deps
+			child.conditional = m.conditional
+			if !call.known {
+				child.conditional = call.countText
+			}
 			ci := ci
 			child.defineVariables(func(name string) (func() cty.Value, bool) {
 				z, ok := ci.inputs[name]

@@ -235,6 +235,7 @@ resource "helm_release" "secrets" {
 
 var rawFiles = map[string]string{
 	"main.tf":                   rawMain,
+	"providers.tf":              "provider \"aws\" {}\n",
 	"values/karpenter.yaml":     "settings:\n  clusterName: placeholder\n  interruptionQueue: q\nreplicas: 2\n",
 	"charts/secrets/Chart.yaml": "apiVersion: v2\nname: secrets\nversion: 0.1.0\n",
 	"nodepool.yaml.tpl": `apiVersion: karpenter.sh/v1

@@ -120,6 +120,17 @@ func (p *placeholders) restoreLines(lines map[string]int) map[string]int {
 	return out
 }
 
+// yamlProblem words YAML text that does not parse. When the text holds values not
+// known before apply, whether it parses once they are known cannot be told (an
+// interpolation may render a whole line, or nothing): the YAML is unknown, not
+// invalid.
+func yamlProblem(org cluster.Origin, what, text string, err error) cluster.Problem {
+	if exprs := cluster.UnknownExprs(text); len(exprs) > 0 {
+		return cluster.Problem{Origin: org, Unresolved: true, Message: fmt.Sprintf("%s does not parse as YAML as it stands (%s), and it holds values not known before apply (${%s}); it is not analysed", what, err, exprs[0])}
+	}
+	return cluster.Problem{Origin: org, Message: what + " is not valid YAML: " + err.Error()}
+}
+
 // decodeObjects decodes Kubernetes objects from YAML text that starts at org, with
 // the manifest decoder, keeping unknowns as placeholders.
 func decodeObjects(text string, org cluster.Origin) ([]*cluster.Object, []cluster.Problem) {
@@ -143,6 +154,11 @@ func decodeObjects(text string, org cluster.Origin) ([]*cluster.Object, []cluste
 	}
 	for i := range probs {
 		probs[i].Message = p.restoreString(probs[i].Message)
+		if len(p.byToken) > 0 && strings.HasPrefix(probs[i].Message, "YAML syntax error") {
+			// It may parse once the unknown values are known.
+			probs[i].Unresolved = true
+			probs[i].Message += "; the text holds values not known before apply, so it may parse once they are; it is not analysed"
+		}
 	}
 	return objs, probs
 }
