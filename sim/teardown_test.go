@@ -432,11 +432,11 @@ func TestTeardownOutOfBandNeedsSomethingTerraformDestroys(t *testing.T) {
 
 func TestConfigAddress(t *testing.T) {
 	for in, want := range map[string]string{
-		"kubectl_manifest.np":                                        "kubectl_manifest.np",
-		"kubectl_manifest.np[0]":                                     "kubectl_manifest.np",
-		`module.eks.aws_eks_node_group.this["a"]`:                    "module.eks.aws_eks_node_group.this",
-		`module.m["x"].kubectl_manifest.np["k"]`:                     "module.m.kubectl_manifest.np",
-		`kubectl_manifest.p["kind: P\nvalues: [\"a\", \"b]\"]\n"]`:   "kubectl_manifest.p",
+		"kubectl_manifest.np":                                         "kubectl_manifest.np",
+		"kubectl_manifest.np[0]":                                      "kubectl_manifest.np",
+		`module.eks.aws_eks_node_group.this["a"]`:                     "module.eks.aws_eks_node_group.this",
+		`module.m["x"].kubectl_manifest.np["k"]`:                      "module.m.kubectl_manifest.np",
+		`kubectl_manifest.p["kind: P\nvalues: [\"a\", \"b]\"]\n"]`:    "kubectl_manifest.p",
 		`kubectl_manifest.p["escaped \\\" quote ] and [ brackets"].x`: "kubectl_manifest.p.x",
 	} {
 		if got := ConfigAddress(in); got != want {

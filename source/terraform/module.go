@@ -609,15 +609,15 @@ type moduleCall struct {
 	kind            moduleKind
 	// major is the terraform-aws-modules/eks major version whose semantics apply;
 	// majorFrom says how it was decided.
-	major      int
-	majorFrom  string
+	major     int
+	majorFrom string
 	// declaredMajor is the major version the call declares, before clamping to
 	// the versions whose semantics are modelled.
 	declaredMajor int
-	candidates []int
-	missing    bool   // a local source that is not on disk and not recognised
-	dir        string // the directory of a local module
-	childPath  string // path.module inside a local module
+	candidates    []int
+	missing       bool   // a local source that is not on disk and not recognised
+	dir           string // the directory of a local module
+	childPath     string // path.module inside a local module
 
 	resolved  bool
 	insts     []*callInst
