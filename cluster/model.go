@@ -315,6 +315,15 @@ type HelmRelease struct {
 	Values map[string]any
 	// ValueOrigins maps a dotted values key to where the user set it.
 	ValueOrigins map[string]Origin
+	// Input, for a release a module creates from one of its inputs
+	// (aws-ia/eks-blueprints-addons creates the Karpenter release from
+	// var.karpenter), is that input: a change to the release's values is written
+	// there.
+	Input *ModuleInput
+	// Preset are the dotted values keys a module sets on the user's behalf when it
+	// creates the release (aws-ia/eks-blueprints-addons sets the settings of
+	// every Karpenter version at once): not the user's to fix.
+	Preset []string
 	// ChartDir is the chart on disk when it is local; ChartFiles are its files as
 	// the loader read them (nil when they could not be read), the only thing
 	// rendering looks at.
@@ -331,6 +340,18 @@ type HelmRelease struct {
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.
 	Conditional string
+	// Unknown lists the values sources not known before apply ("values[0]",
+	// "set"): the release may set anything there.
+	Unknown []string
+}
+
+// ModuleInput is the input of a module call that declares something the module
+// creates: the call's block (Origin), the input's name and its current value.
+type ModuleInput struct {
+	Module string // the module call address
+	Name   string // the input ("karpenter")
+	Value  map[string]any
+	Origin Origin // the module block
 }
 
 // File is a file read by a loader and kept for a later step (the files of a local

@@ -50,6 +50,10 @@ type Object struct {
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.
 	Conditional string
+	// Unknown, when set, says what the object is made from that is not known
+	// before apply ("values[0] of helm_release.lbc"): its content may differ from
+	// what was read, so what it says about scheduling cannot be relied on.
+	Unknown string
 }
 
 // Ref returns the object's reference.

@@ -515,6 +515,17 @@ func joinKey(prefix, key string) string {
 // valuesEdit merges values into a release: at the helm_release (or chart) that
 // declares it, or into the last values file given for a local chart.
 func valuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
+	if in := r.Input; in != nil {
+		// The release comes from a module input: a values document is added to
+		// the input's values list (objects merge key by key, so the input's other
+		// settings stay as written).
+		docs := []any{}
+		if prev, ok := in.Value["values"].([]any); ok {
+			docs = append(docs, prev...)
+		}
+		obj := map[string]any{"values": append(docs, rawHCL("yamlencode("+hclValue(values, 2)+")"))}
+		return Edit{File: in.Origin.File, Line: in.Origin.Line, Format: FormatHCL, Text: in.Name + " = " + terraformValue(obj, 0)}
+	}
 	e := Edit{File: r.Origin.File, Line: r.Origin.Line, Format: FormatValues, Text: yamlText(values)}
 	if r.Address == "" && r.ChartDir != "" {
 		var files []string

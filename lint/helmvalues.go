@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,9 @@ func runHelmValuesUnknown(p *Pass) {
 		}
 		var unread []string
 		for _, k := range valuesKeys(r.Values) {
+			if slices.Contains(r.Preset, k) {
+				continue
+			}
 			if kb.ValuesKey(k) == catalog.ChartKeyUnread {
 				unread = append(unread, k)
 			}

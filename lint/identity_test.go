@@ -13,6 +13,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/lint/linttest"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -180,11 +181,11 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // TestReferenceConfigurations loads the configurations known to work, and the
-// Fargate-era terraform-aws-eks examples, copied from the corpus (see
+// Fargate-era terraform-aws-eks examples, copied from shared/corpus (see
 // testdata/identity/README.md), and checks the F2/F4 findings on each: none on
 // the references, the known field failure on the v20.8 example.
 func TestReferenceConfigurations(t *testing.T) {
-	root := filepath.Join("..", "testdata", "corpus")
+	root := shared.Dir(t, "corpus")
 	tests := []struct {
 		dir  string
 		want []string

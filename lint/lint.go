@@ -213,17 +213,45 @@ func conditional(m *cluster.Model, fs []Finding) {
 			cond[cluster.ObjectRef{Kind: "Addon", Name: a.Name}] = a.Conditional
 		}
 	}
-	if len(cond) == 0 {
+	// What is rendered from values not known before apply may differ in
+	// whatever a check about its content looks at.
+	partial := map[cluster.ObjectRef]string{}
+	for _, o := range m.Objects {
+		if o.Unknown != "" {
+			partial[o.Ref()] = o.Unknown
+		}
+	}
+	if len(cond) == 0 && len(partial) == 0 {
 		return
 	}
 	for i := range fs {
-		c, ok := cond[fs[i].Object]
-		if !ok || fs[i].Severity == Info {
+		if fs[i].Severity == Info {
 			continue
 		}
-		fs[i].Severity = Info
-		fs[i].Detail = strings.TrimSpace(fs[i].Detail + fmt.Sprintf("\n%s exists only if %s, which is not known before apply; this could not be verified.", fs[i].Object, c))
+		if c, ok := cond[fs[i].Object]; ok {
+			fs[i].Severity = Info
+			fs[i].Detail = strings.TrimSpace(fs[i].Detail + fmt.Sprintf("\n%s exists only if %s, which is not known before apply; this could not be verified.", fs[i].Object, c))
+			continue
+		}
+		if u, ok := partial[fs[i].Object]; ok && contentCheck(fs[i].Check) {
+			fs[i].Severity = Info
+			fs[i].Detail = strings.TrimSpace(fs[i].Detail + fmt.Sprintf("\n%s is rendered from %s, which is not known before apply; this could not be verified.", fs[i].Object, u))
+		}
 	}
+}
+
+// contentCheck reports whether a check judges an object by its content (its pod
+// template, its spec) rather than by how it is created and deleted.
+func contentCheck(id string) bool {
+	c, ok := Lookup(id)
+	if !ok {
+		return false
+	}
+	switch c.Family {
+	case "F1", "F2", "F3":
+		return true
+	}
+	return id == karpenterSchema.ID
 }
 
 // Sort orders findings by file, line, check, object and summary.

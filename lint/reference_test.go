@@ -6,18 +6,17 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/lint/linttest"
 )
-
-// corpus is the shared copy of real configurations (testdata/README.md).
-var corpus = filepath.Join("..", "testdata", "corpus")
 
 // TestReferenceManifestsAreClean: configurations known to work report no error or
 // warning from any check. Each NodePool manifest of Karpenter's own examples is
 // checked on its own (they are alternatives, not one cluster), together with the
 // workload examples and each eksctl getting-started config.
 func TestReferenceManifestsAreClean(t *testing.T) {
+	corpus := shared.Dir(t, "corpus")
 	examples, err := filepath.Glob(filepath.Join(corpus, "karpenter-provider-aws", "examples", "v1", "*.yaml"))
 	if err != nil || len(examples) < 20 {
 		t.Fatalf("examples: %v (%d)", err, len(examples))
@@ -58,6 +57,7 @@ func TestReferenceManifestsAreClean(t *testing.T) {
 // TestV1beta1ExamplesAreCleanUnderV1beta1: Karpenter v0.37's own examples validate
 // against its CRDs.
 func TestV1beta1ExamplesAreCleanUnderV1beta1(t *testing.T) {
+	corpus := shared.Dir(t, "corpus")
 	examples, err := filepath.Glob(filepath.Join(corpus, "karpenter-provider-aws", "@v0.37.7", "examples", "v1beta1", "*.yaml"))
 	if err != nil || len(examples) < 15 {
 		t.Fatalf("examples: %v (%d)", err, len(examples))

@@ -14,7 +14,7 @@ var teardownOrder = &Check{
 	Family:   "F5",
 	Severity: Error,
 	Doc: Doc{
-		What: "In a Terraform configuration, a NodePool or EC2NodeClass (kubectl_manifest, kubernetes_manifest, or a Helm chart of custom resources) that does not depend, directly or through other resources, on the Karpenter helm_release; or a Karpenter helm_release that does not depend on the Karpenter IAM role and interruption queue (module.karpenter or the raw resources) or on the node group or Fargate profile it runs on (worked out by simulating where the controller fits before any Karpenter capacity exists). A NodePool that does not depend on its EC2NodeClass is a warning.",
+		What: "In a Terraform configuration, a NodePool or EC2NodeClass (kubectl_manifest, kubernetes_manifest, or a Helm chart of custom resources) that does not depend, directly or through other resources, on the Karpenter helm_release; or a Karpenter helm_release that does not depend on the controller's IAM role, policies and pod identity (module.karpenter or the raw resources: the controller needs them to terminate instances; the interruption queue, its rules and the nodes' own role it does not need) or on the node group or Fargate profile it runs on (worked out by simulating where the controller fits before any Karpenter capacity exists). A NodePool that does not depend on its EC2NodeClass is a warning.",
 		Why:  "terraform destroy removes a resource before everything it depends on, and independent resources in parallel. The finalizers karpenter.sh/termination (NodeClaims, Nodes) and karpenter.k8s.aws/termination (EC2NodeClasses) are removed only by a running controller that can still call EC2: if the controller is uninstalled first, or loses its IAM role or the node it runs on, the destroy hangs on the finalizers and the instances keep running outside the Terraform state.",
 		Fix:  "Add the missing depends_on edges so destroy follows the safe order: NodePools (waiting until no NodeClaim remains) → EC2NodeClasses → Karpenter release → Karpenter IAM/SQS/EventBridge → the compute hosting Karpenter → cluster → network. The fix is the complete depends_on list of each resource; `eksdoctor teardown` prints the whole order.",
 		Before: `resource "kubectl_manifest" "karpenter_node_pool" {
@@ -103,7 +103,7 @@ func hazardSummary(plan *sim.Plan, h sim.Hazard) string {
 	case sim.HazardCRBeforeController:
 		return fmt.Sprintf("terraform destroy can remove the Karpenter controller (%s) before %s, which it must finalize", targetNames(h), h.Subject.Name)
 	case sim.HazardControllerBeforeAWS:
-		return fmt.Sprintf("terraform destroy can remove the Karpenter IAM role or queue (%s) before %s, which needs them to finalize nodes", targetNames(h), h.Subject.Name)
+		return fmt.Sprintf("terraform destroy can remove the Karpenter controller's IAM permissions (%s) before %s, which needs them to finalize nodes", targetNames(h), h.Subject.Name)
 	case sim.HazardControllerBeforeCompute:
 		return fmt.Sprintf("terraform destroy can remove %s, where the Karpenter controller runs, before %s", targetNames(h), h.Subject.Name)
 	case sim.HazardPoolAfterClass:

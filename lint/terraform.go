@@ -123,10 +123,15 @@ func hclValue(v any, indent int) string { return hclRender(v, indent, false) }
 // expressions the user wrote.
 func terraformValue(v any, indent int) string { return hclRender(v, indent, true) }
 
+// rawHCL is an expression written into rendered HCL as it is.
+type rawHCL string
+
 func hclRender(v any, indent int, refs bool) string {
 	pad := strings.Repeat("  ", indent+1)
 	end := strings.Repeat("  ", indent)
 	switch t := v.(type) {
+	case rawHCL:
+		return string(t)
 	case map[string]any:
 		if len(t) == 0 {
 			return "{}"

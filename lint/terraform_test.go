@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/lint/linttest"
 )
@@ -159,20 +160,17 @@ func TestTerraformHelmValuesFixtures(t *testing.T) {
 
 // ---- reference configurations ----
 
-// corpusDir holds verbatim copies of reference configurations (see
-// testdata/terraform/README.md).
-var corpusDir = filepath.Join("..", "testdata", "corpus")
-
-// edit is a textual change of one file of a corpus copy; old must occur exactly
-// once.
+// edit is a textual change of one file of a copy of a reference configuration;
+// old must occur exactly once.
 type edit struct{ file, old, new string }
 
-// corpusVariant copies a reference configuration into a new temporary directory,
-// keeping the name of its directory (the configurations derive names from
-// path.cwd), applies the edits and returns the directory to analyse.
+// corpusVariant copies a reference configuration of shared/corpus (rel is its
+// path there) into a new temporary directory, keeping the name of its directory
+// (the configurations derive names from path.cwd), applies the edits and returns
+// the directory to analyse.
 func corpusVariant(t *testing.T, rel string, edits ...edit) string {
 	t.Helper()
-	src := filepath.Join(corpusDir, rel)
+	src := filepath.Join(shared.Dir(t, "corpus"), rel)
 	root := t.TempDir()
 	dst := filepath.Join(root, filepath.Base(src))
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {

@@ -15,7 +15,7 @@ import (
 func benchObjects(b testing.TB) []*cluster.Object {
 	b.Helper()
 	var objs []*cluster.Object
-	for _, f := range fixtures(b, "testdata/examples-v1/*.yaml", "testdata/examples-v1beta1/*.yaml") {
+	for _, f := range fixtures(b, upstream(b, corpusExamplesV1+"/*.yaml"), upstream(b, corpusExamplesV1beta1+"/*.yaml")) {
 		objs = append(objs, karpenterObjects(decodeFile(b, f))...)
 	}
 	for _, o := range decodeFile(b, "testdata/moves/v1beta1.yaml") {
@@ -115,7 +115,7 @@ var fuzzKinds = []struct{ apiVersion, kind string }{
 // FuzzValidate feeds arbitrary documents to every entry point, read as each Karpenter
 // kind: nothing may panic, input must not change, and the output must be well formed.
 func FuzzValidate(f *testing.F) {
-	for _, file := range fixtures(f, "testdata/examples-v1/*.yaml", "testdata/examples-v1beta1/*.yaml", "testdata/invalid/*.yaml", "testdata/moves/*.yaml") {
+	for _, file := range fixtures(f, upstream(f, corpusExamplesV1+"/*.yaml"), upstream(f, corpusExamplesV1beta1+"/*.yaml"), "testdata/invalid/*.yaml", "testdata/moves/*.yaml") {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

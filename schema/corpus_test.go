@@ -31,7 +31,7 @@ func TestReferenceManifests(t *testing.T) {
 	known := map[string][]finding{
 		// The upstream example writes the group with a version; the v1 CRD's pattern
 		// ^[^/]*$ rejects it (since v1.0.0).
-		"testdata/examples-v1/windows-custom-userdata.yaml NodePool/windows2022": {{
+		corpusExamplesV1 + "/windows-custom-userdata.yaml NodePool/windows2022": {{
 			Path:    "spec.template.spec.nodeClassRef.group",
 			Kind:    Invalid,
 			Message: `spec.template.spec.nodeClassRef.group: Invalid value: "karpenter.k8s.aws/v1": spec.template.spec.nodeClassRef.group in body should match '^[^/]*$'`,
@@ -39,7 +39,7 @@ func TestReferenceManifests(t *testing.T) {
 		// The blueprint is a template: its README has the user substitute the
 		// <<...>> markers with AMI IDs. The markers are not AMI IDs, and selecting AMIs
 		// by id without amiFamily is rejected by a CEL rule of every v1 CRD.
-		"testdata/blueprints/update-nodes-with-drift/latest-current-ami.yaml EC2NodeClass/latest-current-ami": {
+		corpusBlueprints + "/update-nodes-with-drift/latest-current-ami.yaml EC2NodeClass/latest-current-ami": {
 			{
 				Path:    "spec",
 				Kind:    Invalid,
@@ -58,16 +58,16 @@ func TestReferenceManifests(t *testing.T) {
 		},
 	}
 	files := fixtures(t,
-		"testdata/examples-v1/*.yaml",
-		"testdata/examples-v1beta1/*.yaml",
-		"testdata/blueprints/*/*.yaml",
-		"testdata/blueprints/*/*/*.yaml",
+		upstream(t, corpusExamplesV1+"/*.yaml"),
+		upstream(t, corpusExamplesV1beta1+"/*.yaml"),
+		upstream(t, corpusBlueprints+"/*/*.yaml"),
+		upstream(t, corpusBlueprints+"/*/*/*.yaml"),
 	)
 	seen := map[string]bool{}
 	checked := 0
 	for _, file := range files {
 		for _, obj := range karpenterObjects(decodeFile(t, file)) {
-			key := file + " " + obj.Kind + "/" + obj.Name
+			key := corpusName(t, file) + " " + obj.Kind + "/" + obj.Name
 			seen[key] = true
 			checked++
 			got := findings(Validate(obj))
@@ -88,7 +88,7 @@ func TestReferenceManifests(t *testing.T) {
 
 // The v1beta1 examples are validated against v1beta1: each must be a v1beta1 object.
 func TestV1beta1ExamplesAreV1beta1(t *testing.T) {
-	for _, file := range fixtures(t, "testdata/examples-v1beta1/*.yaml") {
+	for _, file := range fixtures(t, upstream(t, corpusExamplesV1beta1+"/*.yaml")) {
 		for _, obj := range karpenterObjects(decodeFile(t, file)) {
 			if !strings.HasSuffix(obj.APIVersion, "/v1beta1") {
 				t.Errorf("%s: %s/%s has apiVersion %s, want v1beta1", file, obj.Kind, obj.Name, obj.APIVersion)
@@ -100,7 +100,7 @@ func TestV1beta1ExamplesAreV1beta1(t *testing.T) {
 // karpenter-blueprints still sets spec.template.spec.kubelet on its default v1
 // NodePool; the v1 API server drops it.
 func TestBlueprintsClusterNodePool(t *testing.T) {
-	const file = "testdata/blueprints-cluster/karpenter.tf"
+	file := upstream(t, corpusBlueprintsCluster)
 	tests := []struct {
 		address string
 		want    []finding

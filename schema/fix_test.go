@@ -94,7 +94,7 @@ func TestFixV1beta1Examples(t *testing.T) {
 			{Path: "spec.amiSelectorTerms", Kind: Required, Move: MoveAMISelectorTerms},
 		},
 	}
-	for _, file := range fixtures(t, "testdata/examples-v1beta1/*.yaml") {
+	for _, file := range fixtures(t, upstream(t, corpusExamplesV1beta1+"/*.yaml")) {
 		objs := karpenterObjects(decodeFile(t, file))
 		fixes := map[*cluster.Object]Fixed{}
 		patches := map[string]map[string]any{}
@@ -242,7 +242,7 @@ spec:
 // The blueprints NodePool's kubelet block moves to its EC2NodeClass; containerRuntime,
 // which no Karpenter kubelet configuration has, is left out and said so.
 func TestFixBlueprintsCluster(t *testing.T) {
-	const file = "testdata/blueprints-cluster/karpenter.tf"
+	file := upstream(t, corpusBlueprintsCluster)
 	body, line := heredoc(t, file, "kubectl_manifest.karpenter_default_node_pool")
 	pool := decodeYAML(t, file, line, body)[0]
 	body, line = heredoc(t, file, "kubectl_manifest.karpenter_default_ec2_node_class")

@@ -10,8 +10,40 @@ import (
 	"testing"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
+
+// The upstream configurations the tests read, as slash-separated paths relative to
+// shared/corpus, where they are kept (see testdata/README.md).
+const (
+	// Karpenter's own examples, current and at v0.37.7.
+	corpusExamplesV1      = "karpenter-provider-aws/examples/v1"
+	corpusExamplesV1beta1 = "karpenter-provider-aws/@v0.37.7/examples/v1beta1"
+	// The manifests of aws-samples/karpenter-blueprints, and the Terraform file of
+	// its cluster, whose kubectl_manifest resources hold the default NodePool and
+	// EC2NodeClass as yaml_body heredocs.
+	corpusBlueprints        = "karpenter-blueprints/blueprints"
+	corpusBlueprintsCluster = "karpenter-blueprints/cluster/terraform/karpenter.tf"
+)
+
+// upstream returns the path of rel, a file or glob pattern relative to
+// shared/corpus; the test fails when shared/corpus is not found.
+func upstream(t testing.TB, rel string) string {
+	t.Helper()
+	return filepath.Join(shared.Dir(t, "corpus"), filepath.FromSlash(rel))
+}
+
+// corpusName returns the slash-separated path of file relative to shared/corpus,
+// the name of an upstream file wherever the corpus is kept.
+func corpusName(t testing.TB, file string) string {
+	t.Helper()
+	rel, err := filepath.Rel(shared.Dir(t, "corpus"), file)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return filepath.ToSlash(rel)
+}
 
 // decodeFile reads every object of a fixture; a fixture that does not decode fails the
 // test, since the fixtures are known-good YAML.
@@ -29,7 +61,8 @@ func decodeFile(t testing.TB, file string) []*cluster.Object {
 }
 
 // fixtures lists the files matching patterns, sorted; an empty match fails the test so
-// a moved fixture cannot make a test pass vacuously.
+// a moved fixture cannot make a test pass vacuously. Patterns of upstream files
+// come from upstream.
 func fixtures(t testing.TB, patterns ...string) []string {
 	t.Helper()
 	var files []string

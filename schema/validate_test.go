@@ -530,7 +530,7 @@ func TestSelfReferences(t *testing.T) {
 // shared, and results must not depend on what else runs.
 func TestValidateConcurrently(t *testing.T) {
 	var objs []*cluster.Object
-	for _, f := range fixtures(t, "testdata/invalid/*.yaml", "testdata/examples-v1/*.yaml") {
+	for _, f := range fixtures(t, "testdata/invalid/*.yaml", upstream(t, corpusExamplesV1+"/*.yaml")) {
 		objs = append(objs, karpenterObjects(decodeFile(t, f))...)
 	}
 	want := make([][]Violation, len(objs))

@@ -197,6 +197,16 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.Verdicts = append(pl.Verdicts, v)
 		return true
 	})
+	if u := w.Object.Unknown; u != "" {
+		// The pod template is rendered from values not known before apply: they
+		// may add the toleration, selector or request a refusal is about.
+		for i := range pl.Verdicts {
+			if v := &pl.Verdicts[i]; v.Result == Refuses {
+				v.Result = Unknown
+				v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: fmt.Sprintf("the pods are rendered from %s, which is not known before apply", u)})
+			}
+		}
+	}
 	sortVerdicts(pl.Verdicts)
 	return pl
 }

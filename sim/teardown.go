@@ -264,6 +264,59 @@ var (
 // karpenterAWSTypes are the AWS resources the Karpenter controller needs. The
 // node role's access entry is not among them: it must outlive the nodes, not the
 // controller, and the NodePools' dependency on the controller already orders it.
+// controllerPermission reports whether a Karpenter AWS prerequisite is one the
+// controller needs to finalize nodes: its own role, policies and pod identity (a
+// module that holds them). The interruption queue and its rules, and the nodes'
+// own role and instance profile, are not: the controller terminates instances
+// without them.
+func (b *builder) controllerPermission(addr string) bool {
+	r := b.g.Nodes[addr]
+	if r == nil {
+		return false
+	}
+	switch r.Type {
+	case "module":
+		return true
+	case "aws_iam_role":
+		for _, role := range b.m.Identity.Roles {
+			if role.Address == addr || graphAddress(b.g, role.Address) == addr {
+				return role.Kind != cluster.RoleNode
+			}
+		}
+		return !nodeRoleRE.MatchString(addr)
+	case "aws_iam_policy", "aws_iam_role_policy", "aws_iam_role_policy_attachment":
+		if nodeRolePart(r) {
+			return false
+		}
+		role, _ := r.Attrs["role"].(string)
+		for _, id := range b.m.Identity.Roles {
+			if id.Kind == cluster.RoleNode && role != "" && refersToRole(role, id) {
+				return false
+			}
+		}
+		return true
+	case "aws_eks_pod_identity_association":
+		return true
+	}
+	return false
+}
+
+// refersToRole reports whether a role argument (a placeholder such as
+// ${aws_iam_role.karpenter[0].name}) names the role.
+func refersToRole(arg string, role *cluster.IAMRole) bool {
+	expr, ok := cluster.UnknownExpr(arg)
+	if !ok {
+		return arg == role.Name
+	}
+	expr = ConfigAddress(expr)
+	for _, ref := range role.Refs {
+		if ConfigAddress(ref) == expr {
+			return true
+		}
+	}
+	return false
+}
+
 // nodeRoleRE matches a role argument that names a node, worker or cluster role:
 // terraform-aws-eks outputs such as module.eks.worker_iam_role_name, or a role
 // resource whose name says so.
@@ -850,7 +903,7 @@ func (b *builder) orderHazards() {
 	rel := b.itemAt(StageController, b.release)
 	var missingAWS []string
 	for _, a := range sortedKeys(b.items[StageKarpenterAWS]) {
-		if a != b.release && !b.dependsAfter(b.release, a) {
+		if a != b.release && !b.dependsAfter(b.release, a) && b.controllerPermission(a) {
 			missingAWS = append(missingAWS, a)
 		}
 	}

@@ -246,9 +246,8 @@ func TestTeardownControllerCompute(t *testing.T) {
 
 	p := New(tm.m).Teardown()
 	want := []hazardRow{
-		// The policy attachment depends on the role, and the event target on the
-		// rule: one edge to each covers both.
-		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"aws_cloudwatch_event_target.karpenter_spot"}},
+		// The policy attachment depends on the role: one edge covers both. The
+		// queue and its rule may go first: terminating instances needs neither.
 		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"aws_iam_role_policy_attachment.karpenter_controller"}},
 		{Kind: HazardControllerBeforeCompute, Subject: "helm_release.karpenter", Targets: []string{"aws_eks_node_group.system"}},
 	}
@@ -259,7 +258,7 @@ func TestTeardownControllerCompute(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("hazards (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"aws_cloudwatch_event_target.karpenter_spot", "aws_eks_node_group.system", "aws_iam_role_policy_attachment.karpenter_controller"}, p.Edits[0].DependsOn); diff != "" {
+	if diff := cmp.Diff([]string{"aws_eks_node_group.system", "aws_iam_role_policy_attachment.karpenter_controller"}, p.Edits[0].DependsOn); diff != "" {
 		t.Errorf("release depends_on (-want +got):\n%s", diff)
 	}
 	if v := p.OrderViolations(WithEdits(tm.m.Terraform, p.Edits)); len(v) > 0 {

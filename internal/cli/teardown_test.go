@@ -16,6 +16,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/fixapply"
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -261,8 +262,7 @@ func TestTeardownLiveModel(t *testing.T) {
 	}
 }
 
-// corpusDirs returns the Terraform directories of the reference corpus copy the
-// repository keeps in testdata/corpus (byte for byte).
+// corpusDirs returns the Terraform directories of a copy of the reference corpus.
 func corpusDirs(t *testing.T, root string) []string {
 	t.Helper()
 	seen := map[string]bool{}
@@ -315,7 +315,7 @@ func copyTree(t *testing.T, src, dst string) {
 // controller on its IAM resources and on its compute, and no teardown-order hazard
 // is left.
 func TestTeardownCorpusOrder(t *testing.T) {
-	src, err := filepath.Abs(filepath.Join("..", "..", "testdata", "corpus"))
+	src, err := filepath.Abs(shared.Dir(t, "corpus"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 // Package testenv runs a real kube-apiserver and etcd for eksdoctor's integration
 // tests, through controller-runtime's envtest, with the Karpenter CRDs installed.
+// The CRDs are Karpenter's own, read from the reference corpus shared/corpus beside
+// the repository (README.md names them); Start fails when it is not found.
 //
 // The binaries come from hack/testbin.sh, which builds them from Go source and caches
 // them (there is no binary download on the machines the project is tested on); Start

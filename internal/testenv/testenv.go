@@ -1,15 +1,12 @@
 package testenv
 
 import (
-	"embed"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -22,10 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
-)
 
-//go:embed crds/*.yaml crds/v1beta1/*.yaml
-var crdFiles embed.FS
+	"github.com/eksdoctor/eksdoctor/internal/shared"
+)
 
 // CRDs selects the Karpenter CustomResourceDefinitions installed in the API server.
 type CRDs int
@@ -41,12 +37,22 @@ const (
 	NoKarpenter
 )
 
+// crdNames are the files of the Karpenter CRDs, in the directory of each set.
+var crdNames = []string{
+	"karpenter.k8s.aws_ec2nodeclasses.yaml",
+	"karpenter.sh_nodeclaims.yaml",
+	"karpenter.sh_nodepools.yaml",
+}
+
+// dir is where the CRDs of the set are, relative to shared/corpus: Karpenter's
+// generated CRDs (pkg/apis/crds of aws/karpenter-provider-aws), current and at
+// v0.37.7 (see README.md).
 func (c CRDs) dir() string {
 	switch c {
 	case KarpenterV1:
-		return "crds"
+		return "karpenter-provider-aws/pkg/apis/crds"
 	case KarpenterV1beta1:
-		return "crds/v1beta1"
+		return "karpenter-provider-aws/@v0.37.7/pkg/apis/crds"
 	}
 	return ""
 }
@@ -90,6 +96,11 @@ func Start(opts Options) (*Env, error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 90 * time.Second
 	}
+	// The CRDs first: a missing corpus fails at once, before any build.
+	crds, err := loadCRDs(opts.CRDs)
+	if err != nil {
+		return nil, err
+	}
 	if !binariesCached() {
 		fmt.Fprintln(log, "testenv: building kube-apiserver and etcd from source with hack/testbin.sh; the first build takes several minutes, later runs reuse the cache")
 	}
@@ -100,10 +111,6 @@ func Start(opts Options) (*Env, error) {
 	// envtest logs through controller-runtime's logger, which complains on stderr
 	// when nobody set it; its failures come back as errors anyway.
 	ctrllog.SetLogger(logr.Discard())
-	crds, err := loadCRDs(opts.CRDs)
-	if err != nil {
-		return nil, err
-	}
 
 	te := &envtest.Environment{
 		BinaryAssetsDirectory:    dir,
@@ -165,28 +172,28 @@ func (e *Env) tempDirs() []string {
 	return out
 }
 
-// loadCRDs decodes the embedded CRDs of one set.
+// loadCRDs decodes the CRDs of one set from shared/corpus, where the upstream
+// files are kept beside the repository.
 func loadCRDs(set CRDs) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	dir := set.dir()
-	if dir == "" {
+	rel := set.dir()
+	if rel == "" {
 		return nil, nil
 	}
-	entries, err := fs.ReadDir(crdFiles, dir)
-	if err != nil {
-		return nil, fmt.Errorf("read embedded CRDs: %w", err)
+	corpus, ok := shared.Find("corpus")
+	if !ok {
+		return nil, errors.New("the Karpenter CRDs are read from shared/corpus, which was not found beside the repository: set EKSDOCTOR_SHARED to the directory that holds corpus/")
 	}
+	dir := filepath.Join(corpus, filepath.FromSlash(rel))
 	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, e := range entries {
-		if e.IsDir() || path.Ext(e.Name()) != ".yaml" {
-			continue
-		}
-		data, err := crdFiles.ReadFile(path.Join(dir, e.Name()))
+	for _, name := range crdNames {
+		file := filepath.Join(dir, name)
+		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("read embedded CRD %s: %w", e.Name(), err)
+			return nil, fmt.Errorf("read CRD: %w", err)
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			return nil, fmt.Errorf("decode CRD %s: %w", e.Name(), err)
+			return nil, fmt.Errorf("decode CRD %s: %w", file, err)
 		}
 		out = append(out, crd)
 	}

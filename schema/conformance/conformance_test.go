@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 	eksschema "github.com/eksdoctor/eksdoctor/schema"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
@@ -158,6 +159,21 @@ func validate(obj *cluster.Object) verdict {
 	return v
 }
 
+// upstream returns the path of rel, a glob pattern of upstream files relative to
+// shared/corpus, where they are kept (see ../testdata/README.md).
+func upstream(t *testing.T, rel string) string {
+	t.Helper()
+	return filepath.Join(shared.Dir(t, "corpus"), filepath.FromSlash(rel))
+}
+
+// The upstream manifests the tests send to the API server: Karpenter's own
+// examples, current and at v0.37.7, and aws-samples/karpenter-blueprints.
+const (
+	examplesV1      = "karpenter-provider-aws/examples/v1/*.yaml"
+	examplesV1beta1 = "karpenter-provider-aws/@v0.37.7/examples/v1beta1/*.yaml"
+	blueprints      = "karpenter-blueprints/blueprints"
+)
+
 // objects decodes the Karpenter objects of fixture files; objects holding values
 // unknown before apply ("${...}") are left out, since the API server would judge the
 // placeholder text and Validate deliberately does not.
@@ -246,12 +262,12 @@ func TestV1AgreesWithAPIServer(t *testing.T) {
 	s := newAPIServer(t, env.Config)
 	objs := objects(t,
 		"../testdata/invalid/v1.yaml",
-		"../testdata/examples-v1/*.yaml",
-		"../testdata/blueprints/*/*.yaml",
-		"../testdata/blueprints/*/*/*.yaml",
+		upstream(t, examplesV1),
+		upstream(t, blueprints+"/*/*.yaml"),
+		upstream(t, blueprints+"/*/*/*.yaml"),
 	)
 	// v1beta1 objects with nothing but the apiVersion changed: every move shows.
-	for _, o := range objects(t, "../testdata/moves/v1beta1.yaml", "../testdata/examples-v1beta1/*.yaml") {
+	for _, o := range objects(t, "../testdata/moves/v1beta1.yaml", upstream(t, examplesV1beta1)) {
 		group, _, _ := strings.Cut(o.APIVersion, "/")
 		objs = append(objs, withAPIVersion(o, group+"/v1"))
 	}
@@ -262,7 +278,7 @@ func TestV1AgreesWithAPIServer(t *testing.T) {
 // Ubuntu family) or is wrong in other ways than the v1 moves (the invalid fixtures).
 func TestFixIsAccepted(t *testing.T) {
 	s := newAPIServer(t, env.Config)
-	for _, o := range objects(t, "../testdata/moves/v1beta1.yaml", "../testdata/examples-v1beta1/*.yaml") {
+	for _, o := range objects(t, "../testdata/moves/v1beta1.yaml", upstream(t, examplesV1beta1)) {
 		f := fixed(o)
 		v := s.verdict(t, f)
 		if o.Kind == "EC2NodeClass" && o.Content["spec"].(map[string]any)["amiFamily"] == "Ubuntu" {
@@ -292,6 +308,6 @@ func TestV1beta1AgreesWithAPIServer(t *testing.T) {
 	agree(t, s, objects(t,
 		"../testdata/invalid/v1beta1.yaml",
 		"../testdata/moves/v1beta1.yaml",
-		"../testdata/examples-v1beta1/*.yaml",
+		upstream(t, examplesV1beta1),
 	))
 }

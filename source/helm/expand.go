@@ -19,45 +19,110 @@ import (
 // replicas, schedulerName, topologySpreadConstraints, node.tolerateAllTaints, ...).
 // Add-ons are synthesized with their configuration_values applied; keys the add-on
 // version rejects are left out, as EKS would refuse them. What had to be assumed
-// (a version, an unknown chart) is recorded in m.Notes. Call it once per model.
+// (a version) or could not be described (a chart eksdoctor does not know) is an
+// unresolved problem; values not known before apply mark the objects they render
+// (Object.Unknown). Call it once per model.
 func Expand(m *cluster.Model) {
 	if m == nil {
 		return
 	}
 	budget := &renderBudget{left: maxRenderTotal}
 	kube := m.Cluster.KubernetesVersion
+	var unknown unknownCharts
+	defer unknown.report(m)
 	for _, r := range m.HelmReleases {
 		if r == nil || r.Rendered {
 			continue // rendered when it was loaded
 		}
-		var objs []*cluster.Object
-		var probs []cluster.Problem
+		var d described
 		if r.ChartDir != "" && r.ChartFiles != nil {
-			objs, probs = render(budget, r.ChartDir, r.ChartFiles, r, kube)
+			d.objs, d.probs = render(budget, r.ChartDir, r.ChartFiles, r, kube)
 			r.Rendered = true
 		} else {
-			var notes []cluster.Note
-			objs, probs, notes = synthesizeRelease(r, kube)
-			m.Notes = append(m.Notes, notes...)
+			d = synthesizeRelease(r, kube)
+			unknown.add(d.notKnown, r.Origin)
 		}
-		for _, o := range objs {
-			o.Conditional = r.Conditional
-		}
-		m.Objects = append(m.Objects, objs...)
-		m.Problems = append(m.Problems, probs...)
+		d.add(m, r.Conditional, append(append([]string(nil), r.Unknown...), d.unknown...), releaseSubject(r))
 	}
 	for _, a := range m.Addons {
-		if a == nil {
-			continue
+		if a != nil {
+			d := synthesizeAddon(a, kube)
+			unknown.add(d.notKnown, a.Origin)
+			d.add(m, a.Conditional, d.unknown, addonSubject(a))
 		}
-		objs, probs, notes := synthesizeAddon(a, kube)
-		for _, o := range objs {
-			o.Conditional = a.Conditional
-		}
-		m.Objects = append(m.Objects, objs...)
-		m.Problems = append(m.Problems, probs...)
-		m.Notes = append(m.Notes, notes...)
 	}
+}
+
+// described is what a release or add-on was turned into: its objects, the
+// problems met, what was assumed, and what of its values is not known before
+// apply.
+type described struct {
+	objs    []*cluster.Object
+	probs   []cluster.Problem
+	notes   []cluster.Note
+	unknown []string
+	// notKnown names the chart or add-on when eksdoctor has no description of
+	// it ("chart X of helm_release.y").
+	notKnown string
+}
+
+// unknownCharts collects the charts and add-ons eksdoctor has no description of,
+// said once per model: a repository installs many, and each says the same.
+type unknownCharts struct {
+	what  []string
+	first cluster.Origin
+}
+
+func (u *unknownCharts) add(what string, org cluster.Origin) {
+	if what == "" {
+		return
+	}
+	if len(u.what) == 0 {
+		u.first = org
+	}
+	u.what = append(u.what, what)
+}
+
+func (u *unknownCharts) report(m *cluster.Model) {
+	switch n := len(u.what); {
+	case n == 0:
+		return
+	case n == 1:
+		m.Problems = append(m.Problems, unresolved(u.first, u.what[0]+" is not in eksdoctor's knowledge base and not on disk; what it creates is not analysed"))
+	default:
+		list := strings.Join(u.what, "; ")
+		if n > 10 {
+			list = strings.Join(u.what[:10], "; ") + fmt.Sprintf("; and %d more", n-10)
+		}
+		m.Problems = append(m.Problems, unresolved(u.first, fmt.Sprintf("%d charts and add-ons are not in eksdoctor's knowledge base and not on disk; what they create is not analysed: %s", n, list)))
+	}
+}
+
+// assumed records a version eksdoctor picked: a note when the user left the
+// version to Helm or EKS (which pick one too), an unresolved problem otherwise.
+func (d *described) assumed(org cluster.Origin, subject, what, assumed string) {
+	msg := what + ": " + assumed
+	if strings.HasPrefix(assumed, "no version given") {
+		d.notes = append(d.notes, cluster.Note{Origin: org, Subject: subject, Message: msg})
+		return
+	}
+	d.probs = append(d.probs, unresolved(org, msg))
+}
+
+// add puts the objects into the model, marked with whether they exist and what
+// of them is not known.
+func (d described) add(m *cluster.Model, conditional string, unknown []string, subject string) {
+	text := ""
+	if len(unknown) > 0 {
+		text = strings.Join(unknown, ", ") + " of " + subject
+	}
+	for _, o := range d.objs {
+		o.Conditional = conditional
+		o.Unknown = text
+	}
+	m.Objects = append(m.Objects, d.objs...)
+	m.Problems = append(m.Problems, d.probs...)
+	m.Notes = append(m.Notes, d.notes...)
 }
 
 func releaseSubject(r *cluster.HelmRelease) string {
@@ -74,11 +139,17 @@ func chartRef(r *cluster.HelmRelease) string {
 	return r.Chart
 }
 
+// unresolved is an info problem: what eksdoctor could not describe or assumed.
+func unresolved(org cluster.Origin, msg string) cluster.Problem {
+	return cluster.Problem{Origin: org, Message: msg, Unresolved: true}
+}
+
 // synthesizeRelease describes a release whose chart is not on disk.
-func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, []cluster.Problem, []cluster.Note) {
+func synthesizeRelease(r *cluster.HelmRelease, kube string) (d described) {
 	subject := releaseSubject(r)
 	if cluster.IsUnknown(r.Chart) || r.Chart == "" {
-		return nil, nil, []cluster.Note{{Origin: r.Origin, Subject: subject, Message: "the chart is not known before apply; nothing was synthesized for this release"}}
+		d.probs = append(d.probs, unresolved(r.Origin, "the chart of "+subject+" is not known before apply; the objects it creates are not analysed"))
+		return d
 	}
 	version := r.Version
 	if cluster.IsUnknown(version) {
@@ -89,19 +160,19 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, 
 		kb, ok = catalog.ChartFor(r.Chart, version)
 	}
 	if !ok {
-		return nil, nil, []cluster.Note{{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s is not in the knowledge base and not on disk; its objects are not analysed", chartRef(r))}}
+		d.notKnown = fmt.Sprintf("chart %s of %s", chartRef(r), subject)
+		return d
 	}
-	var notes []cluster.Note
 	switch {
 	case cluster.IsUnknown(r.Version):
-		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s: the version is not known before apply; the newest known version %s is assumed", kb.Name, kb.Version)})
+		d.probs = append(d.probs, unresolved(r.Origin, fmt.Sprintf("the version of chart %s of %s is not known before apply; the newest version eksdoctor knows, %s, is assumed", kb.Name, subject, kb.Version)))
 	case kb.Assumed != "":
-		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("chart %s: %s", kb.Name, kb.Assumed)})
+		d.assumed(r.Origin, subject, "chart "+kb.Name+" of "+subject, kb.Assumed)
 	}
 	defaults := kb.DefaultValues()
 	values := copyValues(r.Values)
 	for _, k := range dropUnknownStructures(values, defaults, "") {
-		notes = append(notes, cluster.Note{Origin: r.Origin, Subject: subject, Message: fmt.Sprintf("value %s is not known before apply; the chart default is assumed", k)})
+		d.unknown = append(d.unknown, "value "+k)
 	}
 	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, defaults)
 	rel := *r
@@ -110,7 +181,8 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, 
 	if err != nil {
 		// The knowledge base holds reduced copies of the chart's templates: a
 		// failure may be theirs, not the chart's.
-		return nil, []cluster.Problem{{Origin: r.Origin, Unresolved: true, Message: fmt.Sprintf("eksdoctor's description of chart %s %s cannot render these values (%v); the release's objects are not analysed", kb.Name, kb.Version, clip(err.Error()))}}, notes
+		d.probs = append(d.probs, unresolved(r.Origin, fmt.Sprintf("eksdoctor's description of chart %s %s cannot render these values (%v); the release's objects are not analysed", kb.Name, kb.Version, clip(err.Error()))))
+		return d
 	}
 	objs, probs := decodeSynthesized(docs, r.Origin)
 	for _, o := range objs {
@@ -120,7 +192,20 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) ([]*cluster.Object, 
 			o.Lines = fieldLines(c, r.ValueOrigins, r.Origin)
 		}
 	}
-	return objs, probs, notes
+	d.objs, d.probs = objs, append(d.probs, probs...)
+	return d
+}
+
+// fromVersionLookup reports whether an unknown add-on version comes only from the
+// aws_eks_addon_version data source.
+func fromVersionLookup(version string) bool {
+	exprs := cluster.UnknownExprs(version)
+	for _, e := range exprs {
+		if !strings.Contains(e, "data.aws_eks_addon_version.") {
+			return false
+		}
+	}
+	return len(exprs) > 0
 }
 
 func addonSubject(a *cluster.Addon) string {
@@ -138,7 +223,7 @@ func addonVia(a *cluster.Addon) string {
 }
 
 // synthesizeAddon describes the workloads an EKS add-on creates.
-func synthesizeAddon(a *cluster.Addon, kube string) ([]*cluster.Object, []cluster.Problem, []cluster.Note) {
+func synthesizeAddon(a *cluster.Addon, kube string) (d described) {
 	subject := addonSubject(a)
 	version := a.Version
 	if cluster.IsUnknown(version) {
@@ -146,44 +231,50 @@ func synthesizeAddon(a *cluster.Addon, kube string) ([]*cluster.Object, []cluste
 	}
 	kb, ok := catalog.AddonFor(a.Name, version)
 	if !ok {
-		return nil, nil, []cluster.Note{{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("EKS add-on %s is not in the knowledge base; its workloads are not analysed", a.Name)}}
+		d.notKnown = fmt.Sprintf("EKS add-on %s (%s)", a.Name, subject)
+		return d
 	}
-	var notes []cluster.Note
 	switch {
+	case cluster.IsUnknown(a.Version) && fromVersionLookup(a.Version):
+		// data.aws_eks_addon_version: the default (or most recent) version for
+		// the cluster, as when no version is given.
+		d.notes = append(d.notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s: the version is looked up at apply time; the newest version eksdoctor knows, %s, is assumed", kb.Name, kb.Version)})
 	case cluster.IsUnknown(a.Version):
-		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s: the version is not known before apply; the newest known version %s is assumed", kb.Name, kb.Version)})
+		d.probs = append(d.probs, unresolved(a.Origin, fmt.Sprintf("the version of add-on %s (%s) is not known before apply; the newest version eksdoctor knows, %s, is assumed", kb.Name, subject, kb.Version)))
 	case kb.Assumed != "":
-		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s: %s", kb.Name, kb.Assumed)})
+		d.assumed(a.Origin, subject, "add-on "+kb.Name+" ("+subject+")", kb.Assumed)
 	}
 	for _, u := range a.Unknown {
 		if u == "configuration_values" {
-			notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: "configuration_values is not known before apply; the add-on's default configuration is assumed"})
+			d.unknown = append(d.unknown, "configuration_values")
 		}
 	}
 	config := copyValues(a.ConfigurationValues)
 	for _, v := range kb.CheckConfig(config) {
-		if v.Acceptance != catalog.AddonRejected {
-			continue
+		if v.Acceptance == catalog.AddonRejected {
+			// EKS rejects the configuration (addon-toleration-unsupported says
+			// so); the key is left out, as EKS would not apply it.
+			deletePath(config, v.Key)
 		}
-		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("add-on %s %s does not accept the configuration key %q; EKS rejects the configuration, so it is left out", kb.Name, kb.Version, v.Key)})
-		deletePath(config, v.Key)
 	}
 	defaults := kb.DefaultValues()
 	for _, k := range dropUnknownStructures(config, defaults, "") {
-		notes = append(notes, cluster.Note{Origin: a.Origin, Subject: subject, Message: fmt.Sprintf("configuration key %s is not known before apply; the add-on default is assumed", k)})
+		d.unknown = append(d.unknown, "configuration key "+k)
 	}
 	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, defaults)
 	rel := &cluster.HelmRelease{Name: kb.Name, Namespace: kb.Namespace, Values: config}
 	docs, err := renderChart(ch, rel, kube)
 	if err != nil {
-		return nil, []cluster.Problem{{Origin: a.Origin, Message: fmt.Sprintf("EKS add-on %s %s with this configuration cannot be described: %v", kb.Name, kb.Version, err)}}, notes
+		d.probs = append(d.probs, cluster.Problem{Origin: a.Origin, Message: fmt.Sprintf("EKS add-on %s %s with this configuration cannot be described: %v", kb.Name, kb.Version, err)})
+		return d
 	}
 	objs, probs := decodeSynthesized(docs, a.Origin)
 	for _, o := range objs {
 		finish(o, addonVia(a), "eks", kb.Namespace)
 		setAnnotation(o, AddonVersionAnnotation, kb.Version)
 	}
-	return objs, probs, notes
+	d.objs, d.probs = objs, append(d.probs, probs...)
+	return d
 }
 
 // buildChart assembles an in-memory chart from knowledge-base data. Template
@@ -280,15 +371,13 @@ func deletePath(m map[string]any, key string) {
 // a fix must keep them. The version is resolved as in catalog.ChartFor.
 func ChartDefaults(chartName, version, component string) (*cluster.Object, bool) {
 	r := &cluster.HelmRelease{Name: chartBaseName(chartName), Namespace: "kube-system", Chart: chartName, Version: version}
-	objs, _, _ := synthesizeRelease(r, DefaultKubernetesVersion)
-	return pick(objs, component)
+	return pick(synthesizeRelease(r, DefaultKubernetesVersion).objs, component)
 }
 
 // AddonDefaults returns the object an EKS add-on version creates for a component with
 // no configuration_values.
 func AddonDefaults(addon, version, component string) (*cluster.Object, bool) {
-	objs, _, _ := synthesizeAddon(&cluster.Addon{Name: addon, Version: version}, DefaultKubernetesVersion)
-	return pick(objs, component)
+	return pick(synthesizeAddon(&cluster.Addon{Name: addon, Version: version}, DefaultKubernetesVersion).objs, component)
 }
 
 func pick(objs []*cluster.Object, component string) (*cluster.Object, bool) {

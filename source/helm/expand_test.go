@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -339,8 +340,10 @@ func TestAddonRejectedKeyIsLeftOut(t *testing.T) {
 	if d.Get("spec.replicas") != int64(3) {
 		t.Errorf("accepted replicaCount not applied: %v", d.Get("spec.replicas"))
 	}
-	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0].Message, `"tolerations"`) || m.Notes[0].Origin != mainTF {
-		t.Errorf("notes = %v", m.Notes)
+	// addon-toleration-unsupported reports the rejected key; describing the
+	// add-on without it is no problem of its own.
+	if len(m.Notes) != 0 || len(m.Problems) != 0 {
+		t.Errorf("notes = %v, problems = %v", m.Notes, m.Problems)
 	}
 }
 
@@ -367,8 +370,8 @@ func TestEBSAddon(t *testing.T) {
 	if tol, _ := ctrl.Get("spec.template.spec.tolerations").([]any); hasToleration(tol, "karpenter.sh/controller") {
 		t.Errorf("v1.13 applied controller.tolerations: %v", tol)
 	}
-	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0].Message, "controller.tolerations") {
-		t.Errorf("notes = %v", m.Notes)
+	if len(m.Notes) != 0 || len(m.Problems) != 0 {
+		t.Errorf("notes = %v, problems = %v", m.Notes, m.Problems)
 	}
 }
 
@@ -425,20 +428,25 @@ func TestExpandNotes(t *testing.T) {
 		},
 	}
 	Expand(m)
+	// What could not be described, or was assumed where the user pinned
+	// something eksdoctor does not know, is unresolved (an info finding); a
+	// version left to Helm is a note; values not known mark the objects.
 	var got []string
+	for _, p := range m.Problems {
+		got = append(got, fmt.Sprintf("%s unresolved=%v %s", p.Origin, p.Unresolved, p.Message))
+	}
 	for _, n := range m.Notes {
-		got = append(got, n.Origin.String()+" "+n.Message)
+		got = append(got, n.Origin.String()+" note "+n.Message)
 	}
 	wants := []string{
-		"a.tf:1 chart some-private-chart is not in the knowledge base",
-		"a.tf:9 chart karpenter: no version given; the newest known version 1.14.1 is assumed",
-		"a.tf:20 chart karpenter: version 0.20.0 is older than every known version; 0.31.4 is assumed",
-		"a.tf:30 the chart is not known before apply",
-		"a.tf:40 EKS add-on some-addon is not in the knowledge base",
-		"a.tf:50 configuration_values is not known before apply",
+		"a.tf:20 unresolved=true chart karpenter of helm release old: version 0.20.0 is older than every known version; 0.31.4 is assumed",
+		"a.tf:30 unresolved=true the chart of helm release unknown is not known before apply",
+		// Charts and add-ons eksdoctor does not know are said once, together.
+		"a.tf:1 unresolved=true 2 charts and add-ons are not in eksdoctor's knowledge base and not on disk; what they create is not analysed: chart some-private-chart of helm_release.x; EKS add-on some-addon (EKS add-on some-addon)",
+		"a.tf:9 note chart karpenter of helm release karpenter: no version given; the newest known version 1.14.1 is assumed",
 	}
 	if len(got) != len(wants) {
-		t.Fatalf("notes:\n%s", strings.Join(got, "\n"))
+		t.Fatalf("problems and notes:\n%s", strings.Join(got, "\n"))
 	}
 	for i, w := range wants {
 		if !strings.HasPrefix(got[i], w) {
@@ -448,6 +456,13 @@ func TestExpandNotes(t *testing.T) {
 	for _, o := range m.Objects {
 		if o.Via == "helm_release.x" {
 			t.Errorf("object synthesized for an unknown chart: %s", o.Ref())
+		}
+		want := ""
+		if o.Via == "eks-addon:coredns" {
+			want = "configuration_values of EKS add-on coredns"
+		}
+		if o.Unknown != want {
+			t.Errorf("%s %s: Unknown = %q, want %q", o.Via, o.Ref(), o.Unknown, want)
 		}
 	}
 }
@@ -486,8 +501,8 @@ func TestUnknownValuesKeepDefaults(t *testing.T) {
 	if d.Get("spec.template.spec.affinity.nodeAffinity") == nil || d.Get("spec.template.spec.tolerations.0.key") != "CriticalAddonsOnly" {
 		t.Errorf("defaults not kept: affinity %v tolerations %v", d.Get("spec.template.spec.affinity"), d.Get("spec.template.spec.tolerations"))
 	}
-	if len(m.Notes) != 2 {
-		t.Errorf("notes = %v, want one per dropped value", m.Notes)
+	if d.Unknown != "value affinity, value tolerations of helm release karpenter" {
+		t.Errorf("Unknown = %q, want the dropped values", d.Unknown)
 	}
 	m = expandAddon(t, &cluster.Addon{Name: "coredns", Version: "v1.11.1-eksbuild.4", ConfigurationValues: map[string]any{"tolerations": cluster.Unknown("var.t")}})
 	d = find(t, m.Objects, "Deployment", "coredns")
@@ -502,15 +517,24 @@ func TestUnknownVersionNote(t *testing.T) {
 		Addons:       []*cluster.Addon{{Name: "coredns", Version: cluster.Unknown("data.aws_eks_addon_version.coredns.version"), Origin: mainTF}},
 	}
 	Expand(m)
-	if len(m.Notes) != 2 {
-		t.Fatalf("notes = %v", m.Notes)
+	// A chart version not known is said; an add-on version looked up with
+	// data.aws_eks_addon_version is the cluster's default, as when none is given.
+	if len(m.Problems) != 1 || !m.Problems[0].Unresolved || !strings.Contains(m.Problems[0].Message, "the version of chart karpenter of helm release karpenter is not known before apply") {
+		t.Errorf("problems = %+v", m.Problems)
 	}
-	for _, n := range m.Notes {
-		if !strings.Contains(n.Message, "not known before apply") {
-			t.Errorf("note %q", n.Message)
-		}
+	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0].Message, "add-on coredns: the version is looked up at apply time") {
+		t.Errorf("notes = %+v", m.Notes)
 	}
 	if len(m.Objects) == 0 {
 		t.Error("nothing synthesized for an unknown version")
+	}
+}
+
+func TestOneUnknownChart(t *testing.T) {
+	m := &cluster.Model{HelmReleases: []*cluster.HelmRelease{{Name: "x", Chart: "private", Repository: "https://charts.example.com", Version: "1.0.0", Origin: mainTF, Address: "helm_release.x"}}}
+	Expand(m)
+	want := []cluster.Problem{{Origin: mainTF, Unresolved: true, Message: "chart https://charts.example.com/private of helm_release.x is not in eksdoctor's knowledge base and not on disk; what it creates is not analysed"}}
+	if diff := cmp.Diff(want, m.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }

@@ -2,12 +2,14 @@ package manifest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 )
 
 func interpret(t *testing.T, file string, data string) *cluster.Model {
@@ -160,7 +162,8 @@ spec:
 }
 
 func TestInterpretEksctl(t *testing.T) {
-	data, err := os.ReadFile("testdata/step02-create-cluster.eksctl.yaml")
+	// The eksctl ClusterConfig of Karpenter's getting-started guide.
+	data, err := os.ReadFile(filepath.Join(shared.Dir(t, "corpus"), "karpenter-provider-aws", "extracted-eksctl", "step02-create-cluster.eksctl.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

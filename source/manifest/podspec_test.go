@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/eksdoctor/eksdoctor/internal/shared"
 )
 
 // TestDecodeTemplateMatchesConverter holds the hand-written pod template decoder
@@ -15,7 +17,7 @@ import (
 // shared corpus and on hand-written edge cases, both give the same template, and
 // both refuse the same malformed ones.
 func TestDecodeTemplateMatchesConverter(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "corpus", "karpenter-provider-aws", "examples", "*", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(shared.Dir(t, "corpus"), "karpenter-provider-aws", "examples", "*", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("corpus: %v", err)
 	}

@@ -60,7 +60,7 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 		}
 		base := strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".tf")
 		if base == "override" || strings.HasSuffix(base, "_override") {
-			l.note(cluster.Origin{File: filepath.Join(dir, name)}, "", "override files are not merged; "+name+" is ignored")
+			l.unresolved(cluster.Origin{File: filepath.Join(dir, name)}, "eksdoctor does not merge override files; what "+name+" changes is not analysed")
 			continue
 		}
 		names = append(names, name)
@@ -199,6 +199,12 @@ func (l *loader) readFile(file string) ([]byte, error) {
 	return src, nil
 }
 
+// missingError is a file that does not exist.
+type missingError string
+
+func (e missingError) Error() string        { return "file " + string(e) + " does not exist" }
+func (e missingError) Is(target error) bool { return target == fs.ErrNotExist }
+
 // readError words a failed read for a problem or note: what was tried and why it
 // failed, never what the file holds.
 func readError(file string, err error) error {
@@ -207,7 +213,7 @@ func readError(file string, err error) error {
 	case inputfs.Unseen(err), errors.As(err, &tl):
 		return err
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("file %s does not exist", file)
+		return missingError(file)
 	case errors.Is(err, inputfs.ErrNotRegular):
 		return fmt.Errorf("%s is not a regular file", file)
 	}

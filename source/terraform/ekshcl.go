@@ -492,7 +492,20 @@ func (m *modInst) semantics(call *moduleCall, ci *callInst, b *builder, add func
 	if create, known := in.boolean("create", true); !create {
 		return
 	} else if !known {
-		m.l.note(in.origin("create"), ci.addr, "create is not known statically; the module is assumed to create its resources")
+		// Everything the module creates exists only if create turns out true.
+		cond := ci.addr + ".create"
+		if v, ok := in.get("create"); ok {
+			if t, ok := unknownText(v); ok {
+				cond = t
+			}
+		}
+		inner := add
+		add = func(r *resInst) {
+			if r.conditional == "" {
+				r.conditional = cond
+			}
+			inner(r)
+		}
 	}
 	s := &semModule{addr: ci.addr, kind: call.kind, major: call.major, version: call.version, origin: originOf(call.block.DefRange())}
 	b.sems = append(b.sems, s)
@@ -501,6 +514,10 @@ func (m *modInst) semantics(call *moduleCall, ci *callInst, b *builder, add func
 		m.eksRoot(in, s, add)
 	case kindKarpenter:
 		m.karpenterModule(in, s, add)
+	case kindBlueprintsAddons:
+		m.blueprintsAddons(in, s, add)
+	case kindBlueprintsAddon:
+		m.blueprintsAddon(in, s, add)
 	case kindManagedNodeGroup:
 		g := groupIn{val: inputsObject(ci), text: ci.addr}
 		name := g.str("name", "")
@@ -658,7 +675,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 			// let the unknown part make placement unknown rather than absent.
 			if partial, ok := in.partialEntries("fargate_profiles"); ok {
 				list = partial
-				m.l.note(in.origin("fargate_profiles"), A, "fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as such")
+				m.l.unresolved(in.origin("fargate_profiles"), A+".fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as unknown")
 			} else {
 				m.l.unseenCapacity(in.origin("fargate_profiles"), "the Fargate profiles of "+A+".fargate_profiles", "fargate_profiles is not known before apply")
 			}
@@ -692,7 +709,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 	if v, ok := in.get(addonsKey); ok {
 		list, known := entries(v)
 		if !known {
-			m.l.note(in.origin(addonsKey), A, addonsKey+" is not known statically; its add-ons are not analysed")
+			m.l.unresolved(in.origin(addonsKey), A+"."+addonsKey+" is not known statically; the add-ons it installs are not analysed")
 		}
 		for _, e := range list {
 			g := groupIn{val: e.val, text: A + "." + addonsKey + "[" + quoteKey(e.key) + "]"}
@@ -729,7 +746,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 		if v, ok := in.get("access_entries"); ok {
 			list, known := entries(v)
 			if !known {
-				m.l.note(in.origin("access_entries"), A, "access_entries is not known statically; its entries are not analysed")
+				m.l.unresolved(in.origin("access_entries"), A+".access_entries is not known statically; the access entries it creates are not analysed")
 			}
 			for _, e := range list {
 				g := groupIn{val: e.val, text: A + ".access_entries[" + quoteKey(e.key) + "]"}

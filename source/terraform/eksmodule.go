@@ -29,7 +29,14 @@ const (
 	kindManagedNodeGroup
 	kindSelfManagedNodeGroup
 	kindAwsAuth
+	// aws-ia/terraform-aws-eks-blueprints-addons and its one-chart sibling.
+	kindBlueprintsAddons
+	kindBlueprintsAddon
 )
+
+// eksFamily reports the kinds of terraform-aws-modules/eks, whose versions are
+// majors with their own semantics.
+func (k moduleKind) eksFamily() bool { return k >= kindEKS && k <= kindAwsAuth }
 
 func (k moduleKind) String() string {
 	switch k {
@@ -45,6 +52,10 @@ func (k moduleKind) String() string {
 		return "terraform-aws-modules/eks//modules/self-managed-node-group"
 	case kindAwsAuth:
 		return "terraform-aws-modules/eks//modules/aws-auth"
+	case kindBlueprintsAddons:
+		return "aws-ia/eks-blueprints-addons"
+	case kindBlueprintsAddon:
+		return "aws-ia/eks-blueprints-addon"
 	case kindLocal:
 		return "local module"
 	}
@@ -93,6 +104,10 @@ func classifyModule(l *loader, call *moduleCall) {
 		call.childPath = path.Clean(path.Join(m.pathModule, filepath.ToSlash(src)))
 		call.dir = l.resolvePath(call.childPath)
 		call.kind = classifyLocal(l, call)
+	case blueprintsRE.MatchString(src):
+		call.kind = kindBlueprintsAddons
+	case blueprintsAddonRE.MatchString(src):
+		call.kind = kindBlueprintsAddon
 	default:
 		if mm := registryRE.FindStringSubmatch(src); mm != nil {
 			call.kind = kindEKS
@@ -177,7 +192,7 @@ func (m *modInst) adoptSiblings() {
 			}
 		}
 		if call.missing {
-			m.l.note(originOf(call.block.DefRange()), m.prefix+"module."+call.name, "module source "+call.source+" was not found; its outputs are unknown")
+			m.l.unresolved(originOf(call.block.DefRange()), "the source of "+m.prefix+"module."+call.name+" ("+call.source+") is not in the inputs; what it creates is not analysed and its outputs are unknown")
 		}
 	}
 }
@@ -292,7 +307,7 @@ func (m *modInst) inferMajors() {
 	decided := map[string]int{}
 	var pending []*moduleCall
 	for _, call := range m.callList {
-		if call.kind < kindEKS {
+		if !call.kind.eksFamily() {
 			continue
 		}
 		if call.major != 0 {
@@ -353,7 +368,7 @@ func (m *modInst) inferMajors() {
 		}
 	}
 	for _, call := range m.callList {
-		if call.kind < kindEKS || call.version != "" || strings.Contains(call.majorFrom, "ref ") {
+		if !call.kind.eksFamily() || call.version != "" || strings.Contains(call.majorFrom, "ref ") {
 			continue
 		}
 		l.note(originOf(call.block.DefRange()), m.prefix+"module."+call.name,

@@ -22,6 +22,24 @@ func loadSrc(t *testing.T, src string) *cluster.Model {
 	return m
 }
 
+// loadSrcUnresolved loads a configuration of which some part cannot be evaluated:
+// problems are allowed only when unresolved (info), and returned.
+func loadSrcUnresolved(t *testing.T, src string) (*cluster.Model, []string) {
+	t.Helper()
+	m, err := Load(writeDir(t, map[string]string{"main.tf": src}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, p := range m.Problems {
+		if !p.Unresolved {
+			t.Errorf("got problem %s: %s, want only unresolved ones", p.Origin, p.Message)
+		}
+		msgs = append(msgs, p.Message)
+	}
+	return m, msgs
+}
+
 func hasNote(m *cluster.Model, subject, text string) bool {
 	for _, n := range m.Notes {
 		if n.Subject == subject && strings.Contains(n.Message, text) {

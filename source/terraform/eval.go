@@ -31,6 +31,9 @@ type evalError struct {
 	msg string
 	// read is set when the error is a file that could not be read.
 	read error
+	// undeclared is set, to the name referred to ("var.environment"), when the
+	// error is a reference to something the module does not declare.
+	undeclared string
 }
 
 func (e *evalError) Error() string {
@@ -42,6 +45,11 @@ func (e *evalError) Error() string {
 
 func errAt(rng hcl.Range, format string, args ...any) *evalError {
 	return &evalError{rng: rng, msg: fmt.Sprintf(format, args...)}
+}
+
+// undeclaredAt is a reference to something the module does not declare.
+func undeclaredAt(rng hcl.Range, name string) *evalError {
+	return &evalError{rng: rng, msg: "reference to undeclared " + name, undeclared: name}
 }
 
 // binding is a name visible in an expression: a for expression's key or value, a
@@ -791,7 +799,7 @@ func (l *loader) evalScopeTraversal(e *hclsyntax.ScopeTraversalExpr, c *evalCtx)
 		}
 		v, ok := m.variable(name)
 		if !ok {
-			return cty.NilVal, errAt(e.Range(), "reference to undeclared input variable %q", name)
+			return cty.NilVal, undeclaredAt(e.Range(), "var."+name)
 		}
 		return l.applyTraversal(v, "var."+name, t[2:], e.Range())
 	case "local":
@@ -801,7 +809,7 @@ func (l *loader) evalScopeTraversal(e *hclsyntax.ScopeTraversalExpr, c *evalCtx)
 		}
 		v, ok := m.local(name)
 		if !ok {
-			return cty.NilVal, errAt(e.Range(), "reference to undeclared local value %q", name)
+			return cty.NilVal, undeclaredAt(e.Range(), "local."+name)
 		}
 		return l.applyTraversal(v, "local."+name, t[2:], e.Range())
 	case "path":

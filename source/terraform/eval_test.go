@@ -337,6 +337,8 @@ func TestEvalBounded(t *testing.T) {
 			name: "huge range",
 			src:  "locals {\n  result = range(100000000)\n}\n",
 			want: "${range(100000000)}",
+			// Said, as what could not be evaluated.
+			wantProblem: "local.result could not be evaluated (range: too many elements); it is treated as unknown",
 		},
 		{
 			name:        "step budget",
@@ -345,9 +347,10 @@ func TestEvalBounded(t *testing.T) {
 			wantProblem: "evaluation steps",
 		},
 		{
-			name: "huge format width",
-			src:  "locals {\n  result = format(\"%099999999d\", 1)\n}\n",
-			want: "${format(\"%099999999d\", 1)}",
+			name:        "huge format width",
+			src:         "locals {\n  result = format(\"%099999999d\", 1)\n}\n",
+			want:        "${format(\"%099999999d\", 1)}",
+			wantProblem: "local.result could not be evaluated (format: format width too large)",
 		},
 	}
 	for _, tt := range tests {

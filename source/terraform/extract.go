@@ -128,6 +128,13 @@ func (b *builder) roleSemantics(addr string) (kind cluster.RoleKind, refs []stri
 		case "aws_iam_role.controller[0]":
 			return cluster.RoleController, []string{A + ".iam_role_arn", A + ".iam_role_name"}
 		}
+	case kindBlueprintsAddons:
+		switch inner {
+		case "aws_iam_role.karpenter[0]":
+			return cluster.RoleNode, []string{A + ".karpenter.node_iam_role_arn", A + ".karpenter.node_iam_role_name"}
+		case "module.karpenter.aws_iam_role.this[0]":
+			return cluster.RoleController, []string{A + ".karpenter.iam_role_arn", A + ".karpenter.iam_role_name"}
+		}
 	}
 	return cluster.RoleUnknown, nil
 }
@@ -135,6 +142,9 @@ func (b *builder) roleSemantics(addr string) (kind cluster.RoleKind, refs []stri
 // profileSemantics returns the module outputs that denote an instance profile.
 func (b *builder) profileSemantics(addr string) []string {
 	s, inner := b.sem(addr)
+	if s != nil && s.kind == kindBlueprintsAddons && inner == "aws_iam_instance_profile.karpenter[0]" {
+		return []string{s.addr + ".karpenter.node_instance_profile_name"}
+	}
 	if s == nil || s.kind != kindKarpenter || inner != "aws_iam_instance_profile.this[0]" {
 		return nil
 	}

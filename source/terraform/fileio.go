@@ -230,7 +230,28 @@ func globMatch(pat, name []string) bool {
 // unreadable is the value of a file function call whose file cannot be read: unknown,
 // as Terraform's own value could be anything, with a finding that names the call and
 // the path it tried (never what is there).
+//
+// Files that do not exist are said once per directory that reads them: a
+// repository often keeps only part of what a configuration reads (generated
+// files, files of another repository), and each says the same.
 func (l *loader) unreadable(e *hclsyntax.FunctionCallExpr, err error) cty.Value {
+	if errors.Is(err, fs.ErrNotExist) {
+		org := originOf(e.Range())
+		if l.missingFiles == nil {
+			l.missingFiles = map[string]*undeclaredUse{}
+		}
+		dir := filepath.Dir(org.File)
+		u := l.missingFiles[dir]
+		if u == nil {
+			u = &undeclaredUse{names: map[string]bool{}, first: org}
+			l.missingFiles[dir] = u
+		}
+		u.names[l.text(e.Range())] = true
+		if org.File < u.first.File || org.File == u.first.File && org.Line < u.first.Line {
+			u.first = org
+		}
+		return l.unknownAt(e)
+	}
 	l.unresolved(originOf(e.Range()), fmt.Sprintf("%s cannot be read: %s; its value is treated as unknown", l.text(e.Range()), err))
 	return l.unknownAt(e)
 }

@@ -225,7 +225,7 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 	}
 	f, ok := stdFuncs[name]
 	if !ok {
-		l.note(originOf(e.Range()), "", fmt.Sprintf("function %s is not supported; its result is treated as unknown", name))
+		l.unresolved(originOf(e.Range()), fmt.Sprintf("eksdoctor does not evaluate the function %s; its result is treated as unknown", name))
 		return l.unknownAt(e), nil
 	}
 	if name == "yamldecode" {

@@ -29,6 +29,7 @@ func (b *builder) helmRelease(r *resInst) {
 		Origin:       r.origin,
 		Address:      r.addr,
 		DependsOn:    append([]string(nil), r.dependsOn...),
+		Input:        r.input,
 	}
 	if rel.Namespace == "" && !r.unknown["namespace"] {
 		rel.Namespace = "default"
@@ -48,13 +49,13 @@ func (b *builder) helmRelease(r *resInst) {
 	}
 
 	if r.unknown["values"] && r.vals["values"] == nil || isWhollyUnknown(str(r.vals["values"])) {
-		b.note(r.at("values"), r.addr, "values are not known statically")
+		rel.Unknown = append(rel.Unknown, "values")
 	}
 	for i, v := range listOf(r.vals["values"]) {
 		text, ok := v.(string)
 		path := "values." + strconv.Itoa(i)
 		if !ok || isWhollyUnknown(text) {
-			b.note(r.at(path), r.addr, "values["+strconv.Itoa(i)+"] is not known statically")
+			rel.Unknown = append(rel.Unknown, "values["+strconv.Itoa(i)+"]")
 			continue
 		}
 		org := r.textOrigin(path)
@@ -98,10 +99,15 @@ func (b *builder) helmRelease(r *resInst) {
 			// The path names the set entry rather than the key: a fix that renames
 			// the key edits the entry, since set wins over every values document.
 			key := setKey(name)
+			if preset, _ := sm["module"].(bool); preset {
+				// Set by the module that creates the release, not by the user.
+				rel.Preset = append(rel.Preset, key)
+				continue
+			}
 			rel.ValueOrigins[key] = cluster.Origin{File: org.File, Line: org.Line, Path: kind + "." + strconv.Itoa(i)}
 		}
 		if r.unknown[kind] {
-			b.note(r.at(kind), r.addr, kind+" is not known statically")
+			rel.Unknown = append(rel.Unknown, kind)
 		}
 	}
 	b.m.HelmReleases = append(b.m.HelmReleases, rel)

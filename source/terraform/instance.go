@@ -38,6 +38,8 @@ type resInst struct {
 	// conditional is the count or for_each expression, not known, that decides
 	// whether the instance exists (its own or its module's); "" when it does.
 	conditional string
+	// input is the module input a module creates the instance from, if any.
+	input *cluster.ModuleInput
 }
 
 // textAt is a text and where it starts.

@@ -59,6 +59,7 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	root := l.newModInst(cfg, "", "", ".", 0)
 	l.rootVariables(root)
 	l.walk(root, b, g)
+	l.reportUndeclared()
 	b.m.Terraform = g
 	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, l.serviceAccounts...)
 	b.m.Problems = append(b.m.Problems, l.problems...)
@@ -180,7 +181,7 @@ func (b *builder) karpenter() {
 	k := &b.m.Karpenter
 	var mods []*semModule
 	for _, s := range b.sems {
-		if s.kind == kindKarpenter && !s.karpenterDisabled {
+		if (s.kind == kindKarpenter || s.kind == kindBlueprintsAddons && s.controllerRole != "") && !s.karpenterDisabled {
 			mods = append(mods, s)
 		}
 	}

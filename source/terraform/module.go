@@ -53,6 +53,16 @@ type loader struct {
 	modules []*modInst
 	// unseen is capacity declared but not known before apply.
 	unseen []cluster.UnseenCapacity
+	// undeclared are the names used but not declared, by module directory;
+	// missingFiles the file function calls whose file does not exist.
+	undeclared   map[string]*undeclaredUse
+	missingFiles map[string]*undeclaredUse
+}
+
+// undeclaredUse is what a module directory refers to without declaring it.
+type undeclaredUse struct {
+	names map[string]bool
+	first cluster.Origin
 }
 
 func newLoader(dir string, opts Options) *loader {
@@ -260,12 +270,64 @@ func (l *loader) newModInst(cfg *modConfig, prefix, cfgPrefix, pathModule string
 }
 
 // evalNote records an evaluation error where it matters: the value is unknown from
-// now on, and the user may want to know why.
+// now on, and the finding says why.
+//
+// A name the module does not declare is said once per module directory, at its
+// first use: Terraform rejects the directory as it is, but repositories often
+// hold only part of what runs (Terragrunt, AWS Proton and service brokers write
+// the declarations at run time), so it is what eksdoctor cannot see, not a
+// broken input.
 func (l *loader) evalNote(err *evalError, subject string) {
 	if err == nil || l.budgetHit {
 		return
 	}
-	l.note(originOf(err.rng), subject, "could not evaluate: "+err.msg+"; treated as unknown")
+	if name := err.undeclared; name != "" {
+		dir := filepath.Dir(err.rng.Filename)
+		if l.undeclared == nil {
+			l.undeclared = map[string]*undeclaredUse{}
+		}
+		u := l.undeclared[dir]
+		org := originOf(err.rng)
+		if u == nil {
+			u = &undeclaredUse{names: map[string]bool{}, first: org}
+			l.undeclared[dir] = u
+		}
+		u.names[name] = true
+		if org.File < u.first.File || org.File == u.first.File && org.Line < u.first.Line {
+			u.first = org
+		}
+		return
+	}
+	l.unresolved(originOf(err.rng), subject+" could not be evaluated ("+err.msg+"); it is treated as unknown")
+}
+
+// reportUndeclared says, once per module directory, which names it uses without
+// declaring them and which files it reads that do not exist.
+func (l *loader) reportUndeclared() {
+	list := func(u *undeclaredUse, sep string) (string, string) {
+		names := sortedKeys(u.names)
+		text := strings.Join(names, sep)
+		if len(names) > 8 {
+			text = strings.Join(names[:8], sep) + fmt.Sprintf("%sand %d more", sep, len(names)-8)
+		}
+		if len(names) > 1 {
+			return text, "are"
+		}
+		return text, "is"
+	}
+	for _, dir := range sortedKeys(l.undeclared) {
+		names, verb := list(l.undeclared[dir], ", ")
+		l.unresolved(l.undeclared[dir].first, fmt.Sprintf("%s %s used in %s but not declared there (Terraform rejects the directory unless something writes the declarations at run time, as Terragrunt or AWS Proton do); every value that uses them is treated as unknown", names, verb, dir))
+	}
+	for _, dir := range sortedKeys(l.missingFiles) {
+		calls, _ := list(l.missingFiles[dir], "; ")
+		n := len(l.missingFiles[dir].names)
+		what := "a file that does not exist"
+		if n > 1 {
+			what = fmt.Sprintf("%d files that do not exist", n)
+		}
+		l.unresolved(l.missingFiles[dir].first, fmt.Sprintf("%s reads %s (generated later, or kept elsewhere); each value is treated as unknown: %s", dir, what, calls))
+	}
 }
 
 func (m *modInst) variable(name string) (cty.Value, bool) {
@@ -350,7 +412,7 @@ func (l *loader) applyType(b *hclsyntax.Block, v cty.Value, what string) (out ct
 	}
 	c, err := convert.Convert(v, ty)
 	if err != nil {
-		l.note(originOf(b.DefRange()), what, fmt.Sprintf("value does not match the declared type %s: %s", typeexpr.TypeString(ty), err))
+		l.unresolved(originOf(b.DefRange()), fmt.Sprintf("the value of %s does not match its declared type %s (%s); it is treated as unknown", what, typeexpr.TypeString(ty), err))
 		return v
 	}
 	return c
@@ -543,7 +605,7 @@ func (m *modInst) expand(b *hclsyntax.Block) (keys []instKey, countText string, 
 		countText = l.text(expr.Range())
 		v, err := l.eval(expr, c)
 		if err != nil {
-			l.evalNote(err, "count")
+			l.evalNote(err, m.prefix+blockAddr(b)+".count")
 		}
 		n, ok := intArg(v)
 		if !v.IsKnown() || !ok || n < 0 || n > maxInstances {
@@ -559,7 +621,7 @@ func (m *modInst) expand(b *hclsyntax.Block) (keys []instKey, countText string, 
 		unknown := []instKey{{eachKey: unknownIn("each.key", m.prefix), eachVal: unknownIn("each.value", m.prefix)}}
 		v, err := l.eval(expr, c)
 		if err != nil {
-			l.evalNote(err, "for_each")
+			l.evalNote(err, m.prefix+blockAddr(b)+".for_each")
 		}
 		if !v.IsKnown() {
 			return unknown, countText, false
@@ -594,6 +656,19 @@ func (m *modInst) expand(b *hclsyntax.Block) (keys []instKey, countText string, 
 		return keys, countText, true
 	}
 	return []instKey{{}}, "", true
+}
+
+// blockAddr is the configuration address of a resource, data or module block.
+func blockAddr(b *hclsyntax.Block) string {
+	switch {
+	case b.Type == "data" && len(b.Labels) == 2:
+		return "data." + b.Labels[0] + "." + b.Labels[1]
+	case b.Type == "module" && len(b.Labels) == 1:
+		return "module." + b.Labels[0]
+	case len(b.Labels) == 2:
+		return b.Labels[0] + "." + b.Labels[1]
+	}
+	return strings.Join(append([]string{b.Type}, b.Labels...), ".")
 }
 
 func (k instKey) ctx(m *modInst) *evalCtx {
@@ -713,14 +788,14 @@ func (call *moduleCall) instances() []*callInst {
 			for name := range call.block.Body.Attributes {
 				if !metaArgs[name] {
 					if _, ok := cfg.variables[name]; !ok {
-						m.l.note(originOf(call.block.Body.Attributes[name].SrcRange), ci.addr, "module "+call.name+" declares no variable "+name)
+						m.l.unresolved(originOf(call.block.Body.Attributes[name].SrcRange), "module "+call.name+" ("+call.source+") declares no variable "+name+" (Terraform rejects the argument unless something writes the declaration at run time); the value is not passed on")
 					}
 				}
 			}
 			ci.child = child
 		}
 	} else if call.kind == kindLocal {
-		m.l.note(originOf(call.block.DefRange()), base, "local modules nested deeper than "+strconv.Itoa(maxModuleDepth)+" levels are not read")
+		m.l.unresolved(originOf(call.block.DefRange()), base+" is nested deeper than "+strconv.Itoa(maxModuleDepth)+" levels of local modules; what it creates is not analysed and its outputs are unknown")
 	}
 	return call.insts
 }
@@ -772,7 +847,7 @@ func (ci *callInst) outputsObject() cty.Value {
 func (m *modInst) moduleRef(name string, t hcl.Traversal, rng hcl.Range) (cty.Value, *evalError) {
 	call, ok := m.calls[name]
 	if !ok {
-		return cty.NilVal, errAt(rng, "reference to undeclared module %q", name)
+		return cty.NilVal, undeclaredAt(rng, "module."+name)
 	}
 	full := m.prefix + traversalText(t)
 	if call.kind != kindLocal {
