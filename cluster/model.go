@@ -346,12 +346,20 @@ type HelmRelease struct {
 }
 
 // ModuleInput is the input of a module call that declares something the module
-// creates: the call's block (Origin), the input's name and its current value.
+// creates: the call's block (Origin), the input's name, and how it is written,
+// so that a change keeps what the user wrote.
 type ModuleInput struct {
 	Module string // the module call address
 	Name   string // the input ("karpenter")
-	Value  map[string]any
 	Origin Origin // the module block
+	// Expr is the input's expression when it is not an object written in the
+	// module block (karpenter = local.karpenter); "" when it is one, or unset.
+	Expr string
+	// Values are the documents of the input's values list as written, one
+	// expression each; ValuesExpr is the whole values expression when it is not
+	// written as a list.
+	Values     []string
+	ValuesExpr string
 }
 
 // File is a file read by a loader and kept for a later step (the files of a local

@@ -50,10 +50,52 @@ type Object struct {
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.
 	Conditional string
+	// IgnoredNamespace is the metadata.namespace written on an object of a
+	// cluster-scoped kind: the API server clears it on create, so the object
+	// has none (Namespace is "").
+	IgnoredNamespace string
 	// Unknown, when set, says what the object is made from that is not known
 	// before apply ("values[0] of helm_release.lbc"): its content may differ from
 	// what was read, so what it says about scheduling cannot be relied on.
 	Unknown string
+}
+
+// clusterScoped lists the cluster-scoped kinds eksdoctor knows: Kubernetes' own,
+// Karpenter's (every version), and those of common add-ons.
+var clusterScoped = map[string]bool{
+	"APIService": true, "CSIDriver": true, "CSINode": true, "CertificateSigningRequest": true,
+	"ClusterRole": true, "ClusterRoleBinding": true, "ComponentStatus": true,
+	"CustomResourceDefinition": true, "FlowSchema": true, "IngressClass": true,
+	"MutatingAdmissionPolicy": true, "MutatingAdmissionPolicyBinding": true,
+	"MutatingWebhookConfiguration": true, "Namespace": true, "Node": true,
+	"PersistentVolume": true, "PriorityClass": true, "PriorityLevelConfiguration": true,
+	"RuntimeClass": true, "StorageClass": true, "ValidatingAdmissionPolicy": true,
+	"ValidatingAdmissionPolicyBinding": true, "ValidatingWebhookConfiguration": true,
+	"VolumeAttachment": true, "VolumeAttributesClass": true, "VolumeSnapshotClass": true,
+	"VolumeSnapshotContent": true, "DeviceClass": true, "ResourceSlice": true,
+	// Karpenter.
+	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true, "NodeOverlay": true,
+	"Provisioner": true, "AWSNodeTemplate": true, "Machine": true,
+	// Add-ons.
+	"ClusterIssuer": true, "ClusterSecretStore": true, "ClusterExternalSecret": true,
+	"ENIConfig": true, "GatewayClass": true, "ClusterPolicy": true,
+	"ConstraintTemplate": true, "CiliumClusterwideNetworkPolicy": true,
+}
+
+// ClusterScoped reports whether objects of a kind have no namespace.
+func ClusterScoped(kind string) bool { return clusterScoped[kind] }
+
+// ClearNamespace does what the API server does to an object of a cluster-scoped
+// kind created with metadata.namespace: it clears it (IgnoredNamespace keeps
+// what was written).
+func (o *Object) ClearNamespace() {
+	if o.Namespace == "" || !clusterScoped[o.Kind] {
+		return
+	}
+	o.IgnoredNamespace, o.Namespace = o.Namespace, ""
+	if md, ok := o.Content["metadata"].(map[string]any); ok {
+		delete(md, "namespace")
+	}
 }
 
 // Ref returns the object's reference.

@@ -184,6 +184,8 @@ func (r *Resolver) Mode() (string, string) {
 	id := r.m.Identity
 	mode := strings.ToUpper(strings.TrimSpace(id.AuthMode))
 	switch {
+	case (mode == "" || cluster.IsUnknown(id.AuthMode)) && r.m.Live != nil:
+		return "", "the authentication mode cannot be read from inside the cluster"
 	case mode == "" || cluster.IsUnknown(id.AuthMode):
 		return "", "the authentication mode is not known before apply"
 	case mode != cluster.AuthConfigMap && mode != cluster.AuthAPI && mode != cluster.AuthAPIAndConfigMap:

@@ -91,3 +91,14 @@ func runFamilyFixtures(t *testing.T, dir string, ids []string) {
 func TestDisruptionFixtures(t *testing.T) {
 	runFamilyFixtures(t, filepath.Join("testdata", "disruption"), []string{"disruption-toleration-missing"})
 }
+
+// Configurations built with aws-ia/eks-blueprints-addons: what the module
+// installs is judged like what is written out.
+func TestBlueprintsAddonsFixtures(t *testing.T) {
+	runFamilyFixtures(t, filepath.Join("testdata", "blueprints"), []string{"bootstrap-deadlock", "pod-unschedulable", "helm-values-unknown", "karpenter-schema", "node-role-unauthorized", "teardown-order", "teardown-orphans", "disruption-toleration-missing", "fargate-unsupported", "fargate-profile-mismatch"})
+}
+
+// Karpenter objects as the API server prepares them before validating.
+func TestSchemaFixtures(t *testing.T) {
+	runFamilyFixtures(t, filepath.Join("testdata", "schema"), []string{"karpenter-schema", "invalid-input"})
+}

@@ -320,7 +320,7 @@ func reportUnverifiedSelection(p *Pass, w *cluster.Workload, pl *sim.Placement) 
 		Severity: Info,
 		Object:   ref,
 		Origin:   w.Object.Origin,
-		Summary:  fmt.Sprintf("%s: could not verify before apply that a Fargate profile selects its pods, and only Fargate can run them", ref),
+		Summary:  fmt.Sprintf("%s: could not verify%s that a Fargate profile selects its pods, and only Fargate can run them", ref, p.beforeApply()),
 		Detail:   strings.Join(unknown, "\n"),
 	})
 }
@@ -1304,7 +1304,7 @@ func runFargateRoleUnauthorized(p *Pass) {
 				Severity: Info,
 				Object:   profileRef(fp),
 				Origin:   fp.Origin,
-				Summary:  fmt.Sprintf("Fargate profile %q: could not verify that pod execution role %s is authorized before apply", fp.Name, role),
+				Summary:  fmt.Sprintf("Fargate profile %q: could not verify that pod execution role %s is authorized%s", fp.Name, role, p.beforeApply()),
 				Detail:   strings.Join(a.Explain(), "\n"),
 			})
 		}

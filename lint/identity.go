@@ -131,6 +131,11 @@ func runNodeRoleUnauthorized(p *Pass) {
 			})
 			continue
 		}
+		if n := joinedNodes(m, nc.Object.Name); n > 0 {
+			// In a running cluster, nodes of the class that registered prove
+			// its role may join.
+			continue
+		}
 		role := ncr.Role
 		if role.Kind == cluster.RoleController || role.Kind == cluster.RoleFargate {
 			// controller-role-as-node-role reports it, with the right role.
@@ -155,11 +160,23 @@ func runNodeRoleUnauthorized(p *Pass) {
 				Severity: Info,
 				Object:   ref,
 				Origin:   origin,
-				Summary:  fmt.Sprintf("%s: could not verify that node role %s may join the cluster before apply", ref, asWritten(role)),
+				Summary:  fmt.Sprintf("%s: could not verify that node role %s may join the cluster%s", ref, asWritten(role), p.beforeApply()),
 				Detail:   strings.Join(auth.Explain(), "\n"),
 			})
 		}
 	}
+}
+
+// joinedNodes counts the registered nodes Karpenter launched for an EC2NodeClass
+// (labelled karpenter.k8s.aws/ec2nodeclass); none outside a running cluster.
+func joinedNodes(m *cluster.Model, class string) int {
+	n := 0
+	for _, node := range m.Nodes {
+		if node.Labels["karpenter.k8s.aws/ec2nodeclass"] == class && node.Labels["karpenter.sh/registered"] == "true" {
+			n++
+		}
+	}
+	return n
 }
 
 // asWritten names a role the way the configuration refers to it: the expression

@@ -139,6 +139,15 @@ func (p *Pass) Report(f Finding) {
 // on the object are shown (the object does not opt out of it). A check leaves a
 // workload to another that explains the same root cause only when this holds,
 // so disabling or ignoring that check never hides the problem.
+// beforeApply is " before apply" for inputs, "" for a running cluster: what
+// cannot be verified there is not waiting for an apply.
+func (p *Pass) beforeApply() string {
+	if p.Model.Live != nil {
+		return ""
+	}
+	return " before apply"
+}
+
 func (p *Pass) covers(id string, ref cluster.ObjectRef) bool {
 	if !p.running[id] {
 		return false

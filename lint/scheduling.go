@@ -114,7 +114,7 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 			Severity: Info,
 			Object:   ref,
 			Origin:   origin,
-			Summary:  fmt.Sprintf("%s: could not verify that its pods fit any capacity before apply", ref),
+			Summary:  fmt.Sprintf("%s: could not verify that its pods fit any capacity%s", ref, p.beforeApply()),
 			Detail:   placementDetail(pl),
 		})
 		return

@@ -76,6 +76,14 @@ func runKarpenterSchema(p *Pass) {
 			// The API server has already validated (and pruned) what it stores.
 			continue
 		}
+		if o.IgnoredNamespace != "" && schema.IsKarpenter(o) {
+			p.Report(Finding{
+				Severity: Info,
+				Object:   o.Ref(),
+				Origin:   o.At("metadata.namespace"),
+				Summary:  fmt.Sprintf("%s is cluster-scoped: its metadata.namespace %q is ignored (the API server clears it on create)", o.Ref(), o.IgnoredNamespace),
+			})
+		}
 		var vs []schema.Violation
 		if pinned {
 			vs = schema.ValidateFor(o, release)

@@ -107,6 +107,13 @@ func ValidateFor(obj *cluster.Object, r Release) []Violation {
 	return append([]Violation{removed}, validateWith(obj, target, r, tc)...)
 }
 
+// IsKarpenter reports whether an object belongs to a Karpenter API group
+// (karpenter.sh, karpenter.k8s.aws).
+func IsKarpenter(obj *cluster.Object) bool {
+	_, ok := objectGVK(obj)
+	return ok
+}
+
 func objectGVK(obj *cluster.Object) (groupVersionKind, bool) {
 	if obj == nil {
 		return groupVersionKind{}, false

@@ -116,7 +116,11 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 	info := s.pool(np)
 
 	if w.Component != "karpenter" && controllerDown {
-		v.Reasons = append(v.Reasons, Reason{Code: CodeController, Message: "the Karpenter controller cannot run in the bootstrap phase, so no NodePool launches nodes"})
+		msg := "the Karpenter controller cannot run in the bootstrap phase, so no NodePool launches nodes"
+		if s.m.Live != nil {
+			msg = "the Karpenter controller fits no node the cluster has, so no NodePool launches nodes"
+		}
+		v.Reasons = append(v.Reasons, Reason{Code: CodeController, Message: msg})
 	}
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})

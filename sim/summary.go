@@ -22,7 +22,7 @@ func (p *Placement) Summary() string {
 	}
 	if len(parts) == 0 {
 		if p.Phase == cluster.Bootstrap {
-			return "no node group or Fargate profile exists in the bootstrap phase"
+			return "no node group or Fargate profile exists before Karpenter runs"
 		}
 		return "no capacity is defined: no node group, Fargate profile, NodePool or node"
 	}
@@ -148,7 +148,7 @@ func (v Verdict) Line() string {
 		}
 		return name + ": fits"
 	case Unknown:
-		return fmt.Sprintf("%s: cannot tell before apply: %s", name, reasonList(v.Reasons))
+		return fmt.Sprintf("%s: cannot tell: %s", name, reasonList(v.Reasons))
 	}
 	return fmt.Sprintf("%s: refuses: %s", name, reasonList(v.Reasons))
 }

@@ -228,23 +228,13 @@ func releaseManager(r *cluster.HelmRelease) string {
 	return "helm"
 }
 
-// clusterScoped lists the kinds Helm does not put in the release namespace.
-var clusterScoped = map[string]bool{
-	"APIService": true, "CSIDriver": true, "ClusterRole": true, "ClusterRoleBinding": true,
-	"CustomResourceDefinition": true, "EC2NodeClass": true, "IngressClass": true,
-	"MutatingWebhookConfiguration": true, "Namespace": true, "NodeClaim": true,
-	"NodePool": true, "PersistentVolume": true, "PriorityClass": true, "RuntimeClass": true,
-	"StorageClass": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
-	"ValidatingWebhookConfiguration": true, "VolumeSnapshotClass": true, "Node": true,
-	"NodeOverlay": true,
-}
-
 // finish sets what every object from a release or add-on carries: who produced it,
 // who manages it, and the namespace Helm or EKS installs it into.
 func finish(o *cluster.Object, via, manager, namespace string) {
 	o.Via = via
 	o.Manager = manager
-	if o.Namespace == "" && !clusterScoped[o.Kind] {
+	o.ClearNamespace()
+	if o.Namespace == "" && !cluster.ClusterScoped(o.Kind) {
 		o.Namespace = namespace
 		if md, ok := o.Content["metadata"].(map[string]any); ok {
 			md["namespace"] = namespace

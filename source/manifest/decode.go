@@ -342,6 +342,7 @@ func objectsFrom(file string, line int, content map[string]any, lines map[string
 			}
 		}
 	}
+	o.ClearNamespace()
 	return []*cluster.Object{o}, nil
 }
 

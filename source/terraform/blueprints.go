@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zclconf/go-cty/cty"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -68,13 +68,8 @@ func (m *modInst) blueprintsAddons(in modIn, s *semModule, add func(*resInst)) {
 		}
 		r := newResInst(base+".helm_release.this[0]", "managed", "helm_release", "this", in.origin(a.Enable))
 		r.conditional = cond
-		// A fix of the release's values is written into the input, unless the
-		// input is an expression eksdoctor cannot rewrite without losing it.
-		if over == cty.NilVal || unmark(over).IsNull() {
-			r.input = &cluster.ModuleInput{Module: A, Name: a.Input, Origin: s.origin}
-		} else if cm, ok := toGo(over, g.text).(map[string]any); ok {
-			r.input = &cluster.ModuleInput{Module: A, Name: a.Input, Value: cm, Origin: s.origin}
-		}
+		// A fix of the release's values is written into the input.
+		r.input = m.l.moduleInput(in.ci.call, A, a.Input, s.origin)
 		r.vals["name"] = g.str("name", a.Release)
 		r.vals["namespace"] = g.str("namespace", a.Namespace)
 		r.vals["chart"] = g.str("chart", a.Chart)
@@ -231,6 +226,33 @@ func (m *modInst) blueprintsAddon(in modIn, s *semModule, add func(*resInst)) {
 	}
 	r.vals["set"] = sets
 	add(r)
+}
+
+// moduleInput is an input of a module call as written, for an edit that keeps it.
+func (l *loader) moduleInput(call *moduleCall, addr, name string, org cluster.Origin) *cluster.ModuleInput {
+	in := &cluster.ModuleInput{Module: addr, Name: name, Origin: org}
+	a, ok := call.block.Body.Attributes[name]
+	if !ok {
+		return in
+	}
+	obj, ok := a.Expr.(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		in.Expr = l.source(a.Expr.Range())
+		return in
+	}
+	for _, item := range obj.Items {
+		if k, ok := staticKey(item.KeyExpr); !ok || k != "values" {
+			continue
+		}
+		if tup, ok := item.ValueExpr.(*hclsyntax.TupleConsExpr); ok {
+			for _, e := range tup.Exprs {
+				in.Values = append(in.Values, l.source(e.Range()))
+			}
+		} else {
+			in.ValuesExpr = l.source(item.ValueExpr.Range())
+		}
+	}
+	return in
 }
 
 // asString renders a value the model keeps as a string.

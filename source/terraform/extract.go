@@ -666,7 +666,7 @@ func (b *builder) kubectlManifest(r *resInst) {
 	r.flatten(objs, probs)
 	for _, o := range objs {
 		o.Via, o.Manager = r.addr, "terraform"
-		if ns != "" {
+		if ns != "" && !cluster.ClusterScoped(o.Kind) {
 			o.Namespace = ns
 			if md, ok := o.Content["metadata"].(map[string]any); ok {
 				md["namespace"] = ns

@@ -1,0 +1,252 @@
+package terraform
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+const blueprintsEKS = `
+provider "aws" {
+  region = "eu-west-1"
+}
+
+module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 20.0"
+
+  cluster_name    = "demo"
+  cluster_version = "1.31"
+
+  eks_managed_node_groups = {
+    system = { instance_types = ["m5.large"] }
+  }
+}
+`
+
+func releaseNamed(m *cluster.Model, name string) *cluster.HelmRelease {
+	for _, r := range m.HelmReleases {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// What a call of aws-ia/eks-blueprints-addons creates is the module's own
+// resources for the pinned release: the Karpenter release with the values the
+// module sets itself, the controller's IRSA role, the node role and its instance
+// profile, the add-ons it installs, and the EKS add-ons of eks_addons.
+func TestBlueprintsAddons(t *testing.T) {
+	m := loadSrc(t, blueprintsEKS+`
+module "eks_blueprints_addons" {
+  source  = "aws-ia/eks-blueprints-addons/aws"
+  version = "~> 1.16"
+
+  cluster_name      = module.eks.cluster_name
+  cluster_endpoint  = module.eks.cluster_endpoint
+  cluster_version   = module.eks.cluster_version
+  oidc_provider_arn = module.eks.oidc_provider_arn
+
+  enable_karpenter                    = true
+  enable_aws_load_balancer_controller = true
+  enable_cluster_autoscaler           = false
+
+  karpenter = {
+    chart_version = "1.0.8"
+    values        = [yamlencode({ replicas = 1 })]
+  }
+  karpenter_node = {
+    iam_role_use_name_prefix = false
+  }
+  eks_addons = {
+    coredns = {
+      configuration_values = jsonencode({ replicaCount = 3 })
+    }
+  }
+}
+`)
+	k := releaseNamed(m, "karpenter")
+	if k == nil {
+		t.Fatalf("no karpenter release among %d", len(m.HelmReleases))
+	}
+	type view struct {
+		Address, Namespace, Chart, Repository, Version string
+		Values                                         map[string]any
+		Input                                          string
+	}
+	got := view{k.Address, k.Namespace, k.Chart, k.Repository, k.Version, map[string]any{"replicas": k.Values["replicas"]}, k.Input.Name}
+	want := view{
+		Address:    "module.eks_blueprints_addons.module.karpenter.helm_release.this[0]",
+		Namespace:  "karpenter",
+		Chart:      "karpenter",
+		Repository: "oci://public.ecr.aws/karpenter",
+		Version:    "1.0.8",
+		Values:     map[string]any{"replicas": int64(1)},
+		Input:      "karpenter",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("karpenter release (-want +got):\n%s", diff)
+	}
+	// The settings of every Karpenter version the module sets at once are the
+	// module's, not the user's.
+	for _, key := range []string{"settings.aws.clusterName", "settings.clusterName", "serviceAccount.annotations.eks.amazonaws.com/role-arn"} {
+		if !slices.Contains(k.Preset, key) {
+			t.Errorf("karpenter preset lacks %s: %v", key, k.Preset)
+		}
+		if _, ok := k.ValueOrigins[key]; ok {
+			t.Errorf("%s has a user origin", key)
+		}
+	}
+	if s, _ := k.Values["settings"].(map[string]any); s == nil || s["clusterName"] != "${module.eks.cluster_name}" {
+		t.Errorf("settings.clusterName = %v, want the cluster name input", k.Values["settings"])
+	}
+
+	lbc := releaseNamed(m, "aws-load-balancer-controller")
+	if lbc == nil || lbc.Namespace != "kube-system" || lbc.Version != "1.7.1" || lbc.Conditional != "" {
+		t.Errorf("load balancer controller release: %+v", lbc)
+	}
+	if r := releaseNamed(m, "cluster-autoscaler"); r != nil {
+		t.Errorf("disabled add-on installed: %+v", r)
+	}
+
+	kp := m.Karpenter
+	if kp.Namespace != "karpenter" || kp.ControllerRole != "${module.eks_blueprints_addons.karpenter.iam_role_arn}" || kp.NodeRole != "${module.eks_blueprints_addons.karpenter.node_iam_role_arn}" {
+		t.Errorf("karpenter: namespace %q controller role %q node role %q", kp.Namespace, kp.ControllerRole, kp.NodeRole)
+	}
+	if kp.Version != "1.0.8" {
+		t.Errorf("karpenter version %q (%s), want the chart's", kp.Version, kp.VersionFrom)
+	}
+
+	var addons []string
+	for _, a := range m.Addons {
+		addons = append(addons, a.Address)
+	}
+	if want := []string{`module.eks_blueprints_addons.aws_eks_addon.this["coredns"]`}; !cmp.Equal(addons, want) {
+		t.Errorf("add-ons %v, want %v", addons, want)
+	}
+	if a := m.Addons[0]; a.ConfigurationValues["replicaCount"] != int64(3) {
+		t.Errorf("coredns configuration %v", a.ConfigurationValues)
+	}
+
+	// The node role is named without a prefix, as karpenter_node says.
+	var nodeRole *cluster.IAMRole
+	for i, r := range m.Identity.Roles {
+		if r.Address == "module.eks_blueprints_addons.aws_iam_role.karpenter[0]" {
+			nodeRole = m.Identity.Roles[i]
+		}
+	}
+	if nodeRole == nil || nodeRole.Name != "karpenter-${module.eks.cluster_name}" || nodeRole.Kind != cluster.RoleNode {
+		t.Errorf("node role: %+v", nodeRole)
+	}
+}
+
+// An add-on turned on by a value not known before apply exists only if it turns
+// out true.
+func TestBlueprintsAddonsConditional(t *testing.T) {
+	m, unresolved := loadSrcUnresolved(t, blueprintsEKS+`
+variable "lbc" {
+  type = bool
+}
+
+module "eks_blueprints_addons" {
+  source = "aws-ia/eks-blueprints-addons/aws"
+
+  cluster_name      = module.eks.cluster_name
+  cluster_endpoint  = module.eks.cluster_endpoint
+  cluster_version   = module.eks.cluster_version
+  oidc_provider_arn = module.eks.oidc_provider_arn
+
+  enable_aws_load_balancer_controller = var.lbc
+  aws_load_balancer_controller = {
+    values = [var.lbc_values]
+  }
+}
+
+variable "lbc_values" {
+  type = string
+}
+`)
+	lbc := releaseNamed(m, "aws-load-balancer-controller")
+	if lbc == nil || lbc.Conditional != "var.lbc" {
+		t.Fatalf("load balancer controller: %+v", lbc)
+	}
+	if !cmp.Equal(lbc.Unknown, []string{"values[0]"}) {
+		t.Errorf("Unknown = %v, want the values document", lbc.Unknown)
+	}
+	// Not pinned: the newest release eksdoctor knows is assumed, and said.
+	if len(unresolved) != 1 || !strings.Contains(unresolved[0], "the version of module.eks_blueprints_addons (aws-ia/eks-blueprints-addons) is not pinned; release 1.24.3") {
+		t.Errorf("unresolved %q", unresolved)
+	}
+}
+
+// The release a version constraint installs decides what the module creates:
+// before 1.10 Karpenter v0.27 with the v1alpha5 settings only.
+func TestBlueprintsAddonsByRelease(t *testing.T) {
+	for _, tt := range []struct {
+		version, chart string
+		preset         string
+		notPreset      string
+	}{
+		{"1.3.0", "v0.27.2", "settings.aws.clusterName", "settings.clusterName"},
+		{"~> 1.12.0", "v0.32.1", "settings.clusterName", ""},
+		{"1.16.4", "0.37.0", "settings.interruptionQueue", ""},
+	} {
+		m := loadSrc(t, blueprintsEKS+`
+module "addons" {
+  source  = "aws-ia/eks-blueprints-addons/aws"
+  version = "`+tt.version+`"
+
+  cluster_name      = module.eks.cluster_name
+  cluster_endpoint  = module.eks.cluster_endpoint
+  cluster_version   = module.eks.cluster_version
+  oidc_provider_arn = module.eks.oidc_provider_arn
+
+  enable_karpenter = true
+}
+`)
+		k := releaseNamed(m, "karpenter")
+		if k == nil {
+			t.Fatalf("%s: no karpenter release", tt.version)
+		}
+		if k.Version != strings.TrimPrefix(tt.chart, "v") || !slices.Contains(k.Preset, tt.preset) || tt.notPreset != "" && slices.Contains(k.Preset, tt.notPreset) {
+			t.Errorf("%s: chart %s preset %v", tt.version, k.Version, k.Preset)
+		}
+	}
+}
+
+// aws-ia/eks-blueprints-addon installs one chart, with the IRSA role under the
+// keys set_irsa_names names.
+func TestBlueprintsAddonSingle(t *testing.T) {
+	m := loadSrc(t, blueprintsEKS+`
+module "lbc" {
+  source  = "aws-ia/eks-blueprints-addon/aws"
+  version = "~> 1.1"
+
+  chart         = "aws-load-balancer-controller"
+  chart_version = "1.7.1"
+  repository    = "https://aws.github.io/eks-charts"
+  name          = "aws-load-balancer-controller"
+  namespace     = "kube-system"
+
+  set = [{ name = "clusterName", value = module.eks.cluster_name }]
+
+  create_role    = true
+  set_irsa_names = ["serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn"]
+}
+`)
+	r := releaseNamed(m, "aws-load-balancer-controller")
+	if r == nil || r.Namespace != "kube-system" || r.Version != "1.7.1" || r.Address != "module.lbc.helm_release.this[0]" {
+		t.Fatalf("release: %+v", r)
+	}
+	if r.Values["clusterName"] != "${module.eks.cluster_name}" {
+		t.Errorf("set value: %v", r.Values["clusterName"])
+	}
+	if !slices.Contains(r.Preset, "serviceAccount.annotations.eks.amazonaws.com/role-arn") {
+		t.Errorf("preset %v", r.Preset)
+	}
+}
