@@ -16,9 +16,22 @@ step "toolchain"
 go version
 
 step "test binaries: kube-apiserver and etcd"
-KUBEBUILDER_ASSETS=$(./hack/testbin.sh)
+if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/kube-apiserver" && -x "$KUBEBUILDER_ASSETS/etcd" ]]; then
+  echo "using the binaries in KUBEBUILDER_ASSETS"
+else
+  KUBEBUILDER_ASSETS=$(./hack/testbin.sh)
+fi
 export KUBEBUILDER_ASSETS
 echo "$KUBEBUILDER_ASSETS"
+
+step "shared configurations the tests read"
+shared=${EKSDOCTOR_SHARED:-../shared}
+for d in corpus realworld; do
+  if [[ ! -d "$shared/$d" ]]; then
+    echo "$shared/$d not found: the tests read the reference and real-world configurations there (set EKSDOCTOR_SHARED)"; exit 1
+  fi
+done
+echo "$shared"
 
 step "SARIF 2.1.0 schema and validator"
 EKSDOCTOR_SARIF_SCHEMA=$(./hack/sarif-schema.sh)

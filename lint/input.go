@@ -41,7 +41,7 @@ var inputUnresolved = &Check{
 	Family:   "input",
 	Severity: Info,
 	Doc: Doc{
-		What: "Something the configuration uses could not be read or evaluated, though Terraform, Helm or kubectl would accept it: a file outside the paths given to eksdoctor (only those are ever read), a local module or chart that is not there, a directory that cannot be read. The finding names the expression or path and why; what depends on it is treated as unknown.",
+		What: "Something the configuration uses could not be read or evaluated, though Terraform, Helm or kubectl would accept it (or would once the rest of the pipeline runs): a file outside the paths given to eksdoctor (only those are ever read) or not there, names a directory uses without declaring them (Terragrunt, AWS Proton and service brokers write such declarations at run time), a local module that is not there, a module eksdoctor does not model that creates compute, a map only partly known, a function eksdoctor does not evaluate, a chart or add-on eksdoctor has no description of, a version it had to assume. The finding names the expression or path and why; what depends on it is treated as unknown, and checks that depend on it say they could not verify rather than report a failure.",
 		Why:  "eksdoctor never guesses: a check that depends on what it cannot see says nothing wrong about it, so a problem there may go unreported. Reading nothing outside the given paths keeps a scan of someone else's pull request from printing the files of the machine it runs on.",
 		Fix:  "Give eksdoctor the directory that holds the file, module or chart (for example the repository root rather than one environment), or ignore the finding when the file is created later in the pipeline.",
 		Before: `# eksdoctor check envs/prod

@@ -422,7 +422,11 @@ type WalkFunc func(path string, d fs.DirEntry, err error) error
 func (f *FS) WalkDir(root string, fn WalkFunc) error {
 	st, err := f.Stat(root)
 	if err != nil {
-		return fn(root, nil, err)
+		err = fn(root, nil, err)
+		if errors.Is(err, filepath.SkipDir) || errors.Is(err, filepath.SkipAll) {
+			return nil
+		}
+		return err
 	}
 	d := fs.FileInfoToDirEntry(st)
 	err = f.walk(root, d, fn)

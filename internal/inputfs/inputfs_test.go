@@ -279,3 +279,27 @@ func TestTextLinksAndEncryptedFiles(t *testing.T) {
 		}
 	}
 }
+
+// A walk whose root is not there ends when the function says so, as
+// filepath.WalkDir does: SkipAll and SkipDir are not errors.
+func TestWalkDirMissingRoot(t *testing.T) {
+	dir := t.TempDir()
+	f := New(dir)
+	missing := filepath.Join(dir, "nope")
+	calls := 0
+	for _, stop := range []error{filepath.SkipAll, filepath.SkipDir} {
+		err := f.WalkDir(missing, func(path string, d fs.DirEntry, err error) error {
+			calls++
+			if path != missing || d != nil || !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("fn(%s, %v, %v), want the missing root and its error", path, d, err)
+			}
+			return stop
+		})
+		if err != nil {
+			t.Errorf("WalkDir returned %v for %v", err, stop)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("fn called %d times, want once per walk", calls)
+	}
+}

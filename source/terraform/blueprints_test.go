@@ -250,3 +250,32 @@ module "lbc" {
 		t.Errorf("preset %v", r.Preset)
 	}
 }
+
+// A module eksdoctor does not model that creates compute (here EKS Blueprints
+// v4) is capacity that cannot be seen, and said: its node groups are not
+// guessed, and placement on them is unknown rather than refused.
+func TestOpaqueModuleWithCompute(t *testing.T) {
+	m, unresolved := loadSrcUnresolved(t, `
+module "eks_blueprints" {
+  source = "github.com/aws-ia/terraform-aws-eks-blueprints?ref=v4.16.0"
+
+  cluster_name = "demo"
+  managed_node_groups = {
+    mg_5 = { node_group_name = "managed-ondemand", instance_types = ["m5.large"] }
+  }
+}
+
+module "vpc" {
+  source  = "terraform-aws-modules/vpc/aws"
+  version = "~> 5.0"
+  name    = "demo"
+}
+`)
+	want := []string{"module.eks_blueprints (github.com/aws-ia/terraform-aws-eks-blueprints?ref=v4.16.0) is not a module eksdoctor models: the compute and add-ons it creates from managed_node_groups are not analysed"}
+	if !cmp.Equal(unresolved, want) {
+		t.Errorf("unresolved %q, want %q", unresolved, want)
+	}
+	if len(m.Unseen) != 1 || m.Unseen[0].What != "what module.eks_blueprints creates" {
+		t.Errorf("unseen capacity %+v", m.Unseen)
+	}
+}

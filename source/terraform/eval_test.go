@@ -245,12 +245,17 @@ func TestEvalFiles(t *testing.T) {
 		{name: "fileset", expr: `fileset(path.module, "manifests/*.yaml")`, want: []any{"manifests/a.yaml", "manifests/b.yaml"}},
 		{name: "fileset doublestar", expr: `fileset("manifests", "**/*.y*ml")`, want: []any{"a.yaml", "b.yaml", "sub/c.yml"}},
 		{name: "path.cwd", expr: `basename(path.cwd) != ""`, want: true},
+		// As in Terraform, a directory that is not there has no files.
+		{name: "fileset of a missing directory", expr: `length(fileset("${path.module}/nothere", "*.yaml"))`, want: int64(0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, l := evalIn(t, opaqueModules+"locals {\n  result = "+tt.expr+"\n}\n", extra)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("%s: got %#v, want %#v (-want +got):\n%s\nnotes %v", tt.expr, got, tt.want, diff, l.notes)
+			}
+			if len(l.problems) > 0 {
+				t.Errorf("%s: problems %v, want none", tt.expr, l.problems)
 			}
 		})
 	}

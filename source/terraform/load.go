@@ -75,12 +75,43 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	return b.m, nil
 }
 
+// computeInputs are inputs by which a module eksdoctor does not model says it
+// creates compute or installs cluster add-ons (EKS Blueprints v4, wrappers of
+// terraform-aws-eks published under another name, cloudposse's modules...).
+var computeInputs = []string{
+	"managed_node_groups", "eks_managed_node_groups", "self_managed_node_groups",
+	"node_groups", "worker_groups", "worker_groups_launch_template", "fargate_profiles",
+	"node_pools", "enable_karpenter", "karpenter", "karpenter_node_pools",
+}
+
+// opaqueCompute says what a module eksdoctor does not model creates, when its
+// inputs name compute: capacity that cannot be seen (placement is unknown
+// rather than refused), and an info that it is not analysed.
+func (l *loader) opaqueCompute(m *modInst, call *moduleCall) {
+	var named []string
+	for _, name := range computeInputs {
+		if _, ok := call.block.Body.Attributes[name]; ok {
+			named = append(named, name)
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	addr := m.prefix + "module." + call.name
+	org := originOf(call.block.DefRange())
+	l.unseenCapacity(org, "what "+addr+" creates", fmt.Sprintf("eksdoctor does not model %s (%s)", call.source, strings.Join(named, ", ")))
+	l.unresolved(org, fmt.Sprintf("%s (%s) is not a module eksdoctor models: the compute and add-ons it creates from %s are not analysed", addr, call.source, strings.Join(named, ", ")))
+}
+
 // walk analyses a module instance and the local modules it calls.
 func (l *loader) walk(m *modInst, b *builder, g *cluster.Graph) {
 	m.inferMajors()
 	m.graphNodes(g)
 	for _, call := range m.callList {
 		insts := call.instances()
+		if call.kind == kindOpaque && !call.missing {
+			l.opaqueCompute(m, call)
+		}
 		if call.kind < kindEKS {
 			continue
 		}
