@@ -432,14 +432,34 @@ func dropNonManifest(probs []cluster.Problem) []cluster.Problem {
 // a template something fills in before applying it (sed, envsubst, Helm,
 // Terraform), not a broken manifest.
 func templateProblems(data []byte, probs []cluster.Problem) []cluster.Problem {
-	if len(probs) == 0 || !templateMarker.Match(data) {
+	if len(probs) == 0 {
 		return probs
 	}
-	markers := map[int]string{}
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if m := templateMarker.Find(line); m != nil {
-			markers[i+1] = string(m)
+	// Only the lines near a problem are looked at: a file can be large, and
+	// its problems few.
+	near := map[int]bool{}
+	for _, p := range probs {
+		for d := -3; d <= 3; d++ {
+			near[p.Origin.Line+d] = true
 		}
+	}
+	markers := map[int]string{}
+	for n, rest := 1, data; len(rest) > 0; n++ {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if !near[n] || len(line) > maxTemplateLine {
+			continue
+		}
+		if m := templateMarker.Find(line); m != nil {
+			markers[n] = string(m)
+		}
+	}
+	if len(markers) == 0 {
+		return probs
 	}
 	for i, p := range probs {
 		for d := -3; d <= 3; d++ {
@@ -452,6 +472,9 @@ func templateProblems(data []byte, probs []cluster.Problem) []cluster.Problem {
 	}
 	return probs
 }
+
+// maxTemplateLine bounds the lines searched for template placeholders.
+const maxTemplateLine = 64 << 10
 
 // templateMarker finds the placeholders of the common template languages: Go
 // templates and Mustache ({{ }}), Terraform (${ } and %{ }), Jinja ({% %}).
