@@ -249,7 +249,8 @@ func (b *builder) addResource(r *resInst) {
 
 func (b *builder) eksCluster(r *resInst) {
 	if b.m.Cluster.Defined {
-		b.note(r.origin, r.addr, "more than one EKS cluster is defined; "+b.m.Cluster.Address+" is the one analysed")
+		b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: r.origin, Unresolved: true,
+			Message: fmt.Sprintf("%s defines a second EKS cluster in the same configuration; its settings (authentication mode, version) are not analysed, only those of %s, though the node groups and objects of both are", r.addr, b.m.Cluster.Address)})
 		return
 	}
 	c := cluster.EKSCluster{
@@ -655,10 +656,25 @@ func refersTo(value string, refs []string) bool {
 	return false
 }
 
+// unknownObject is a manifest resource whose object is not known before apply:
+// said, and, when its name says it is Karpenter's (a NodePool or Provisioner
+// read from elsewhere), capacity that cannot be seen.
+func (b *builder) unknownObject(r *resInst, attr string) {
+	b.m.Problems = append(b.m.Problems, cluster.Problem{Origin: r.at(attr), Unresolved: true,
+		Message: fmt.Sprintf("the object %s applies is not known before apply (%s); it is not analysed", r.addr, attr)})
+	name := strings.ToLower(r.addr)
+	for _, word := range []string{"karpenter", "nodepool", "node_pool", "provisioner"} {
+		if strings.Contains(name, word) {
+			b.m.Unseen = append(b.m.Unseen, cluster.UnseenCapacity{What: "the object of " + r.addr, Why: "its " + attr + " is not known before apply, and it may be a NodePool", Origin: r.at(attr), SteadyOnly: true})
+			return
+		}
+	}
+}
+
 func (b *builder) kubectlManifest(r *resInst) {
 	body := str(r.vals["yaml_body"])
 	if body == "" || isWhollyUnknown(body) {
-		b.note(r.origin, r.addr, "yaml_body is not known statically; its object is not analysed")
+		b.unknownObject(r, "yaml_body")
 		return
 	}
 	objs, probs := decodeObjects(body, r.textOrigin("yaml_body"))
@@ -686,7 +702,7 @@ func (b *builder) kubernetesManifest(r *resInst) {
 	default:
 		man, ok := r.vals["manifest"].(map[string]any)
 		if !ok {
-			b.note(r.origin, r.addr, "manifest is not known statically; its object is not analysed")
+			b.unknownObject(r, "manifest")
 			return
 		}
 		// An HCL object is already values: no text round trip, where the

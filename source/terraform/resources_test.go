@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -678,5 +679,36 @@ resource "kubectl_manifest" "np" {
 	}
 	if _, err := Load(filepath.Join(dir, "missing"), Options{}); err == nil {
 		t.Error("Load of a missing directory: got no error, want one")
+	}
+}
+
+// A manifest resource whose object is not known before apply is said; when it
+// is named as Karpenter's, it may be a NodePool: capacity that cannot be seen.
+func TestUnknownManifestObject(t *testing.T) {
+	m, unresolved := loadSrcUnresolved(t, `
+variable "pool_yaml" {
+  type = string
+}
+variable "crds" {
+  type = map(string)
+}
+resource "kubectl_manifest" "karpenter_node_pool" {
+  yaml_body = var.pool_yaml
+}
+resource "kubectl_manifest" "crds" {
+  for_each  = var.crds
+  yaml_body = each.value
+}
+`)
+	want := []string{
+		"the object kubectl_manifest.crds applies is not known before apply (yaml_body); it is not analysed",
+		"the object kubectl_manifest.karpenter_node_pool applies is not known before apply (yaml_body); it is not analysed",
+	}
+	sort.Strings(unresolved)
+	if !cmp.Equal(unresolved, want) {
+		t.Errorf("unresolved %q, want %q", unresolved, want)
+	}
+	if len(m.Unseen) != 1 || m.Unseen[0].What != "the object of kubectl_manifest.karpenter_node_pool" || !m.Unseen[0].SteadyOnly {
+		t.Errorf("unseen %+v", m.Unseen)
 	}
 }
