@@ -279,3 +279,25 @@ module "vpc" {
 		t.Errorf("unseen capacity %+v", m.Unseen)
 	}
 }
+
+// Which inputs of a module eksdoctor does not model say it creates compute.
+func TestOpaqueComputeInputs(t *testing.T) {
+	for name, want := range map[string]bool{
+		"managed_node_groups":                 true,
+		"eks_managed_node_groups":             true,
+		"fargate_profiles":                    true,
+		"enable_karpenter":                    true,
+		"enable_karpenter_resources":          true,
+		"karpenter_resources_helm_config":     true,
+		"node_pools":                          true,
+		"attach_karpenter_controller_policy":  false,
+		"karpenter_controller_cluster_name":   false,
+		"karpenter_sqs_queue_arn":             false,
+		"cluster_name":                        false,
+		"enable_aws_load_balancer_controller": false,
+	} {
+		if got := computeInput.MatchString(name) && !iamInput.MatchString(name); got != want {
+			t.Errorf("%s: compute %v, want %v", name, got, want)
+		}
+	}
+}

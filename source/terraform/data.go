@@ -148,7 +148,7 @@ func (m *modInst) fileDocuments(b *hclsyntax.Block, c *evalCtx) cty.Value {
 		return cty.NilVal
 	}
 	org := l.textOrigin(v.AsString(), expr)
-	docs := l.splitDocs(v.AsString(), org)
+	docs := l.splitDocs(v.AsString(), org, true)
 	return documentsValue(docs)
 }
 
@@ -204,7 +204,7 @@ func (m *modInst) pathDocuments(b *hclsyntax.Block, c *evalCtx) cty.Value {
 			}
 			text = unmark(out).AsString()
 		}
-		docs = append(docs, l.splitDocs(text, cluster.Origin{File: f, Line: 1})...)
+		docs = append(docs, l.splitDocs(text, cluster.Origin{File: f, Line: 1}, true)...)
 	}
 	return documentsValue(docs)
 }
@@ -215,8 +215,10 @@ type doc struct {
 }
 
 // splitDocs cuts YAML text at its "---" separators, dropping empty documents, and
-// remembers where each document starts.
-func (l *loader) splitDocs(s string, org cluster.Origin) []doc {
+// remembers where each document starts. The kubectl provider's documents
+// (loose) split at every line that starts with "---", the rest of the line
+// ignored ("----" too); YAML itself needs "---" alone or before a space.
+func (l *loader) splitDocs(s string, org cluster.Origin, loose bool) []doc {
 	var out []doc
 	lines := strings.SplitAfter(s, "\n")
 	var cur strings.Builder
@@ -232,7 +234,7 @@ func (l *loader) splitDocs(s string, org cluster.Origin) []doc {
 	}
 	for i, ln := range lines {
 		trimmed := strings.TrimRight(ln, "\r\n")
-		if strings.HasPrefix(trimmed, "---") && (len(trimmed) == 3 || trimmed[3] == ' ' || trimmed[3] == '\t' || trimmed[3] == '#') {
+		if strings.HasPrefix(trimmed, "---") && (loose || len(trimmed) == 3 || trimmed[3] == ' ' || trimmed[3] == '\t' || trimmed[3] == '#') {
 			flush()
 			start = i + 1
 			continue

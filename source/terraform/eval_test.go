@@ -413,3 +413,61 @@ func TestPlaceholdersAndAddresses(t *testing.T) {
 		t.Errorf("ConfigAddress: got %q, want %q", got, "module.a.module.b.helm_release.c")
 	}
 }
+
+// The Kubernetes provider's manifest functions decode as Terraform does; any
+// other provider function is unknown, and said.
+func TestEvalProviderFunctions(t *testing.T) {
+	multi := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n"
+	tests := []struct {
+		name, expr string
+		want       any
+		unresolved string
+	}{
+		{name: "manifest_decode", expr: `provider::kubernetes::manifest_decode("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n").metadata.name`, want: "x"},
+		{name: "manifest_decode_multi", expr: `[for o in provider::kubernetes::manifest_decode_multi(file("multi.yaml")) : o.metadata.name]`, want: []any{"a", "b"}},
+		{name: "manifest_encode", expr: `provider::kubernetes::manifest_encode({kind = "Namespace"})`, want: "\"kind\": \"Namespace\"\n"},
+		{name: "other provider", expr: `provider::aws::arn_parse("arn:aws:iam::1:role/x").account_id`, want: `${provider::aws::arn_parse("arn:aws:iam::1:role/x").account_id}`,
+			unresolved: `eksdoctor does not evaluate the provider function provider::aws::arn_parse; its result is treated as unknown`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, l := evalIn(t, "locals {\n  result = "+tt.expr+"\n}\n", map[string]string{"multi.yaml": multi})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("got %#v (-want +got):\n%s\nproblems %v", got, diff, l.problems)
+			}
+			var msgs []string
+			for _, p := range l.problems {
+				msgs = append(msgs, p.Message)
+			}
+			if want := strings.Join(nonEmptyStrings(tt.unresolved), "; "); strings.Join(msgs, "; ") != want {
+				t.Errorf("problems %q, want %q", msgs, want)
+			}
+		})
+	}
+}
+
+func nonEmptyStrings(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// kubectl_path_documents splits as the kubectl provider does: at every line that
+// starts with "---" ("----" included).
+func TestKubectlDocumentsSeparators(t *testing.T) {
+	got, l := evalIn(t, `
+data "kubectl_path_documents" "d" {
+  pattern = "${path.module}/m/*.yaml"
+}
+locals {
+  result = length(data.kubectl_path_documents.d.documents)
+}
+`, map[string]string{"m/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n----\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: two}\n--- # three\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n"})
+	if got != int64(3) || len(l.problems) > 0 {
+		t.Errorf("documents: %v, problems %v; want 3 and none", got, l.problems)
+	}
+}

@@ -80,41 +80,44 @@ var builtins map[string]builtin
 
 func init() {
 	builtins = map[string]builtin{
-		"merge":        fnMerge,
-		"concat":       fnConcat,
-		"flatten":      fnFlatten,
-		"lookup":       fnLookup,
-		"element":      fnElement,
-		"values":       fnValues,
-		"keys":         fnKeys,
-		"zipmap":       fnZipmap,
-		"one":          fnOne,
-		"index":        fnIndex,
-		"reverse":      fnReverse,
-		"slice":        fnSlice,
-		"length":       fnLength,
-		"coalesce":     fnCoalesce,
-		"tostring":     convertTo(cty.String),
-		"tonumber":     convertTo(cty.Number),
-		"tobool":       convertTo(cty.Bool),
-		"tolist":       convertTo(cty.List(cty.DynamicPseudoType)),
-		"toset":        convertTo(cty.Set(cty.DynamicPseudoType)),
-		"tomap":        convertTo(cty.Map(cty.DynamicPseudoType)),
-		"jsonencode":   fnJSONEncode,
-		"yamlencode":   fnYAMLEncode,
-		"startswith":   stringPredicate(strings.HasPrefix),
-		"endswith":     stringPredicate(strings.HasSuffix),
-		"strcontains":  stringPredicate(strings.Contains),
-		"replace":      fnReplace,
-		"format":       fnFormat,
-		"formatlist":   fnFormatList,
-		"range":        fnRange,
-		"setproduct":   fnSetProduct,
-		"chunklist":    fnChunklist,
-		"alltrue":      fnAllTrue,
-		"anytrue":      fnAnyTrue,
-		"sum":          fnSum,
-		"base64encode": stringFunc(func(s string) (string, error) { return base64.StdEncoding.EncodeToString([]byte(s)), nil }),
+		"merge": fnMerge,
+		// Not a Terraform function: provider::kubernetes::manifest_decode_multi
+		// is evaluated under this name (providerFuncs).
+		"manifest_decode_multi": fnManifestDecodeMulti,
+		"concat":                fnConcat,
+		"flatten":               fnFlatten,
+		"lookup":                fnLookup,
+		"element":               fnElement,
+		"values":                fnValues,
+		"keys":                  fnKeys,
+		"zipmap":                fnZipmap,
+		"one":                   fnOne,
+		"index":                 fnIndex,
+		"reverse":               fnReverse,
+		"slice":                 fnSlice,
+		"length":                fnLength,
+		"coalesce":              fnCoalesce,
+		"tostring":              convertTo(cty.String),
+		"tonumber":              convertTo(cty.Number),
+		"tobool":                convertTo(cty.Bool),
+		"tolist":                convertTo(cty.List(cty.DynamicPseudoType)),
+		"toset":                 convertTo(cty.Set(cty.DynamicPseudoType)),
+		"tomap":                 convertTo(cty.Map(cty.DynamicPseudoType)),
+		"jsonencode":            fnJSONEncode,
+		"yamlencode":            fnYAMLEncode,
+		"startswith":            stringPredicate(strings.HasPrefix),
+		"endswith":              stringPredicate(strings.HasSuffix),
+		"strcontains":           stringPredicate(strings.Contains),
+		"replace":               fnReplace,
+		"format":                fnFormat,
+		"formatlist":            fnFormatList,
+		"range":                 fnRange,
+		"setproduct":            fnSetProduct,
+		"chunklist":             fnChunklist,
+		"alltrue":               fnAllTrue,
+		"anytrue":               fnAnyTrue,
+		"sum":                   fnSum,
+		"base64encode":          stringFunc(func(s string) (string, error) { return base64.StdEncoding.EncodeToString([]byte(s)), nil }),
 		"base64decode": stringFunc(func(s string) (string, error) {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
@@ -157,6 +160,44 @@ var unknownFuncs = map[string]bool{
 	"regex_replace": true,
 }
 
+// providerFuncs are the provider-defined functions evaluated, by the built-in
+// that does the same: hashicorp/kubernetes' manifest_decode,
+// manifest_decode_multi and manifest_encode (Terraform 1.8 and later).
+var providerFuncs = map[string]string{
+	"provider::kubernetes::manifest_decode":       "yamldecode",
+	"provider::kubernetes::manifest_decode_multi": "manifest_decode_multi",
+	"provider::kubernetes::manifest_encode":       "yamlencode",
+}
+
+// fnManifestDecodeMulti is provider::kubernetes::manifest_decode_multi: each
+// document of a multi-document YAML string, decoded, empty ones left out.
+func fnManifestDecodeMulti(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
+	if err := argCount(e, args, 1, 1); err != nil {
+		return cty.NilVal, err
+	}
+	s, err := convert.Convert(unmark(args[0]), cty.String)
+	if err != nil || s.IsNull() {
+		return cty.NilVal, errAt(e.Range(), "manifest_decode_multi: the argument must be a string")
+	}
+	text := s.AsString()
+	if err := manifest.CheckAliases([]byte(text)); err != nil {
+		l.problem(originOf(e.Range()), "manifest_decode_multi: "+err.Error())
+		return cty.NilVal, errAt(e.Range(), "manifest_decode_multi: %s", err)
+	}
+	var docs []cty.Value
+	for _, d := range l.splitDocs(text, l.textOrigin(text, e), false) {
+		v, eerr := l.callStd(e, stdFuncs["yamldecode"], []cty.Value{cty.StringVal(d.text)})
+		if eerr != nil {
+			return cty.NilVal, eerr
+		}
+		docs = append(docs, revivePlaceholders(v))
+	}
+	if len(docs) == 0 {
+		return cty.EmptyTupleVal, nil
+	}
+	return cty.TupleVal(docs), nil
+}
+
 func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Value, eerr *evalError) {
 	name := strings.TrimPrefix(e.Name, "core::")
 	switch name {
@@ -165,7 +206,15 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 	case "can":
 		return l.evalCan(e, c)
 	}
-	if strings.Contains(name, "::") || unknownFuncs[name] {
+	if alias, ok := providerFuncs[name]; ok {
+		// The Kubernetes provider's functions decode and encode manifests as
+		// yamldecode and yamlencode do.
+		name = alias
+	} else if strings.Contains(name, "::") {
+		l.unresolved(originOf(e.Range()), fmt.Sprintf("eksdoctor does not evaluate the provider function %s; its result is treated as unknown", name))
+		return l.unknownAt(e), nil
+	}
+	if unknownFuncs[name] {
 		return l.unknownAt(e), nil
 	}
 	if c.templateOnly && name == "templatefile" {

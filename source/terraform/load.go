@@ -3,6 +3,7 @@ package terraform
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -75,22 +76,24 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	return b.m, nil
 }
 
-// computeInputs are inputs by which a module eksdoctor does not model says it
-// creates compute or installs cluster add-ons (EKS Blueprints v4, wrappers of
-// terraform-aws-eks published under another name, cloudposse's modules...).
-var computeInputs = []string{
-	"managed_node_groups", "eks_managed_node_groups", "self_managed_node_groups",
-	"node_groups", "worker_groups", "worker_groups_launch_template", "fargate_profiles",
-	"node_pools", "enable_karpenter", "karpenter", "karpenter_node_pools",
-}
+// computeInput recognises the inputs by which a module eksdoctor does not model
+// says it creates compute or Karpenter resources (EKS Blueprints v4
+// managed_node_groups and enable_karpenter, eks-data-addons
+// enable_karpenter_resources, wrappers of terraform-aws-eks under another
+// name); inputs about IAM for such compute (attach_karpenter_controller_policy,
+// karpenter_controller_cluster_name) are not compute.
+var (
+	computeInput = regexp.MustCompile(`node_?groups?|node_?pools?|fargate_profiles?|worker_groups|karpenter|provisioners?`)
+	iamInput     = regexp.MustCompile(`^attach_|polic|role|iam|irsa|_controller|queue|sqs|_arn`)
+)
 
 // opaqueCompute says what a module eksdoctor does not model creates, when its
 // inputs name compute: capacity that cannot be seen (placement is unknown
 // rather than refused), and an info that it is not analysed.
 func (l *loader) opaqueCompute(m *modInst, call *moduleCall) {
 	var named []string
-	for _, name := range computeInputs {
-		if _, ok := call.block.Body.Attributes[name]; ok {
+	for _, name := range sortedKeys(call.block.Body.Attributes) {
+		if computeInput.MatchString(name) && !iamInput.MatchString(name) {
 			named = append(named, name)
 		}
 	}
