@@ -93,15 +93,16 @@ func runKarpenterSchema(p *Pass) {
 		if len(vs) == 0 {
 			continue
 		}
-		if len(vs) == 1 && vs[0].Move == schema.MoveV1alpha5 && !pinned {
-			// v1alpha5 kinds are served by Karpenter before v0.32, which the
-			// inputs use (a version eksdoctor has no schema for) or may use.
+		if vs[0].Move == schema.MoveV1alpha5 && (!pinned || schema.ServesV1alpha5(p.Model.Karpenter.Version)) {
+			// v1alpha5 kinds are served by Karpenter up to v0.32, which the
+			// inputs use (a version eksdoctor has no v1alpha5 schema for) or
+			// may use.
 			if !known {
 				p.Report(Finding{
 					Severity: Info,
 					Object:   o.Ref(),
 					Origin:   o.Origin,
-					Summary:  fmt.Sprintf("%s (%s) is served only by Karpenter before v0.32, and the Karpenter version in use is not known; it was not validated", o.Ref(), o.APIVersion),
+					Summary:  fmt.Sprintf("%s (%s) is served only by Karpenter v0.32 and earlier, and the Karpenter version in use is not known; it was not validated", o.Ref(), o.APIVersion),
 					Detail:   vs[0].Hint,
 				})
 			}

@@ -6,5 +6,5 @@ import (
 )
 
 func TestTeardownFixtures(t *testing.T) {
-	runFamilyFixtures(t, filepath.Join("testdata", "teardown"), []string{"teardown-order", "teardown-orphans"})
+	runFamilyFixtures(t, filepath.Join("testdata", "teardown"), []string{"teardown-order", "teardown-orphans", "karpenter-schema"})
 }

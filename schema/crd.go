@@ -50,12 +50,8 @@ func Releases() []Release { return []Release{V0_37, V1_0, Current} }
 // later (v1 only) → Current. ok is false for versions before v0.32, which serve the
 // v1alpha5 API, and for text that is not a version.
 func ReleaseFor(version string) (r Release, ok bool) {
-	v := strings.TrimPrefix(strings.TrimSpace(version), "v")
-	majorText, rest, _ := strings.Cut(v, ".")
-	minorText, _, _ := strings.Cut(rest, ".")
-	major, err1 := strconv.Atoi(majorText)
-	minor, err2 := strconv.Atoi(minorText)
-	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+	major, minor, ok := majorMinor(version)
+	if !ok {
 		return "", false
 	}
 	switch {
@@ -67,6 +63,26 @@ func ReleaseFor(version string) (r Release, ok bool) {
 		return Current, true
 	}
 	return "", false
+}
+
+// ServesV1alpha5 reports whether a Karpenter version serves the v1alpha5 kinds
+// (Provisioner, AWSNodeTemplate, Machine): every version up to v0.32, which
+// served them beside v1beta1 to migrate.
+func ServesV1alpha5(version string) bool {
+	major, minor, ok := majorMinor(version)
+	return ok && major == 0 && minor <= 32
+}
+
+func majorMinor(version string) (major, minor int, ok bool) {
+	v := strings.TrimPrefix(strings.TrimSpace(version), "v")
+	majorText, rest, _ := strings.Cut(v, ".")
+	minorText, _, _ := strings.Cut(rest, ".")
+	major, err1 := strconv.Atoi(majorText)
+	minor, err2 := strconv.Atoi(minorText)
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+		return 0, 0, false
+	}
+	return major, minor, true
 }
 
 // groupVersionKind identifies one served version of one CRD.

@@ -47,7 +47,7 @@ var moves = []Move{
 		Kind:    "Provisioner, AWSNodeTemplate, Machine",
 		V1beta1: "karpenter.sh/v1alpha5 Provisioner and Machine, karpenter.k8s.aws/v1alpha1 AWSNodeTemplate",
 		V1:      "NodePool, EC2NodeClass and NodeClaim",
-		Effect:  "removed in Karpenter v0.32: no release since serves these kinds, and nothing acts on them",
+		Effect:  "removed in Karpenter v0.33: no release since serves these kinds, and nothing acts on them",
 	},
 	{
 		ID:      MoveKubelet,

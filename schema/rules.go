@@ -7,13 +7,13 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
-// removedKind reports the v1alpha5-era kinds, which no Karpenter release since v0.32
-// serves.
+// removedKind reports the v1alpha5-era kinds, which no Karpenter release since v0.33
+// serves (v0.32 served them beside v1beta1, to migrate).
 func removedKind(gvk groupVersionKind) (Violation, bool) {
 	replacement := map[string]string{
-		"Provisioner":     "NodePool (karpenter.sh/v1)",
-		"Machine":         "NodeClaim (karpenter.sh/v1), which Karpenter creates itself",
-		"AWSNodeTemplate": "EC2NodeClass (karpenter.k8s.aws/v1)",
+		"Provisioner":     "a NodePool (karpenter.sh/v1)",
+		"Machine":         "a NodeClaim (karpenter.sh/v1), which Karpenter creates itself",
+		"AWSNodeTemplate": "an EC2NodeClass (karpenter.k8s.aws/v1)",
 	}
 	r, ok := replacement[gvk.kind]
 	if !ok || (gvk.version != "v1alpha5" && gvk.version != "v1alpha1") {
@@ -23,7 +23,7 @@ func removedKind(gvk groupVersionKind) (Violation, bool) {
 		Path:    "kind",
 		Message: fmt.Sprintf("no matches for kind %q in version %q", gvk.kind, gvk.apiVersion()),
 		Kind:    Removed,
-		Hint: fmt.Sprintf("%s %s was removed in Karpenter v0.32: no release since serves it and nothing acts on it; rewrite it as a %s",
+		Hint: fmt.Sprintf("%s %s was removed in Karpenter v0.33: no release since serves it and nothing acts on it; rewrite it as %s",
 			gvk.apiVersion(), gvk.kind, r),
 		Move: MoveV1alpha5,
 	}, true

@@ -432,7 +432,7 @@ func TestValidateOtherObjects(t *testing.T) {
 		{
 			name: "AWSNodeTemplate",
 			obj:  object(map[string]any{"apiVersion": "karpenter.k8s.aws/v1alpha1", "kind": "AWSNodeTemplate", "metadata": map[string]any{"name": "default"}}),
-			want: []want{{Path: "kind", Kind: Removed, Move: MoveV1alpha5, Hint: "rewrite it as a EC2NodeClass"}},
+			want: []want{{Path: "kind", Kind: Removed, Move: MoveV1alpha5, Hint: "rewrite it as an EC2NodeClass"}},
 		},
 		{
 			name: "NodeOverlay",

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/schema"
 )
 
 // Teardown works out the order in which a configuration must be destroyed so that
@@ -362,6 +363,42 @@ func crKind(o *cluster.Object) Stage {
 	return 0
 }
 
+// finalizerless reports whether every object of an item is an AWSNodeTemplate,
+// which Karpenter never puts a finalizer on.
+func finalizerless(it Item) bool {
+	for _, o := range it.Objects {
+		if o.Kind != "AWSNodeTemplate" {
+			return false
+		}
+	}
+	return len(it.Objects) > 0
+}
+
+// servedBy reports whether the Karpenter version in use serves the API version
+// of one of its objects: v1alpha5 up to v0.32, v1beta1 from v0.32 to v1.0, v1
+// from v1.0. A version not known, or inferred from the objects themselves, may
+// serve anything.
+func servedBy(o *cluster.Object, k cluster.Karpenter) bool {
+	if k.Version == "" || cluster.IsUnknown(k.Version) || strings.HasPrefix(k.VersionFrom, "apiVersion ") {
+		return true
+	}
+	r, ok := schema.ReleaseFor(k.Version)
+	alpha := schema.ServesV1alpha5(k.Version)
+	if !ok && !alpha {
+		return true // not a version
+	}
+	_, apiVersion, _ := strings.Cut(o.APIVersion, "/")
+	switch apiVersion {
+	case "v1alpha5", "v1alpha1":
+		return alpha
+	case "v1beta1":
+		return ok && r != schema.Current
+	case "v1":
+		return ok && r != schema.V0_37
+	}
+	return true
+}
+
 // ConfigAddress drops instance keys from a resource instance address:
 // module.eks.module.x["a"].aws_eks_node_group.this[0] → module.eks.module.x.aws_eks_node_group.this.
 func ConfigAddress(addr string) string {
@@ -513,6 +550,12 @@ func (b *builder) customResources() {
 	for _, o := range b.m.Objects {
 		st := crKind(o)
 		if st == 0 {
+			continue
+		}
+		if !servedBy(o, b.m.Karpenter) {
+			// The Karpenter version in use does not serve the object's API
+			// version: it is never created (karpenter-schema reports it), so
+			// there is nothing to delete.
 			continue
 		}
 		it := Item{Objects: []cluster.ObjectRef{o.Ref()}, Origin: o.Origin, Manager: o.Manager, Name: o.Ref().String()}
@@ -864,6 +907,11 @@ func (b *builder) orderHazards() {
 				continue
 			}
 			subject := b.itemAt(st, addr)
+			if finalizerless(subject) {
+				// v1alpha1 AWSNodeTemplates carry no finalizer: deleting one
+				// never waits on the controller or on its nodes.
+				continue
+			}
 			for _, c := range controllers {
 				if b.dependsAfter(addr, c) {
 					continue
@@ -885,7 +933,7 @@ func (b *builder) orderHazards() {
 			}
 			if st == StageNodePools {
 				for _, cls := range b.classOf[addr] {
-					if b.dependsAfter(addr, cls) {
+					if b.dependsAfter(addr, cls) || finalizerless(b.itemAt(StageNodeClasses, cls)) {
 						continue
 					}
 					e := b.needDependency(addr, cls)
@@ -1077,7 +1125,7 @@ func (b *builder) finish() {
 // tool destroying the configuration does not.
 func (b *builder) commands(step Step) []string {
 	var cmds []string
-	var kubectlNames []string
+	kubectlNames := map[string][]string{} // by kind
 	for _, it := range step.Items {
 		if it.Manager == "terraform" {
 			continue
@@ -1085,7 +1133,7 @@ func (b *builder) commands(step Step) []string {
 		switch step.Stage {
 		case StageNodePools, StageNodeClasses:
 			for _, o := range it.Objects {
-				kubectlNames = append(kubectlNames, o.Name)
+				kubectlNames[o.Kind] = append(kubectlNames[o.Kind], o.Name)
 			}
 		case StageController:
 			if r := b.m.Karpenter.Release; r != nil && r.Address == "" && it.Name == "helm release "+r.Name {
@@ -1112,16 +1160,32 @@ func (b *builder) commands(step Step) []string {
 			}
 		}
 	}
-	sort.Strings(kubectlNames)
-	switch {
-	case len(kubectlNames) == 0:
-	case step.Stage == StageNodePools:
-		cmds = append(cmds,
-			"kubectl delete nodepools.karpenter.sh "+strings.Join(kubectlNames, " "),
-			"kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m")
-	case step.Stage == StageNodeClasses:
-		cmds = append(cmds,
-			"kubectl delete ec2nodeclasses.karpenter.k8s.aws "+strings.Join(kubectlNames, " ")+" --wait --timeout=15m")
+	// The v1alpha5 kinds of Karpenter v0.32 and earlier have resources of their
+	// own, and their nodes carry the provisioner's name.
+	names := func(kind string) string {
+		n := kubectlNames[kind]
+		sort.Strings(n)
+		return strings.Join(n, " ")
+	}
+	switch step.Stage {
+	case StageNodePools:
+		if n := names("NodePool"); n != "" {
+			cmds = append(cmds,
+				"kubectl delete nodepools.karpenter.sh "+n,
+				"kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m")
+		}
+		if n := names("Provisioner"); n != "" {
+			cmds = append(cmds,
+				"kubectl delete provisioners.karpenter.sh "+n,
+				"kubectl wait --for=delete nodes -l karpenter.sh/provisioner-name --timeout=30m")
+		}
+	case StageNodeClasses:
+		if n := names("EC2NodeClass"); n != "" {
+			cmds = append(cmds, "kubectl delete ec2nodeclasses.karpenter.k8s.aws "+n+" --wait --timeout=15m")
+		}
+		if n := names("AWSNodeTemplate"); n != "" {
+			cmds = append(cmds, "kubectl delete awsnodetemplates.karpenter.k8s.aws "+n)
+		}
 	}
 	if step.Stage == StageKarpenterAWS && b.plan.Tool == "eksctl" {
 		cmds = append(cmds, fmt.Sprintf("aws cloudformation delete-stack --stack-name Karpenter-%s  # the stack of the Karpenter getting-started guide, if it was used", b.clusterName()))

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -440,6 +441,43 @@ func TestConfigAddress(t *testing.T) {
 	} {
 		if got := ConfigAddress(in); got != want {
 			t.Errorf("ConfigAddress(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// v1alpha5 objects (Karpenter v0.32 and earlier) are deleted by their own
+// resources, and their nodes are told by the provisioner's label.
+func TestTeardownCommandsV1alpha5(t *testing.T) {
+	m := &cluster.Model{
+		Objects: []*cluster.Object{
+			{APIVersion: "eksctl.io/v1alpha5", Kind: "ClusterConfig", Name: "demo", Manager: "eksctl", Origin: cluster.Origin{File: "cluster.yaml", Line: 1}},
+			{APIVersion: "karpenter.sh/v1alpha5", Kind: "Provisioner", Name: "default", Manager: "kubectl", Origin: cluster.Origin{File: "karpenter.yaml", Line: 1}},
+			{APIVersion: "karpenter.k8s.aws/v1alpha1", Kind: "AWSNodeTemplate", Name: "default", Manager: "kubectl", Origin: cluster.Origin{File: "karpenter.yaml", Line: 20}},
+		},
+		Cluster: cluster.EKSCluster{Name: "demo", Defined: true},
+	}
+	m.Karpenter = cluster.Karpenter{Version: "0.32.1", VersionFrom: "chart version of helm release karpenter"}
+	var got []string
+	for _, s := range New(m).Teardown().Steps {
+		got = append(got, s.Commands...)
+	}
+	for _, want := range []string{
+		"kubectl delete provisioners.karpenter.sh default",
+		"kubectl wait --for=delete nodes -l karpenter.sh/provisioner-name --timeout=30m",
+		"kubectl delete awsnodetemplates.karpenter.k8s.aws default",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("commands %q lack %q", got, want)
+		}
+	}
+	// Karpenter 1.0 serves none of them: they never exist, and nothing is to
+	// be deleted.
+	m.Karpenter.Version = "1.0.8"
+	for _, s := range New(m).Teardown().Steps {
+		for _, c := range s.Commands {
+			if strings.Contains(c, "provisioners") || strings.Contains(c, "awsnodetemplates") {
+				t.Errorf("command for an object Karpenter 1.0.8 cannot have: %s", c)
+			}
 		}
 	}
 }

@@ -21,7 +21,7 @@ func markUnseen(m *cluster.Model) {
 		if o.Kind == "Provisioner" && strings.HasPrefix(o.APIVersion, "karpenter.sh/") {
 			m.Unseen = append(m.Unseen, cluster.UnseenCapacity{
 				What:       o.Ref().String(),
-				Why:        "eksdoctor does not model karpenter.sh/v1alpha5 Provisioners (Karpenter before v0.32)",
+				Why:        "eksdoctor does not model karpenter.sh/v1alpha5 Provisioners (Karpenter v0.32 and earlier)",
 				Origin:     o.Origin,
 				SteadyOnly: true,
 			})
