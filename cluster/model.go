@@ -193,6 +193,10 @@ type NodeGroup struct {
 	DesiredSize   int
 	// NodeRole is the IAM role ARN (or an unknown placeholder) the nodes run with.
 	NodeRole string
+	// DiskBytes is the size of the volume that holds the nodes' ephemeral
+	// storage (the root volume, Bottlerocket's data volume): 0 when it is the
+	// AMI's default (20 GiB), -1 when it is not known before apply.
+	DiskBytes int64
 	// Unknown lists the fields whose value could not be resolved ("labels", "taints").
 	Unknown []string
 	Origin  Origin
@@ -264,6 +268,13 @@ type NodeClass struct {
 	InstanceProfile  string
 	AMIFamily        string
 	AMISelectorTerms []map[string]any
+	// DiskBytes is the size of the volume Karpenter sizes the nodes' ephemeral
+	// storage by (blockDeviceMappings: the rootVolume one, or the AMI family's
+	// device): 0 when the family's default (20 GiB), -1 when not known.
+	// InstanceStoreRAID0 is spec.instanceStorePolicy RAID0: instance types with
+	// local NVMe disks use them instead.
+	DiskBytes          int64
+	InstanceStoreRAID0 bool
 }
 
 // NodeClaim is a Karpenter NodeClaim (live).

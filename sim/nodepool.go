@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,9 @@ func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
 	}
 	for _, st := range sizedCatalog() {
 		if instanceTypeFits(st.it, p.reqs, p.os) {
+			if nc != nil {
+				st = withNodeClassDisk(st, nc)
+			}
 			p.types = append(p.types, st)
 			p.overLimit = append(p.overLimit, st.exceedsLimits(np.Limits))
 		}
@@ -54,6 +58,24 @@ func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
 	s.pools[np] = p
 	s.mu.Unlock()
 	return p
+}
+
+// withNodeClassDisk sizes an instance type's ephemeral storage as Karpenter does
+// for a node class: the local NVMe disks under instanceStorePolicy RAID0 when the
+// type has them, else the node class's volume.
+func withNodeClassDisk(st sizedType, nc *cluster.NodeClass) sizedType {
+	size := nc.DiskBytes
+	if nc.InstanceStoreRAID0 {
+		if gib, err := strconv.ParseInt(st.it.Labels["karpenter.k8s.aws/instance-local-nvme"], 10, 64); err == nil && gib > 0 {
+			size = gib << 30
+		}
+	}
+	if size == 0 {
+		return st
+	}
+	st.allocList = withEphemeral(st.it.Allocatable, size)
+	st.alloc = vecOf(st.allocList)
+	return st
 }
 
 func kindOr(k string) string {
@@ -204,7 +226,7 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 				total := corev1.ResourceList{}
 				addTo(total, req)
 				addTo(total, over.list)
-				short = shortfall(total, largest.it.Allocatable, nil)
+				short = shortfall(total, largest.allocatable(), nil)
 				msg += fmt.Sprintf(" (largest allowed: %s)", largest.it.Name)
 			}
 			v.Reasons = append(v.Reasons, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg})

@@ -389,7 +389,7 @@ func (s *Simulator) candidates(ng *cluster.NodeGroup) []candidate {
 			for _, k := range []string{corev1.LabelArchStable, corev1.LabelInstanceTypeStable} {
 				c.labels[k] = it.Labels[k]
 			}
-			c.alloc = it.Allocatable
+			c.alloc = withEphemeral(it.Allocatable, ng.DiskBytes)
 		} else {
 			c.labels[corev1.LabelInstanceTypeStable] = t
 			// The kubelet labels every node with its architecture; for a type

@@ -439,3 +439,51 @@ func TestUnknownValuesNeverRefuse(t *testing.T) {
 		t.Errorf("Result() = %v, want unknown: %s", pl.Result(), pl.Summary())
 	}
 }
+
+// Ephemeral storage is sized by the volume that holds it, as the EKS AMIs and
+// Karpenter size it: a 20Gi default volume allocates 17Gi, a 100 GiB one 89Gi;
+// under instanceStorePolicy RAID0 the instance's NVMe disks count instead.
+func TestEphemeralStorageFollowsTheDisk(t *testing.T) {
+	eph := func(q string) corev1.PodSpec {
+		return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceEphemeralStorage: resource.MustParse(q)}}}}}
+	}
+	group := func(disk int64) *cluster.NodeGroup {
+		return &cluster.NodeGroup{Name: "g", Managed: true, InstanceTypes: []string{"m5.large"}, DiskBytes: disk}
+	}
+	for _, tc := range []struct {
+		name string
+		disk int64
+		req  string
+		want Result
+	}{
+		{"default volume", 0, "17Gi", Fits},
+		{"default volume too small", 0, "18Gi", Refuses},
+		{"100 GiB volume", 100 << 30, "89Gi", Fits},
+		{"100 GiB volume too small", 100 << 30, "90Gi", Refuses},
+		{"volume not known", -1, "500Gi", Fits},
+	} {
+		m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group(tc.disk)}}
+		if got := New(m).Place(deployment("app", "default", eph(tc.req), nil), cluster.Steady).Result(); got != tc.want {
+			t.Errorf("node group, %s, %s: %v, want %v", tc.name, tc.req, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		class *cluster.NodeClass
+		types []string
+		req   string
+		want  Result
+	}{
+		{"default", &cluster.NodeClass{Name: "default", Role: "nodes"}, []string{"m5.large"}, "40Gi", Refuses},
+		{"200Gi root volume", &cluster.NodeClass{Name: "default", Role: "nodes", DiskBytes: 200 << 30}, []string{"m5.large"}, "40Gi", Fits},
+		{"RAID0 without local disks", &cluster.NodeClass{Name: "default", Role: "nodes", InstanceStoreRAID0: true}, []string{"m5.large"}, "40Gi", Refuses},
+		{"RAID0 over 75 GiB of NVMe", &cluster.NodeClass{Name: "default", Role: "nodes", InstanceStoreRAID0: true}, []string{"c5ad.large"}, "60Gi", Fits},
+	} {
+		np := nodePool("default", nil, nil, corev1.NodeSelectorRequirement{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: tc.types})
+		m := &cluster.Model{NodePools: []*cluster.NodePool{np}, NodeClasses: []*cluster.NodeClass{tc.class}}
+		if got := New(m).Place(deployment("app", "default", eph(tc.req), nil), cluster.Steady).Result(); got != tc.want {
+			t.Errorf("NodePool, %s, %s: %v, want %v", tc.name, tc.req, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 )
@@ -72,6 +73,44 @@ type sizedType struct {
 	alloc vec
 	// vcpus and memMiB are the instance's capacity, which NodePool limits count.
 	vcpus, memMiB int64
+	// allocList, when set, is the allocatable a node class makes of the type
+	// (its ephemeral storage); nil: the catalog's.
+	allocList corev1.ResourceList
+}
+
+// allocatable is the type's allocatable as a resource list.
+func (st sizedType) allocatable() corev1.ResourceList {
+	if st.allocList != nil {
+		return st.allocList
+	}
+	return st.it.Allocatable
+}
+
+// ephemeralAlloc is what an EKS node leaves allocatable of the volume that
+// holds its ephemeral storage: its size, less the 1Gi kube-reserved and the 10%
+// nodefs eviction threshold of the EKS AMIs and of Karpenter (20Gi → 17Gi).
+func ephemeralAlloc(size int64) int64 { return size - 1<<30 - size/10 }
+
+// unknownDisk stands for ephemeral storage whose size is not known: large
+// enough that no request is refused for it.
+const unknownDisk = int64(1) << 50
+
+// withEphemeral returns an allocatable with its ephemeral storage replaced by
+// what a volume of size bytes gives (0: unchanged; -1: not known).
+func withEphemeral(alloc corev1.ResourceList, size int64) corev1.ResourceList {
+	if size == 0 {
+		return alloc
+	}
+	out := alloc.DeepCopy()
+	if out == nil {
+		out = corev1.ResourceList{}
+	}
+	eph := unknownDisk
+	if size > 0 {
+		eph = ephemeralAlloc(size)
+	}
+	out[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(eph, resource.BinarySI)
+	return out
 }
 
 // sizedCatalog is the catalog sorted smallest first (CPU, then memory, then name).
@@ -110,7 +149,7 @@ func (st sizedType) exceedsLimits(limits corev1.ResourceList) bool {
 				return true
 			}
 		default:
-			a := st.it.Allocatable[name]
+			a := st.allocatable()[name]
 			if a.Cmp(lim) > 0 {
 				return true
 			}

@@ -130,6 +130,14 @@ func eksctlNodeGroup(g map[string]any, managed bool) (*cluster.NodeGroup, error)
 		return nil, err
 	}
 	ng.Taints = taints
+	// eksctl gives every node group an 80 GiB volume unless volumeSize says
+	// otherwise.
+	ng.DiskBytes = 80 << 30
+	if v, ok := g["volumeSize"].(int64); ok && v > 0 {
+		ng.DiskBytes = v << 30
+	} else if _, set := g["volumeSize"]; set {
+		ng.DiskBytes = -1
+	}
 	return ng, nil
 }
 

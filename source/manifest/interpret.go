@@ -436,7 +436,68 @@ func decodeNodeClass(o *cluster.Object) *cluster.NodeClass {
 			nc.AMISelectorTerms = append(nc.AMISelectorTerms, tm)
 		}
 	}
+	nc.InstanceStoreRAID0 = o.String("spec.instanceStorePolicy") == "RAID0"
+	nc.DiskBytes = nodeClassDisk(o, nc)
 	return nc
+}
+
+// nodeClassDisk is the size of the volume Karpenter gives the nodes' ephemeral
+// storage, as its instance types compute it: the blockDeviceMappings entry
+// marked rootVolume, else (for a Custom AMI family) the last entry, else the
+// entry of the AMI family's ephemeral device (/dev/xvda; Bottlerocket's data
+// volume /dev/xvdb; Windows /dev/sda1); without one, the default (0).
+func nodeClassDisk(o *cluster.Object, nc *cluster.NodeClass) int64 {
+	bdms, _ := o.Get("spec.blockDeviceMappings").([]any)
+	if len(bdms) == 0 {
+		if cluster.IsUnknown(fmt.Sprint(o.Get("spec.blockDeviceMappings"))) {
+			return -1
+		}
+		return 0
+	}
+	size := func(m map[string]any) int64 {
+		ebs, _ := m["ebs"].(map[string]any)
+		v, ok := ebs["volumeSize"]
+		if !ok {
+			return 0
+		}
+		q, err := quantity(v)
+		if err != nil {
+			return -1 // not known before apply, or not a size
+		}
+		return q.Value()
+	}
+	var entries []map[string]any
+	for _, b := range bdms {
+		if m, ok := b.(map[string]any); ok {
+			entries = append(entries, m)
+		}
+	}
+	for _, m := range entries {
+		if m["rootVolume"] == true {
+			return size(m)
+		}
+	}
+	family := strings.ToLower(nc.AMIFamily)
+	for _, t := range nc.AMISelectorTerms {
+		if a, ok := t["alias"].(string); ok {
+			family, _, _ = strings.Cut(strings.ToLower(a), "@")
+		}
+	}
+	device := "/dev/xvda"
+	switch {
+	case family == "custom" && len(entries) > 0:
+		return size(entries[len(entries)-1])
+	case strings.HasPrefix(family, "bottlerocket"):
+		device = "/dev/xvdb"
+	case strings.HasPrefix(family, "windows"):
+		device = "/dev/sda1"
+	}
+	for _, m := range entries {
+		if m["deviceName"] == device {
+			return size(m)
+		}
+	}
+	return 0
 }
 
 func decodeConditions(v any) []cluster.Condition {

@@ -302,3 +302,62 @@ spec:
 		t.Errorf("the Karpenter controller must be needed in the bootstrap phase")
 	}
 }
+
+// The volume Karpenter sizes ephemeral storage by: the rootVolume mapping, else
+// the AMI family's device (Bottlerocket's data volume), else the default; and
+// eksctl's 80 GiB default or volumeSize.
+func TestInterpretDiskSizes(t *testing.T) {
+	m := interpret(t, "k.yaml", `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: root}
+spec:
+  role: r
+  amiSelectorTerms: [{alias: al2023@latest}]
+  blockDeviceMappings:
+  - {deviceName: /dev/xvdb, ebs: {volumeSize: 50Gi}}
+  - {deviceName: /dev/xvdc, rootVolume: true, ebs: {volumeSize: 300Gi}}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: bottlerocket}
+spec:
+  role: r
+  amiSelectorTerms: [{alias: bottlerocket@latest}]
+  instanceStorePolicy: RAID0
+  blockDeviceMappings:
+  - {deviceName: /dev/xvda, ebs: {volumeSize: 4Gi}}
+  - {deviceName: /dev/xvdb, ebs: {volumeSize: 100Gi}}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: other-device}
+spec:
+  role: r
+  amiSelectorTerms: [{alias: al2023@latest}]
+  blockDeviceMappings:
+  - {deviceName: /dev/xvdz, ebs: {volumeSize: 500Gi}}
+---
+apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: demo, region: eu-west-1}
+managedNodeGroups:
+- {name: default}
+- {name: big, volumeSize: 200}
+`)
+	got := map[string]int64{}
+	for _, nc := range m.NodeClasses {
+		got[nc.Name] = nc.DiskBytes
+	}
+	for _, ng := range m.NodeGroups {
+		got[ng.Name] = ng.DiskBytes
+	}
+	want := map[string]int64{"root": 300 << 30, "bottlerocket": 100 << 30, "other-device": 0, "default": 80 << 30, "big": 200 << 30}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("disks (-want +got):\n%s", diff)
+	}
+	for _, nc := range m.NodeClasses {
+		if nc.InstanceStoreRAID0 != (nc.Name == "bottlerocket") {
+			t.Errorf("%s: RAID0 %v", nc.Name, nc.InstanceStoreRAID0)
+		}
+	}
+}

@@ -924,7 +924,79 @@ func managedNodeGroup(base, name string, g groupIn, org cluster.Origin, refPrefi
 		r.vals["node_role_arn"], _ = g.goVal("iam_role_arn")
 	}
 	r.x.labels, r.x.taints = nodeUserData(g)
+	// The module's launch template (use_custom_launch_template, the default)
+	// sizes the disk by block_device_mappings; without it, disk_size does.
+	r.x.diskSet = true
+	if g.boolean("use_custom_launch_template", true) {
+		r.x.disk = blockDeviceDisk(g, str(r.vals["ami_type"]))
+	} else {
+		r.x.disk = gibBytes(g, "disk_size")
+	}
 	return r
+}
+
+// blockDeviceDisk is the size of the volume a node group's block_device_mappings
+// give the AMI's ephemeral device (/dev/xvda; /dev/xvdb for Bottlerocket;
+// /dev/sda1 for Windows): 0 without one, -1 when not known before apply.
+func blockDeviceDisk(g groupIn, amiType string) int64 {
+	v, ok := g.get("block_device_mappings")
+	if !ok {
+		return 0
+	}
+	if !v.IsKnown() {
+		return -1
+	}
+	device := "/dev/xvda"
+	switch t := strings.ToUpper(amiType); {
+	case strings.HasPrefix(t, "BOTTLEROCKET"):
+		device = "/dev/xvdb"
+	case strings.HasPrefix(t, "WINDOWS"):
+		device = "/dev/sda1"
+	}
+	var entries []any
+	switch t := toGo(v, g.text+".block_device_mappings").(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			entries = append(entries, t[k])
+		}
+	case []any:
+		entries = t
+	case string:
+		return -1
+	}
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		if name := str(m["device_name"]); cluster.IsUnknown(name) {
+			return -1
+		} else if name != device {
+			continue
+		}
+		ebs := first(m["ebs"])
+		if ebs == nil {
+			ebs, _ = m["ebs"].(map[string]any)
+		}
+		n, ok := intOf(ebs["volume_size"])
+		switch {
+		case ok:
+			return int64(n) << 30
+		case ebs["volume_size"] == nil:
+			return 0
+		}
+		return -1
+	}
+	return 0
+}
+
+// gibBytes reads a size in GiB: 0 when unset, -1 when not known.
+func gibBytes(g groupIn, name string) int64 {
+	v, ok := g.goVal(name)
+	if !ok || v == nil {
+		return 0
+	}
+	if n, ok := intOf(v); ok {
+		return int64(n) << 30
+	}
+	return -1
 }
 
 // taintList normalises a taints input (a map of objects or a list of objects) into
@@ -1049,6 +1121,7 @@ func selfManagedNodeGroup(base, name string, g groupIn, org cluster.Origin, refP
 		r.x.amiType = "WINDOWS_CORE_2022_x86_64"
 	}
 	r.x.labels, r.x.taints = nodeUserData(g)
+	r.x.disk, r.x.diskSet = blockDeviceDisk(g, r.x.amiType), true
 	if v, ok := g.goVal("labels"); ok {
 		if r.x.labels == nil {
 			r.x.labels = map[string]string{}

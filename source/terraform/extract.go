@@ -349,6 +349,19 @@ func (b *builder) nodeGroup(r *resInst) {
 	if ng.NodeRole == "" {
 		ng.NodeRole = b.rolePlaceholder(r.addr)
 	}
+	switch {
+	case r.x.diskSet:
+		ng.DiskBytes = r.x.disk
+	case r.vals["launch_template"] != nil:
+		// The launch template's block devices decide, which are not read.
+		ng.DiskBytes = -1
+	default:
+		if n, ok := intOf(r.vals["disk_size"]); ok {
+			ng.DiskBytes = int64(n) << 30
+		} else if r.vals["disk_size"] != nil {
+			ng.DiskBytes = -1
+		}
+	}
 	for _, f := range []struct{ arg, field string }{{"labels", "labels"}, {"taint", "taints"}, {"instance_types", "instance_types"}, {"scaling_config", "scaling_config"}} {
 		if r.unknown[f.arg] || isWhollyUnknown(r.vals[f.arg]) {
 			ng.Unknown = append(ng.Unknown, f.field)
@@ -424,6 +437,12 @@ func (b *builder) selfManagedGroup(r *resInst) {
 	}
 	if ng.NodeRole == "" {
 		ng.NodeRole = b.rolePlaceholder(r.addr)
+	}
+	if r.x.diskSet {
+		ng.DiskBytes = r.x.disk
+	} else {
+		// A raw autoscaling group's launch template decides, which is not read.
+		ng.DiskBytes = -1
 	}
 	b.applyNodeExtras(ng, r)
 	b.m.NodeGroups = append(b.m.NodeGroups, ng)

@@ -62,6 +62,10 @@ type extras struct {
 	nodeRole      string
 	authDefaulted bool
 	unknownFields []string
+	// disk is the node group's ephemeral storage volume in bytes (0 the AMI
+	// default, -1 not known), when a module decides it (diskSet).
+	disk    int64
+	diskSet bool
 }
 
 // at returns the origin of an argument path, falling back to the closest parent.

@@ -712,3 +712,74 @@ resource "kubectl_manifest" "crds" {
 		t.Errorf("unseen %+v", m.Unseen)
 	}
 }
+
+// The disk of a node group: the module's launch template sizes it by
+// block_device_mappings, disk_size without one; a raw node group's launch
+// template is not read.
+func TestNodeGroupDisks(t *testing.T) {
+	m := loadSrc(t, `
+module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 20.0"
+
+  cluster_name = "demo"
+  eks_managed_node_groups = {
+    lt = {
+      block_device_mappings = {
+        xvda = { device_name = "/dev/xvda", ebs = { volume_size = 100, volume_type = "gp3" } }
+      }
+    }
+    plain = {
+      use_custom_launch_template = false
+      disk_size                  = 50
+    }
+    default = {}
+  }
+}
+
+resource "aws_eks_node_group" "raw" {
+  cluster_name  = "demo"
+  node_role_arn = "arn:aws:iam::111122223333:role/n"
+  subnet_ids    = ["s"]
+  disk_size     = 30
+  scaling_config {
+    desired_size = 1
+    max_size     = 1
+    min_size     = 1
+  }
+}
+
+resource "aws_eks_node_group" "templated" {
+  cluster_name  = "demo"
+  node_role_arn = "arn:aws:iam::111122223333:role/n"
+  subnet_ids    = ["s"]
+  launch_template {
+    id      = "lt-1"
+    version = "1"
+  }
+  scaling_config {
+    desired_size = 1
+    max_size     = 1
+    min_size     = 1
+  }
+}
+`)
+	got := map[string]int64{}
+	for _, ng := range m.NodeGroups {
+		got[ng.Name] = ng.DiskBytes
+	}
+	want := map[string]int64{"lt": 100 << 30, "plain": 50 << 30, "default": 0, "": 30 << 30}
+	delete(got, "")
+	delete(want, "")
+	for _, ng := range m.NodeGroups {
+		switch ng.Address {
+		case "aws_eks_node_group.raw":
+			got["raw"], want["raw"] = ng.DiskBytes, 30<<30
+		case "aws_eks_node_group.templated":
+			got["templated"], want["templated"] = ng.DiskBytes, -1
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("disks (-want +got):\n%s", diff)
+	}
+}
