@@ -251,8 +251,9 @@ type pendingPart struct {
 }
 
 // nearest is the configuration a manifest at path belongs to: the only one there
-// is, or the one sharing the longest directory prefix with it; nil when none is an
-// anchor or two are equally near.
+// is, or the nearest one whose directory holds the manifest's, else the one
+// sharing the longest directory prefix with it; nil when none is an anchor or two
+// are equally near.
 func nearest(units []*unit, path string) *unit {
 	var anchors []*unit
 	for _, u := range units {
@@ -267,8 +268,14 @@ func nearest(units []*unit, path string) *unit {
 		return anchors[0]
 	}
 	best, bestScore, tie := (*unit)(nil), -1, false
+	dir := filepath.Dir(path)
 	for _, u := range anchors {
-		s := commonDepth(u.dir, filepath.Dir(path))
+		s := commonDepth(u.dir, dir)
+		if s == depth(u.dir) {
+			// The configuration's directory holds the manifest: nearer than
+			// any that merely shares a prefix.
+			s += 1 << 16
+		}
 		switch {
 		case s > bestScore:
 			best, bestScore, tie = u, s, false
@@ -281,6 +288,9 @@ func nearest(units []*unit, path string) *unit {
 	}
 	return best
 }
+
+// depth counts the path elements of a directory.
+func depth(dir string) int { return len(strings.Split(filepath.ToSlash(dir), "/")) }
 
 // commonDepth counts the leading path elements a and b share.
 func commonDepth(a, b string) int {

@@ -43,3 +43,80 @@ func TestTemplatesAreNotBrokenManifests(t *testing.T) {
 		t.Errorf("broken.yaml: problem %v (unresolved %v), want invalid input", ok, unresolved)
 	}
 }
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const deploymentYAML = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app, namespace: default}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers: [{name: c, image: x}]\n"
+
+// A manifest joins the configuration whose directory holds it before one that
+// only shares a prefix with it; with a single configuration, manifests beside it
+// (a gitops/ folder next to terraform/) join it.
+func TestManifestsJoinTheConfigurationThatHoldsThem(t *testing.T) {
+	release := "provider \"aws\" {}\nresource \"helm_release\" \"x\" {\n  name = \"x\"\n  chart = \"x\"\n}\n"
+	dir := writeTree(t, map[string]string{
+		"main.tf":       release,
+		"app.yaml":      deploymentYAML,
+		"child/main.tf": release,
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloads := map[string]int{}
+	for _, c := range cs {
+		name, _ := filepath.Rel(dir, c.Name)
+		workloads[name] = len(c.Model.Workloads)
+	}
+	if workloads["."] != 1 || workloads["child"] != 0 || len(cs) != 2 {
+		t.Errorf("workloads by cluster %v, want the Deployment in the parent's", workloads)
+	}
+
+	dir = writeTree(t, map[string]string{
+		"terraform/main.tf": release,
+		"gitops/app.yaml":   deploymentYAML,
+	})
+	cs, err = Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || len(cs[0].Model.Workloads) != 1 {
+		t.Errorf("got %d clusters, want the manifests beside the only configuration to join it", len(cs))
+	}
+}
+
+// A ClusterConfig template that only adds node groups (eksctl create nodegroup
+// -f with $EKS_CLUSTER_NAME) shows part of the cluster's capacity: the rest is
+// capacity that cannot be seen. A ClusterConfig template that describes the
+// cluster (with iam, addons, ...) does not.
+func TestNodeGroupOnlyClusterConfigTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		text   string
+		unseen int
+	}{
+		{"apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: $EKS_CLUSTER_NAME, region: $AWS_REGION}\nmanagedNodeGroups:\n- name: graviton\n", 1},
+		{"apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: demo, region: eu-west-1}\nmanagedNodeGroups:\n- name: graviton\n", 0},
+		{"apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata:\n  name: ${CLUSTER_NAME}\n  region: eu-west-1\niam: {withOIDC: true}\nmanagedNodeGroups:\n- name: graviton\n", 0},
+	} {
+		dir := writeTree(t, map[string]string{"cluster.yaml": tc.text})
+		cs, err := Load([]string{dir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(cs[0].Model.Unseen); got != tc.unseen {
+			t.Errorf("%q: %d unseen capacity, want %d", tc.text, got, tc.unseen)
+		}
+	}
+}

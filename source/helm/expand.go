@@ -40,7 +40,10 @@ func Expand(m *cluster.Model) {
 			r.Rendered = true
 		} else {
 			d = synthesizeRelease(r, kube)
-			unknown.add(d.notKnown, r.Origin)
+			if r.ChartDir == "" {
+				// A local chart that could not be read is said by its loader.
+				unknown.add(d.notKnown, r.Origin)
+			}
 		}
 		d.add(m, r.Conditional, append(append([]string(nil), r.Unknown...), d.unknown...), releaseSubject(r))
 	}

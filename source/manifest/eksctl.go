@@ -26,6 +26,9 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			Defined:           true,
 		}
 	}
+	if why := partialClusterConfig(o); why != "" {
+		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the rest of cluster " + o.Name + "'s compute", Why: why, Origin: o.Origin})
+	}
 	for _, group := range []struct {
 		path    string
 		managed bool
@@ -96,6 +99,25 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 		m.Addons = append(m.Addons, ad)
 	}
 	interpretEksctlIdentity(m, o)
+}
+
+// partialClusterConfig tells a ClusterConfig that adds node groups to a cluster
+// made elsewhere from one that describes a cluster: a template whose name is
+// filled in later (envsubst, as tutorials and workshops do before eksctl create
+// nodegroup -f) that holds nothing but node groups or Fargate profiles. Its
+// capacity is not all the cluster has; it says why.
+func partialClusterConfig(o *cluster.Object) string {
+	if !strings.Contains(o.Name, "$") && !strings.Contains(o.Name, "{{") {
+		return ""
+	}
+	for k := range o.Content {
+		switch k {
+		case "apiVersion", "kind", "metadata", "managedNodeGroups", "nodeGroups", "fargateProfiles":
+		default:
+			return ""
+		}
+	}
+	return "this ClusterConfig is a template that only adds node groups to a cluster defined elsewhere (eksctl create nodegroup -f), whose other capacity it does not show"
 }
 
 func valueOr(v any, def any) any {
