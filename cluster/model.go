@@ -255,6 +255,9 @@ type NodePool struct {
 	Limits        corev1.ResourceList
 	NodeClassRef  NodeClassRef
 	Weight        int32
+	// Unknown lists the fields not known before apply ("requirements",
+	// "labels", "taints"): what is refused for them may fit.
+	Unknown []string
 }
 
 // NodeClass is a Karpenter EC2NodeClass.

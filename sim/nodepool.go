@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -284,6 +285,11 @@ func finish(v Verdict) Verdict {
 		return v
 	}
 	v.Result = Refuses
+	if np := v.Source.NodePool; np != nil && len(np.Unknown) > 0 && !slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeController }) {
+		// What is refused may be what the unknown fields allow.
+		v.Result = Unknown
+		v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: fmt.Sprintf("nodepool %q %s not known before apply", np.Name, strings.Join(np.Unknown, ", "))})
+	}
 	return v
 }
 

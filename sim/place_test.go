@@ -487,3 +487,19 @@ func TestEphemeralStorageFollowsTheDisk(t *testing.T) {
 		}
 	}
 }
+
+// A NodePool whose requirements are not known before apply may allow what
+// its known ones refuse.
+func TestNodePoolWithUnknownFields(t *testing.T) {
+	np := nodePool("default", nil, nil, corev1.NodeSelectorRequirement{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}})
+	m := &cluster.Model{NodePools: []*cluster.NodePool{np}, NodeClasses: []*cluster.NodeClass{{Name: "default", Role: "nodes"}}}
+	app := deployment("app", "default", corev1.PodSpec{NodeSelector: map[string]string{"team": "a"}, Containers: []corev1.Container{container("100m", "")}}, nil)
+	if got := New(m).Place(app, cluster.Steady).Result(); got != Refuses {
+		t.Fatalf("known NodePool: %v, want refuses", got)
+	}
+	np.Unknown = []string{"labels"}
+	pl := New(m).Place(app, cluster.Steady)
+	if got := pl.Result(); got != Unknown || !strings.Contains(pl.Explain()[0], `nodepool "default" labels not known before apply`) {
+		t.Errorf("NodePool with unknown labels: %v %q, want unknown", got, pl.Explain())
+	}
+}

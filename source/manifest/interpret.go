@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -365,19 +366,49 @@ func decodeTaints(v any) ([]corev1.Taint, error) {
 
 func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 	np := &cluster.NodePool{Object: o, Name: o.Name, APIVersion: o.APIVersion}
-	np.Labels = stringMap(o.Get("spec.template.metadata.labels"))
+	unknown := func(field string) {
+		if !slices.Contains(np.Unknown, field) {
+			np.Unknown = append(np.Unknown, field)
+		}
+	}
+	// Values not known before apply (a Terraform template) leave the field
+	// unknown rather than invalid.
+	labels := o.Get("spec.template.metadata.labels")
+	np.Labels = stringMap(labels)
+	if holdsUnknown(labels) {
+		unknown("labels")
+	}
 	var err error
-	if np.Taints, err = decodeTaints(o.Get("spec.template.spec.taints")); err != nil {
-		return nil, fmt.Errorf("spec.template.spec.taints: %w", err)
+	for _, f := range []struct {
+		path string
+		dst  *[]corev1.Taint
+	}{{"spec.template.spec.taints", &np.Taints}, {"spec.template.spec.startupTaints", &np.StartupTaints}} {
+		v := o.Get(f.path)
+		if holdsUnknown(v) {
+			unknown("taints")
+			continue
+		}
+		if *f.dst, err = decodeTaints(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.path, err)
+		}
 	}
-	if np.StartupTaints, err = decodeTaints(o.Get("spec.template.spec.startupTaints")); err != nil {
-		return nil, fmt.Errorf("spec.template.spec.startupTaints: %w", err)
+	rv := o.Get("spec.template.spec.requirements")
+	if s, ok := rv.(string); ok && cluster.IsUnknown(s) {
+		unknown("requirements")
 	}
-	reqs, _ := o.Get("spec.template.spec.requirements").([]any)
+	reqs, _ := rv.([]any)
 	for i, r := range reqs {
 		rm, ok := r.(map[string]any)
 		if !ok {
+			if s, isString := r.(string); isString && cluster.IsUnknown(s) {
+				unknown("requirements")
+				continue
+			}
 			return nil, fmt.Errorf("spec.template.spec.requirements.%d is not an object", i)
+		}
+		if holdsUnknown(rm) {
+			unknown("requirements")
+			continue
 		}
 		var req cluster.NodeSelectorRequirement
 		if err := fromUnstructured(rm, &req.NodeSelectorRequirement); err != nil {
@@ -409,6 +440,27 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 		np.Weight = int32(w)
 	}
 	return np, nil
+}
+
+// holdsUnknown reports whether a value holds a value not known before apply.
+func holdsUnknown(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return cluster.IsUnknown(t)
+	case []any:
+		for _, x := range t {
+			if holdsUnknown(x) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, x := range t {
+			if cluster.IsUnknown(k) || holdsUnknown(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func quantity(v any) (resource.Quantity, error) {

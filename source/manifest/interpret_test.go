@@ -361,3 +361,32 @@ managedNodeGroups:
 		}
 	}
 }
+
+// A NodePool rendered from values not known before apply (a Terraform template)
+// is read with those fields unknown, never as invalid.
+func TestInterpretNodePoolWithUnknownValues(t *testing.T) {
+	m := interpret(t, "k.yaml", `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    metadata:
+      labels: {team: "${var.team}"}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      taints: "${var.taints}"
+      requirements:
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: "${var.families}"}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+`)
+	if len(m.Problems) > 0 {
+		t.Fatalf("problems: %+v", m.Problems)
+	}
+	np := m.NodePools[0]
+	if want := []string{"labels", "taints", "requirements"}; !cmp.Equal(np.Unknown, want) {
+		t.Errorf("Unknown = %v, want %v", np.Unknown, want)
+	}
+	if len(np.Requirements) != 1 || np.Requirements[0].Key != "kubernetes.io/arch" {
+		t.Errorf("requirements = %+v, want the known one", np.Requirements)
+	}
+}

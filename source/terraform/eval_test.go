@@ -471,3 +471,23 @@ locals {
 		t.Errorf("documents: %v, problems %v; want 3 and none", got, l.problems)
 	}
 }
+
+// Terraform still reads the legacy bare list and map types.
+func TestLegacyBareTypes(t *testing.T) {
+	got, l := evalIn(t, `
+variable "families" {
+  type    = list
+  default = ["m5", "c5"]
+}
+variable "tags" {
+  type    = map
+  default = { team = "a" }
+}
+locals {
+  result = [length(var.families), var.tags.team]
+}
+`, nil)
+	if diff := cmp.Diff([]any{int64(2), "a"}, got); diff != "" || len(l.problems) > 0 {
+		t.Errorf("got %v (-want +got):\n%s\nproblems %v", got, diff, l.problems)
+	}
+}

@@ -692,7 +692,7 @@ func (b *builder) unknownObject(r *resInst, attr string) {
 
 func (b *builder) kubectlManifest(r *resInst) {
 	body := str(r.vals["yaml_body"])
-	if body == "" || isWhollyUnknown(body) {
+	if strings.TrimSpace(body) == "" || isWhollyUnknown(strings.TrimSpace(body)) {
 		b.unknownObject(r, "yaml_body")
 		return
 	}

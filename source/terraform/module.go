@@ -394,11 +394,31 @@ func (l *loader) applyType(b *hclsyntax.Block, v cty.Value, what string) (out ct
 	if texpr == nil {
 		return v
 	}
+	// Terraform still reads the legacy bare list and map as list(any) and
+	// map(any).
+	switch hcl.ExprAsKeyword(texpr) {
+	case "list":
+		return l.convertType(b, v, cty.List(cty.DynamicPseudoType), what)
+	case "map":
+		return l.convertType(b, v, cty.Map(cty.DynamicPseudoType), what)
+	}
 	ty, defaults, diags := typeexpr.TypeConstraintWithDefaults(texpr)
 	if diags.HasErrors() {
 		l.diagProblems(texpr.Range().Filename, diags)
 		return v
 	}
+	if defaults != nil && v.IsKnown() {
+		func() {
+			defer func() { recover() }()
+			v = defaults.Apply(v)
+		}()
+	}
+	return l.convertType(b, v, ty, what)
+}
+
+// convertType converts a variable's value to its type; a value that does not
+// convert is unknown, and said.
+func (l *loader) convertType(b *hclsyntax.Block, v cty.Value, ty cty.Type, what string) (out cty.Value) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = v
@@ -407,13 +427,10 @@ func (l *loader) applyType(b *hclsyntax.Block, v cty.Value, what string) (out ct
 	if !v.IsKnown() {
 		return v
 	}
-	if defaults != nil {
-		v = defaults.Apply(v)
-	}
 	c, err := convert.Convert(v, ty)
 	if err != nil {
 		l.unresolved(originOf(b.DefRange()), fmt.Sprintf("the value of %s does not match its declared type %s (%s); it is treated as unknown", what, typeexpr.TypeString(ty), err))
-		return v
+		return unknownOf(what)
 	}
 	return c
 }

@@ -783,3 +783,28 @@ resource "aws_eks_node_group" "templated" {
 		t.Errorf("disks (-want +got):\n%s", diff)
 	}
 }
+
+// A body that is a value known only after apply, with text around it, is not
+// known: never invalid input.
+func TestManifestBodyOfAnHTTPResponse(t *testing.T) {
+	_, unresolved := loadSrcUnresolved(t, `
+data "http" "plugin" {
+  url = "https://example.com/plugin.yaml"
+}
+resource "kubectl_manifest" "plugin" {
+  yaml_body = <<YAML
+${data.http.plugin.response_body}
+YAML
+}
+resource "kubectl_manifest" "framed" {
+  yaml_body = <<YAML
+# the plugin
+---
+${data.http.plugin.response_body}
+YAML
+}
+`)
+	if len(unresolved) != 2 {
+		t.Errorf("unresolved %q, want one per resource", unresolved)
+	}
+}

@@ -154,10 +154,17 @@ func decodeObjects(text string, org cluster.Origin) ([]*cluster.Object, []cluste
 	}
 	for i := range probs {
 		probs[i].Message = p.restoreString(probs[i].Message)
-		if len(p.byToken) > 0 && strings.HasPrefix(probs[i].Message, "YAML syntax error") {
+		switch {
+		case len(p.byToken) == 0:
+		case strings.HasPrefix(probs[i].Message, "YAML syntax error"):
 			// It may parse once the unknown values are known.
 			probs[i].Unresolved = true
 			probs[i].Message += "; the text holds values not known before apply, so it may parse once they are; it is not analysed"
+		case strings.Contains(probs[i].Message, "not a Kubernetes object"):
+			// A value not known before apply may be whole documents (the body
+			// of an HTTP response, a file read elsewhere).
+			probs[i].Unresolved = true
+			probs[i].Message += "; the text holds values not known before apply, which may be the objects themselves; it is not analysed"
 		}
 	}
 	return objs, probs
