@@ -119,7 +119,7 @@ func (f *finder) walk(fsys *inputfs.FS, root string) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor") {
+			if path != root && skippedDirs[name] {
 				return filepath.SkipDir
 			}
 			if fsys.IsRegular(filepath.Join(path, "Chart.yaml")) {
@@ -135,6 +135,15 @@ func (f *finder) walk(fsys *inputfs.FS, root string) {
 		}
 		return nil
 	})
+}
+
+// skippedDirs hold what tools keep beside a configuration, never a configuration:
+// version control, Terraform's and Terragrunt's caches of providers and module
+// sources, package managers' trees. Other hidden directories are read (a
+// workshop's .workshop/terraform is a configuration like any other).
+var skippedDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, ".terraform": true, ".terragrunt-cache": true,
+	"node_modules": true, "vendor": true, ".venv": true, "__pycache__": true,
 }
 
 // unit is one cluster being assembled.

@@ -120,3 +120,26 @@ func TestNodeGroupOnlyClusterConfigTemplate(t *testing.T) {
 		}
 	}
 }
+
+// Hidden directories are read (a workshop's .workshop/terraform); what tools
+// keep beside a configuration (.git, .terraform, node_modules) is not.
+func TestHiddenDirectories(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		".workshop/terraform/app.yaml":  deploymentYAML,
+		".terraform/modules/x/app.yaml": strings.Replace(deploymentYAML, "name: app", "name: cached", 1),
+		".git/app.yaml":                 strings.Replace(deploymentYAML, "name: app", "name: git", 1),
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		for _, w := range c.Model.Workloads {
+			names = append(names, w.Object.Name)
+		}
+	}
+	if strings.Join(names, " ") != "app" {
+		t.Errorf("workloads %v, want only the one under .workshop", names)
+	}
+}
