@@ -199,15 +199,19 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	for _, n := range f.named {
 		named[n] = true
 	}
+	kz := readKustomizations(fsys, f.files)
 	var files []string
 	for _, file := range f.files {
 		a := abs(file)
-		if !named[file] && (inputs[a] || inputDirs[filepath.Dir(a)]) {
+		if !named[file] && (inputs[a] || inputDirs[filepath.Dir(a)] || kz.inputs[a]) {
 			continue
 		}
 		files = append(files, file)
 	}
 	read := readFiles(fsys, files, named)
+	for i, file := range files {
+		kz.mark(file, read[i])
+	}
 
 	var pending []*pendingPart
 	for i, file := range files {
@@ -226,6 +230,9 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 			return nil, err
 		}
 		pending = append(pending, &pendingPart{path: abs(c), model: part})
+	}
+	if p, ok := kz.problem(); ok {
+		f.probs = append(f.probs, p)
 	}
 	for _, p := range f.probs {
 		pending = append(pending, &pendingPart{path: abs(p.Origin.File), model: &cluster.Model{Problems: []cluster.Problem{p}}})
