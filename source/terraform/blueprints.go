@@ -25,20 +25,26 @@ var (
 )
 
 // blueprintsVersion is the release a call installs: its version constraint, or
-// the ref of a git source.
-func blueprintsVersion(call *moduleCall) (string, bool) {
-	constraint := call.version
-	if mm := refRE.FindStringSubmatch(call.source); mm != nil {
-		constraint = strings.TrimPrefix(mm[1], "v")
+// the ref of a git source. When the release had to be assumed, why says why.
+func blueprintsVersion(call *moduleCall) (version string, assumed bool, why string) {
+	constraint, why := call.version, "is not pinned"
+	if constraint != "" {
+		why = "is pinned to " + constraint + ", which no release eksdoctor knows satisfies"
 	}
-	return catalog.BlueprintsAddonsRelease(constraint)
+	_, query, _ := strings.Cut(call.source, "?")
+	if mm := refRE.FindStringSubmatch(query); mm != nil {
+		constraint = strings.TrimPrefix(mm[1], "v")
+		why = "is pinned to ref " + mm[1] + ", which is not a release eksdoctor knows"
+	}
+	version, assumed = catalog.BlueprintsAddonsRelease(constraint)
+	return version, assumed, why
 }
 
 func (m *modInst) blueprintsAddons(in modIn, s *semModule, add func(*resInst)) {
 	A := in.ci.addr
-	version, assumed := blueprintsVersion(in.ci.call)
+	version, assumed, why := blueprintsVersion(in.ci.call)
 	if assumed {
-		m.l.unresolved(s.origin, "the version of "+A+" (aws-ia/eks-blueprints-addons) is not pinned; release "+version+", the newest eksdoctor knows, is assumed")
+		m.l.unresolved(s.origin, "the version of "+A+" (aws-ia/eks-blueprints-addons) "+why+"; release "+version+", the newest eksdoctor knows, is assumed")
 	}
 	s.version = version
 	releases, _ := in.boolean("create_kubernetes_resources", true)

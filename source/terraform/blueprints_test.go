@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -299,5 +300,76 @@ func TestOpaqueComputeInputs(t *testing.T) {
 		if got := computeInput.MatchString(name) && !iamInput.MatchString(name); got != want {
 			t.Errorf("%s: compute %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A local source that is not in the inputs is recognised by its inputs, and
+// said; sources recognised as nothing are said once each, whatever the number of
+// calls.
+func TestMissingLocalSources(t *testing.T) {
+	m, unresolved := loadSrcUnresolved(t, blueprintsEKS+`
+module "addons" {
+  source = "../../"
+
+  cluster_name      = module.eks.cluster_name
+  cluster_endpoint  = module.eks.cluster_endpoint
+  oidc_provider_arn = module.eks.oidc_provider_arn
+  enable_karpenter  = true
+}
+
+module "user_data_a" {
+  source = "../../modules/_user_data"
+  platform = "al2023"
+}
+module "user_data_b" {
+  source = "../../modules/_user_data"
+  platform = "bottlerocket"
+}
+`)
+	if releaseNamed(m, "karpenter") == nil {
+		t.Error("the Karpenter release of the module assumed from its inputs is missing")
+	}
+	sort.Strings(unresolved)
+	want := []string{
+		"the source ../../modules/_user_data of 2 module calls (module.user_data_a, module.user_data_b) is not in the inputs; what it creates is not analysed and its outputs are unknown",
+		"the source of module.addons (../../) is not in the inputs; its inputs are those of aws-ia/eks-blueprints-addons, which is assumed",
+		"the version of module.addons (aws-ia/eks-blueprints-addons) is not pinned; release 1.24.3, the newest eksdoctor knows, is assumed",
+	}
+	if diff := cmp.Diff(want, unresolved); diff != "" {
+		t.Errorf("unresolved (-want +got):\n%s", diff)
+	}
+}
+
+// A git source pinned to a commit is not said to be unpinned.
+func TestBlueprintsAddonsPinnedToACommit(t *testing.T) {
+	_, unresolved := loadSrcUnresolved(t, blueprintsEKS+`
+module "addons" {
+  source = "github.com/aws-ia/terraform-aws-eks-blueprints-addons?ref=08650fd2b4bc894bbe3d7b4d2a3b3e8b4c1d2e3f"
+
+  cluster_name      = module.eks.cluster_name
+  cluster_endpoint  = module.eks.cluster_endpoint
+  oidc_provider_arn = module.eks.oidc_provider_arn
+}
+`)
+	want := []string{"the version of module.addons (aws-ia/eks-blueprints-addons) is pinned to ref 08650fd2b4bc894bbe3d7b4d2a3b3e8b4c1d2e3f, which is not a release eksdoctor knows; release 1.24.3, the newest eksdoctor knows, is assumed"}
+	if diff := cmp.Diff(want, unresolved); diff != "" {
+		t.Errorf("unresolved (-want +got):\n%s", diff)
+	}
+}
+
+// A git source pinned to a release tag installs that release.
+func TestBlueprintsAddonsPinnedToATag(t *testing.T) {
+	m := loadSrc(t, blueprintsEKS+`
+module "addons" {
+  source = "git::https://github.com/aws-ia/terraform-aws-eks-blueprints-addons.git?ref=v1.16.3"
+
+  cluster_name      = module.eks.cluster_name
+  cluster_endpoint  = module.eks.cluster_endpoint
+  oidc_provider_arn = module.eks.oidc_provider_arn
+  enable_karpenter  = true
+}
+`)
+	if k := releaseNamed(m, "karpenter"); k == nil || k.Version != "0.35.0" {
+		t.Errorf("karpenter release %+v, want chart 0.35.0 of release 1.16.3", k)
 	}
 }

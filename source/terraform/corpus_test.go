@@ -59,7 +59,9 @@ func TestLoadCorpus(t *testing.T) {
 				if !p.Unresolved {
 					t.Errorf("Load(%s): got problem %s: %s, want none", dir, p.Origin, p.Message)
 				}
-				unresolved = append(unresolved, p.Message)
+				if !assumedRepositoryModule(t, dir, p.Message) {
+					unresolved = append(unresolved, p.Message)
+				}
 			}
 			if want := corpusUnresolved[strings.TrimPrefix(dir, corpusDir+"/")]; !cmp.Equal(unresolved, want) {
 				t.Errorf("Load(%s): what could not be evaluated: got %q, want %q", dir, unresolved, want)
@@ -83,6 +85,22 @@ var corpusUnresolved = map[string][]string{
 	"terraform-aws-eks/@v19.21.0/examples/fargate_profile": {"module.eks.fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as unknown"},
 }
 
+// assumedRepositoryModule recognises what an example of the module's own
+// repository says of its source = "../..", which the corpus does not hold:
+// terraform-aws-eks, assumed from its inputs.
+func assumedRepositoryModule(t *testing.T, dir, msg string) bool {
+	t.Helper()
+	const said = ") is not in the inputs; its inputs are those of terraform-aws-modules/eks, which is assumed"
+	if !strings.HasSuffix(msg, said) {
+		return false
+	}
+	src := msg[strings.Index(msg, "(")+1 : len(msg)-len(said)]
+	if src != "../.." && src != "../../" {
+		t.Errorf("%s: module source %q assumed to be terraform-aws-eks", dir, src)
+	}
+	return true
+}
+
 func loadCorpus(t *testing.T, rel string) *cluster.Model {
 	t.Helper()
 	shared.Dir(t, "corpus")
@@ -95,7 +113,9 @@ func loadCorpus(t *testing.T, rel string) *cluster.Model {
 		if !p.Unresolved {
 			t.Errorf("%s: got problem %s: %s, want none", rel, p.Origin, p.Message)
 		}
-		unresolved = append(unresolved, p.Message)
+		if !assumedRepositoryModule(t, filepath.Join(corpusDir, rel), p.Message) {
+			unresolved = append(unresolved, p.Message)
+		}
 	}
 	if want := corpusUnresolved[rel]; !cmp.Equal(unresolved, want) {
 		t.Errorf("%s: what could not be evaluated: got %q, want %q", rel, unresolved, want)

@@ -170,17 +170,39 @@ func classifyLocal(l *loader, call *moduleCall) moduleKind {
 			return k
 		}
 	}
-	if looksLikeEKS(call) {
+	switch {
+	case looksLikeBlueprintsAddons(call):
+		l.unresolved(originOf(call.block.DefRange()), fmt.Sprintf("the source of %smodule.%s (%s) is not in the inputs; its inputs are those of aws-ia/eks-blueprints-addons, which is assumed", call.m.prefix, call.name, call.source))
+		return kindBlueprintsAddons
+	case looksLikeEKS(call):
+		l.unresolved(originOf(call.block.DefRange()), fmt.Sprintf("the source of %smodule.%s (%s) is not in the inputs; its inputs are those of terraform-aws-modules/eks, which is assumed", call.m.prefix, call.name, call.source))
 		return kindEKS
 	}
 	call.missing = true
 	return kindOpaque
 }
 
+// looksLikeBlueprintsAddons recognises a call of aws-ia/eks-blueprints-addons by
+// its inputs: the cluster's OIDC provider and add-ons to enable.
+func looksLikeBlueprintsAddons(call *moduleCall) bool {
+	attrs := call.block.Body.Attributes
+	if attrs["oidc_provider_arn"] == nil || attrs["cluster_name"] == nil {
+		return false
+	}
+	for name := range attrs {
+		if strings.HasPrefix(name, "enable_") || name == "eks_addons" {
+			return true
+		}
+	}
+	return false
+}
+
 // adoptSiblings gives a local call whose source is missing and whose inputs say
 // nothing (a disabled copy: `create = false`) the kind of another call to the same
 // source.
 func (m *modInst) adoptSiblings() {
+	missing := map[string][]*moduleCall{} // by source
+	var sources []string
 	for _, call := range m.callList {
 		if !call.missing {
 			continue
@@ -192,8 +214,28 @@ func (m *modInst) adoptSiblings() {
 			}
 		}
 		if call.missing {
-			m.l.unresolved(originOf(call.block.DefRange()), "the source of "+m.prefix+"module."+call.name+" ("+call.source+") is not in the inputs; what it creates is not analysed and its outputs are unknown")
+			if missing[call.source] == nil {
+				sources = append(sources, call.source)
+			}
+			missing[call.source] = append(missing[call.source], call)
 		}
+	}
+	// Said once per source: a test suite calls one module many times.
+	for _, src := range sources {
+		calls := missing[src]
+		var names []string
+		for _, c := range calls {
+			names = append(names, m.prefix+"module."+c.name)
+		}
+		who := names[0]
+		if len(names) > 1 {
+			list := strings.Join(names, ", ")
+			if len(names) > 5 {
+				list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+			}
+			who = fmt.Sprintf("%d module calls (%s)", len(names), list)
+		}
+		m.l.unresolved(originOf(calls[0].block.DefRange()), "the source "+src+" of "+who+" is not in the inputs; what it creates is not analysed and its outputs are unknown")
 	}
 }
 
@@ -229,7 +271,11 @@ func signature(cfg *modConfig) (moduleKind, int) {
 func looksLikeEKS(call *moduleCall) bool {
 	attrs := call.block.Body.Attributes
 	named := attrs["cluster_name"] != nil || attrs["name"] != nil
-	for _, k := range []string{"eks_managed_node_groups", "self_managed_node_groups", "fargate_profiles", "cluster_addons", "addons", "cluster_version", "kubernetes_version", "access_entries", "vpc_id", "subnet_ids"} {
+	if attrs["oidc_provider_arn"] != nil {
+		// An input of modules that use the cluster, not of the one that makes it.
+		return false
+	}
+	for _, k := range []string{"eks_managed_node_groups", "self_managed_node_groups", "fargate_profiles", "cluster_addons", "addons", "access_entries", "vpc_id", "subnet_ids"} {
 		if attrs[k] != nil && named {
 			return true
 		}
