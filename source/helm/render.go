@@ -70,6 +70,11 @@ func render(b *renderBudget, chartPath string, files []cluster.File, r *cluster.
 	}
 	var objs []*cluster.Object
 	var probs []cluster.Problem
+	if len(resp.Missing) > 0 {
+		// helm template would refuse the chart until helm dependency build
+		// fetches them; what the chart itself renders is still read.
+		probs = append(probs, cluster.Problem{Origin: at, Unresolved: true, Message: fmt.Sprintf("chart %s depends on charts not in its charts/ directory (%s; helm dependency build fetches them): what they create is not analysed", chartPath, strings.Join(resp.Missing, ", "))})
+	}
 	for _, d := range resp.Docs {
 		file := filepath.Join(chartPath, filepath.FromSlash(templateRel(resp.Chart, d.Name)))
 		if isArchive(chartPath) {

@@ -246,3 +246,15 @@ func writeFile(t *testing.T, name, text string) {
 		t.Fatal(err)
 	}
 }
+
+// An umbrella chart whose dependencies are not vendored renders what it holds
+// itself, and says what it does not.
+func TestRenderMissingDependencies(t *testing.T) {
+	objs, probs := renderDir(t, "testdata/umbrella", &cluster.HelmRelease{Name: "u", Namespace: "default"})
+	if len(objs) != 1 || objs[0].Name != "u-settings" {
+		t.Errorf("objects %v, want the chart's own ConfigMap", objs)
+	}
+	if len(probs) != 1 || !probs[0].Unresolved || !strings.Contains(probs[0].Message, "karpenter 0.22.1 from https://charts.karpenter.sh; helm dependency build fetches them") {
+		t.Errorf("problems %+v, want the missing dependency said", probs)
+	}
+}

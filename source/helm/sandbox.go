@@ -66,6 +66,9 @@ type renderResponse struct {
 	Version string        `json:"version"`
 	Docs    []renderedDoc `json:"docs"`
 	Err     string        `json:"err,omitempty"`
+	// Missing are the dependencies Chart.yaml declares that charts/ does not
+	// hold ("karpenter 0.22.1 from https://charts.karpenter.sh").
+	Missing []string `json:"missing,omitempty"`
 }
 
 func serveRender(in io.Reader, out io.Writer) int {
@@ -105,6 +108,15 @@ func renderFiles(req renderRequest) (resp renderResponse) {
 		return renderResponse{Err: "the chart could not be loaded: " + err.Error()}
 	}
 	resp.Chart, resp.Version = ch.Name(), ch.Metadata.Version
+	have := map[string]bool{}
+	for _, d := range ch.Dependencies() {
+		have[d.Name()] = true
+	}
+	for _, d := range ch.Metadata.Dependencies {
+		if d != nil && !have[d.Name] {
+			resp.Missing = append(resp.Missing, strings.TrimSpace(fmt.Sprintf("%s %s from %s", d.Name, d.Version, d.Repository)))
+		}
+	}
 	r := &cluster.HelmRelease{Name: req.Release, Namespace: req.Namespace, Values: req.Values}
 	docs, err := renderChart(ch, r, req.KubeVersion)
 	if err != nil {
