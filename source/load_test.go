@@ -143,3 +143,40 @@ func TestHiddenDirectories(t *testing.T) {
 		t.Errorf("workloads %v, want only the one under .workshop", names)
 	}
 }
+
+// Charts Argo CD and Flux install are said, once: eksdoctor does not render them.
+func TestGitOpsCharts(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"apps.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: karpenter, namespace: argocd}
+spec:
+  source: {repoURL: public.ecr.aws/karpenter, chart: karpenter, targetRevision: 1.0.8}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: metrics-server, namespace: flux-system}
+spec:
+  chart:
+    spec: {chart: metrics-server, sourceRef: {kind: HelmRepository, name: metrics-server}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: manifests, namespace: argocd}
+spec:
+  source: {repoURL: https://example.com/repo.git, path: k8s}
+`,
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2 Helm charts are installed by Argo CD or Flux objects, which eksdoctor does not render: what they create is not analysed: karpenter (Application/argocd/karpenter), metrics-server (HelmRelease/flux-system/metrics-server)"
+	var got []string
+	for _, p := range cs[0].Model.Problems {
+		got = append(got, p.Message)
+	}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("problems %q, want %q", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -17,6 +18,7 @@ func markUnseen(m *cluster.Model) {
 	if m.Live != nil {
 		return // a running cluster shows its nodes
 	}
+	gitopsCharts(m)
 	for _, o := range m.Objects {
 		if o.Kind == "Provisioner" && strings.HasPrefix(o.APIVersion, "karpenter.sh/") {
 			m.Unseen = append(m.Unseen, cluster.UnseenCapacity{
@@ -40,4 +42,53 @@ func markUnseen(m *cluster.Model) {
 		Why:    "these inputs declare no node group, Fargate profile or node, so the cluster's compute is defined elsewhere",
 		Origin: m.Cluster.Origin,
 	})
+}
+
+// gitopsCharts says, once, which charts GitOps objects install (Argo CD
+// Applications and ApplicationSets, Flux HelmReleases): eksdoctor does not
+// render them, so what they create is not analysed. Manifests a GitOps tool
+// applies from the repository are read as manifests.
+func gitopsCharts(m *cluster.Model) {
+	var charts []string
+	var first cluster.Origin
+	add := func(o *cluster.Object, chart any) {
+		name, _ := chart.(string)
+		if name == "" {
+			return
+		}
+		if len(charts) == 0 {
+			first = o.Origin
+		}
+		charts = append(charts, fmt.Sprintf("%s (%s)", name, o.Ref()))
+	}
+	for _, o := range m.Objects {
+		group, _, _ := strings.Cut(o.APIVersion, "/")
+		switch {
+		case group == "argoproj.io" && (o.Kind == "Application" || o.Kind == "ApplicationSet"):
+			spec := "spec"
+			if o.Kind == "ApplicationSet" {
+				spec = "spec.template.spec"
+			}
+			add(o, o.Get(spec+".source.chart"))
+			if srcs, ok := o.Get(spec + ".sources").([]any); ok {
+				for _, s := range srcs {
+					if sm, ok := s.(map[string]any); ok {
+						add(o, sm["chart"])
+					}
+				}
+			}
+		case group == "helm.toolkit.fluxcd.io" && o.Kind == "HelmRelease":
+			add(o, o.Get("spec.chart.spec.chart"))
+			add(o, o.Get("spec.chartRef.name"))
+		}
+	}
+	if len(charts) == 0 {
+		return
+	}
+	list := strings.Join(charts, ", ")
+	if len(charts) > 10 {
+		list = strings.Join(charts[:10], ", ") + fmt.Sprintf(" and %d more", len(charts)-10)
+	}
+	m.Problems = append(m.Problems, cluster.Problem{Origin: first, Unresolved: true,
+		Message: fmt.Sprintf("%d Helm charts are installed by Argo CD or Flux objects, which eksdoctor does not render: what they create is not analysed: %s", len(charts), list)})
 }
