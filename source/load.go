@@ -55,9 +55,13 @@ type Cluster struct {
 // all could be read. Nothing outside the paths (and the charts, values and variable
 // files named in opts) is read.
 func Load(paths []string, opts Options) ([]*Cluster, error) {
-	for _, p := range paths {
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
+	// Every file named on the command line must be there: a run without the
+	// variables or values it was asked to use would answer another question.
+	for _, group := range [][]string{paths, opts.TFVars, opts.Values, opts.Charts} {
+		for _, p := range group {
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("read %s: %w", p, err)
+			}
 		}
 	}
 	roots := append(append(append(append([]string(nil), paths...), opts.Charts...), opts.Values...), opts.TFVars...)
