@@ -246,7 +246,7 @@ func (l *loader) unreadable(e *hclsyntax.FunctionCallExpr, err error) cty.Value 
 			u = &undeclaredUse{names: map[string]bool{}, first: org}
 			l.missingFiles[dir] = u
 		}
-		u.names[l.text(e.Range())] = true
+		u.names[l.text(e.Range())+" ("+err.Error()+")"] = true
 		if org.File < u.first.File || org.File == u.first.File && org.Line < u.first.Line {
 			u.first = org
 		}
