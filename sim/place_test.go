@@ -503,3 +503,14 @@ func TestNodePoolWithUnknownFields(t *testing.T) {
 		t.Errorf("NodePool with unknown labels: %v %q, want unknown", got, pl.Explain())
 	}
 }
+
+// A node group that exists only if a value not known before apply says so is
+// summed up as not judged, in a sentence.
+func TestSummaryOfAConditionalNodeGroup(t *testing.T) {
+	g := &cluster.NodeGroup{Name: "g", Managed: true, InstanceTypes: []string{"m5.large"}, Conditional: "var.enabled"}
+	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{g}}
+	pl := New(m).Place(deployment("app", "default", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil), cluster.Steady)
+	if want := "0/1 node groups are available: 1 node group(s) could not be judged (it exists only if var.enabled, which is not known before apply)."; pl.Summary() != want {
+		t.Errorf("summary %q, want %q", pl.Summary(), want)
+	}
+}

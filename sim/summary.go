@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,6 +45,10 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 	for _, v := range vs {
 		if v.Result == Fits {
 			fits++
+			continue
+		}
+		if i := slices.IndexFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeUnknownValue }); v.Result == Unknown && i >= 0 {
+			counts["could not be judged ("+v.Reasons[i].Message+")"]++
 			continue
 		}
 		if len(v.Reasons) > 0 {

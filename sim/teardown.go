@@ -145,7 +145,9 @@ const (
 	// HazardControllerBeforeCompute: the Karpenter release does not depend on the
 	// node group or Fargate profile it runs on.
 	HazardControllerBeforeCompute
-	// HazardPoolAfterClass: a NodePool does not depend on its EC2NodeClass.
+	// HazardPoolAfterClass: a NodePool does not depend on its EC2NodeClass. No
+	// longer reported: both deletes may run together without harm (the class's
+	// finalizer waits for the pool's NodeClaims).
 	HazardPoolAfterClass
 	// HazardNoWait: a kubectl_manifest NodePool or EC2NodeClass without wait =
 	// true: destroy returns before the finalizers ran and moves on.
@@ -728,6 +730,11 @@ func (b *builder) karpenterAWS() {
 			if create, ok := r.Attrs["create"].(bool); ok && !create {
 				continue
 			}
+			if strings.HasPrefix(b.release, addr+".") {
+				// A module that installs the controller (a local wrapper named
+				// like the karpenter sub-module) is not what it needs.
+				continue
+			}
 		case karpenterAWSTypes[r.Type] && !strings.Contains(addr, ".module.") && (strings.Contains(strings.ToLower(r.Name), "karpenter") || relRefs[addr]):
 			if nodeRolePart(r) {
 				// Permissions of the nodes, not of the controller: nothing
@@ -931,18 +938,9 @@ func (b *builder) orderHazards() {
 					Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can uninstall the controller before (or while) it deletes %s, and nothing removes the finalizers (karpenter.sh/termination on NodeClaims and Nodes, karpenter.k8s.aws/termination on EC2NodeClasses)", addr, c, objectsText(subject)),
 				})
 			}
-			if st == StageNodePools {
-				for _, cls := range b.classOf[addr] {
-					if b.dependsAfter(addr, cls) || finalizerless(b.itemAt(StageNodeClasses, cls)) {
-						continue
-					}
-					e := b.needDependency(addr, cls)
-					b.hazard(Hazard{
-						Kind: HazardPoolAfterClass, Subject: subject, Targets: []Item{b.itemAt(StageNodeClasses, cls)}, Edit: e,
-						Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy may delete the EC2NodeClass while the NodePool's nodes are still draining; its finalizer holds it until they are gone, and the destroy waits on it or times out", addr, cls),
-					})
-				}
-			}
+			// A NodePool that does not depend on its EC2NodeClass is no hazard:
+			// both deletes may run together, the class's finalizer holds it
+			// until the pool's NodeClaims are gone, and neither blocks the other.
 		}
 	}
 	if b.release == "" {
@@ -1005,6 +1003,30 @@ func objectsText(it Item) string {
 	return strings.Join(parts, ", ")
 }
 
+// classesHoldNodes reports whether the EC2NodeClasses a NodePool uses keep
+// terraform destroy waiting until the pool's nodes are gone, though the NodePool
+// itself is not waited for: each is waited for (wait = true) and destroyed
+// before the controller. Karpenter keeps an EC2NodeClass's finalizer until no
+// NodeClaim of the class is left, and deleting the NodePool deletes its
+// NodeClaims.
+func (b *builder) classesHoldNodes(pool string) bool {
+	classes := b.classOf[pool]
+	if len(classes) == 0 || b.release == "" {
+		return false
+	}
+	for _, cls := range classes {
+		r := b.g.Nodes[cls]
+		it := b.itemAt(StageNodeClasses, cls)
+		if r == nil || r.Type != "kubectl_manifest" || finalizerless(it) || !b.dependsAfter(cls, b.release) {
+			return false
+		}
+		if wait, _ := r.Attrs["wait"].(bool); !wait {
+			return false
+		}
+	}
+	return true
+}
+
 // orphanHazards finds what destroy does not delete or does not wait for.
 func (b *builder) orphanHazards() {
 	for _, st := range []Stage{StageNodeClasses, StageNodePools} {
@@ -1033,7 +1055,7 @@ func (b *builder) orphanHazards() {
 				// A v1alpha1 AWSNodeTemplate carries no finalizer to wait for.
 				continue
 			}
-			if wait, _ := r.Attrs["wait"].(bool); !wait {
+			if wait, _ := r.Attrs["wait"].(bool); !wait && !(st == StageNodePools && b.classesHoldNodes(it.Address)) {
 				b.hazard(Hazard{
 					Kind: HazardNoWait, Subject: it, Edit: b.setAttr(it.Address, "wait", true),
 					Message: fmt.Sprintf("%s has no wait = true: terraform destroy deletes %s and moves on at once, before Karpenter has drained and terminated the nodes, so the next resources (the controller, its permissions, its node group) can go while the finalizers are still pending", it.Address, objectsText(it)),

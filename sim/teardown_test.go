@@ -210,7 +210,10 @@ func TestTeardownNodePoolReachesControllerThroughItsClass(t *testing.T) {
 	}
 }
 
-func TestTeardownNodePoolAfterClass(t *testing.T) {
+// A NodePool that does not depend on its EC2NodeClass is no hazard: both
+// deletes may run together, and the class's finalizer waits for the pool's
+// NodeClaims, so neither blocks the other.
+func TestTeardownNodePoolBesideClass(t *testing.T) {
 	tm := newTFModel()
 	tm.standard("module.eks", "module.karpenter")
 	tm.resource("kubectl_manifest.node_class", "kubectl_manifest", 100, []string{"helm_release.karpenter"}, nil, map[string]any{"wait": true})
@@ -219,11 +222,29 @@ func TestTeardownNodePoolAfterClass(t *testing.T) {
 	tm.object("kubectl_manifest.node_pool", "karpenter.sh/v1", "NodePool", "default", poolContent)
 
 	p := New(tm.m).Teardown()
-	want := []hazardRow{
-		{Kind: HazardPoolAfterClass, Subject: "kubectl_manifest.node_pool", Targets: []string{"kubectl_manifest.node_class"}, Edit: "kubectl_manifest.node_pool: depends_on = [\n  helm_release.karpenter,\n  kubectl_manifest.node_class,\n]\n"},
+	if rows := hazardRows(p); len(rows) != 0 {
+		t.Errorf("hazards %+v, want none", rows)
 	}
-	if diff := cmp.Diff(want, hazardRows(p)); diff != "" {
-		t.Errorf("hazards (-want +got):\n%s", diff)
+}
+
+// A NodePool that is not waited for is no orphan hazard when every EC2NodeClass
+// it uses is waited for and goes before the controller: the class's finalizer
+// keeps destroy waiting until the pool's nodes are gone.
+func TestTeardownClassWaitHoldsThePoolsNodes(t *testing.T) {
+	tm := newTFModel()
+	tm.standard("module.eks", "module.karpenter")
+	tm.resource("kubectl_manifest.node_class", "kubectl_manifest", 100, []string{"helm_release.karpenter"}, nil, map[string]any{"wait": true})
+	tm.resource("kubectl_manifest.node_pool", "kubectl_manifest", 120, []string{"kubectl_manifest.node_class"}, nil, nil)
+	tm.object("kubectl_manifest.node_class", "karpenter.k8s.aws/v1", "EC2NodeClass", "default", classContent)
+	tm.object("kubectl_manifest.node_pool", "karpenter.sh/v1", "NodePool", "default", poolContent)
+	if rows := hazardRows(New(tm.m).Teardown()); len(rows) != 0 {
+		t.Errorf("hazards %+v, want none", rows)
+	}
+	// Without the class's wait, nothing keeps destroy waiting.
+	tm.m.Terraform.Nodes["kubectl_manifest.node_class"].Attrs["wait"] = false
+	rows := hazardRows(New(tm.m).Teardown())
+	if len(rows) != 2 || rows[0].Kind != HazardNoWait || rows[1].Kind != HazardNoWait {
+		t.Errorf("hazards %+v, want the class and the pool not waited for", rows)
 	}
 }
 

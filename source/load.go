@@ -443,7 +443,10 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 		probs = dropNonManifest(probs)
 		probs = templateProblems(data, probs)
 	}
-	ws, wprobs := manifest.DecodeFileWorkloads(objs)
+	objs, ws, wprobs := manifest.DecodeFileWorkloads(objs)
+	if !explicit {
+		wprobs = templateDocumentProblems(data, wprobs)
+	}
 	return &cluster.Model{Objects: objs, Workloads: ws, Problems: append(probs, wprobs...)}
 }
 
@@ -498,6 +501,48 @@ func templateProblems(data []byte, probs []cluster.Problem) []cluster.Problem {
 				probs[i].Message = fmt.Sprintf("this document is a template (it holds %s), not a manifest yet, and does not parse as one (%s); it is not analysed", m, p.Message)
 				break
 			}
+		}
+	}
+	return probs
+}
+
+// templateDocumentProblems: an object that does not decode (a port or quantity
+// written as ${PORT}) in a document that holds template placeholders is a
+// template, not a broken manifest. Only the documents with problems are looked
+// at, from the object's first line to the next separator.
+func templateDocumentProblems(data []byte, probs []cluster.Problem) []cluster.Problem {
+	if len(probs) == 0 {
+		return probs
+	}
+	starts := map[int]bool{}
+	for _, p := range probs {
+		starts[p.Origin.Line] = true
+	}
+	found := map[int]string{} // start line → placeholder
+	in := 0                   // the start line of the document being scanned, 0 outside
+	for n, rest := 1, data; len(rest) > 0; n++ {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if starts[n] {
+			in = n
+		} else if bytes.HasPrefix(line, []byte("---")) {
+			in = 0
+		}
+		if in == 0 || found[in] != "" || len(line) > maxTemplateLine {
+			continue
+		}
+		if m := templateMarker.Find(line); m != nil {
+			found[in] = string(m)
+		}
+	}
+	for i, p := range probs {
+		if m, ok := found[p.Origin.Line]; ok {
+			probs[i].Unresolved = true
+			probs[i].Message = fmt.Sprintf("this document is a template (it holds %s), not a manifest yet: %s; it is not analysed", m, p.Message)
 		}
 	}
 	return probs

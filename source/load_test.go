@@ -1,10 +1,14 @@
 package source
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A document that does not parse next to a template placeholder is a template
@@ -178,5 +182,26 @@ spec:
 	}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("problems %q, want %q", got, want)
+	}
+}
+
+// A workload whose values are envsubst placeholders (a port, a quantity) parses
+// as YAML but does not decode: a template, said once, not invalid input.
+func TestEnvsubstTemplateWorkload(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"deployment-template.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"${NAME}\"\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        ports:\n        - containerPort: ${PORT}\n",
+		"broken.yaml":              deploymentYAML + "---\n" + strings.Replace(deploymentYAML, "containers: [{name: c, image: x}]", "containers: [{name: c, image: x, ports: [{containerPort: eighty}]}]", 1),
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range cs[0].Model.Problems {
+		got = append(got, fmt.Sprintf("%s unresolved=%v", filepath.Base(p.Origin.File), p.Unresolved))
+	}
+	sort.Strings(got)
+	if want := []string{"broken.yaml unresolved=false", "deployment-template.yaml unresolved=true"}; !cmp.Equal(got, want) {
+		t.Errorf("problems %v, want %v", got, want)
 	}
 }

@@ -26,6 +26,9 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			Defined:           true,
 		}
 	}
+	if on, _ := o.Get("autoModeConfig.enabled").(bool); on {
+		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the EKS Auto Mode node pools of cluster " + o.Name, Why: "eksdoctor does not model the node pools EKS Auto Mode runs", Origin: o.At("autoModeConfig")})
+	}
 	if why := partialClusterConfig(o); why != "" {
 		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the rest of cluster " + o.Name + "'s compute", Why: why, Origin: o.Origin})
 	}

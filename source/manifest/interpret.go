@@ -167,12 +167,16 @@ func sortWorkloads(ws []*cluster.Workload) {
 // (Object.Data re-reads it on demand): on large inputs, holding every pod spec
 // twice until all files are read would double the memory peak. Interpret skips
 // objects whose workload is already in the model.
-func DecodeFileWorkloads(objs []*cluster.Object) ([]*cluster.Workload, []cluster.Problem) {
+// Objects whose pod template does not decode are left out of the objects
+// returned (the problem says why), so that nothing decodes them again.
+func DecodeFileWorkloads(objs []*cluster.Object) ([]*cluster.Object, []*cluster.Workload, []cluster.Problem) {
 	var ws []*cluster.Workload
 	var probs []cluster.Problem
+	kept := objs[:0:0]
 	for _, o := range objs {
 		tp, ok := templatePath(o)
 		if !ok || o.ContentFunc == nil {
+			kept = append(kept, o)
 			continue
 		}
 		w, err := decodeWorkload(o, tp)
@@ -182,8 +186,9 @@ func DecodeFileWorkloads(objs []*cluster.Object) ([]*cluster.Workload, []cluster
 		}
 		o.Content = nil
 		ws = append(ws, w)
+		kept = append(kept, o)
 	}
-	return ws, probs
+	return kept, ws, probs
 }
 
 func isGroup(o *cluster.Object, group string) bool {

@@ -390,3 +390,11 @@ spec:
 		t.Errorf("requirements = %+v, want the known one", np.Requirements)
 	}
 }
+
+// eksctl's autoModeConfig runs node pools eksdoctor cannot see into.
+func TestInterpretEksctlAutoMode(t *testing.T) {
+	m := interpret(t, "c.yaml", "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: auto, region: eu-west-1}\nautoModeConfig:\n  enabled: true\n")
+	if len(m.Unseen) != 1 || m.Unseen[0].What != "the EKS Auto Mode node pools of cluster auto" {
+		t.Errorf("unseen %+v", m.Unseen)
+	}
+}
