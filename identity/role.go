@@ -255,15 +255,19 @@ func (r *Resolver) parse(text string) Role {
 			src = role.ARN.Name
 		}
 		refs := refsOf(strings.Join(cluster.UnknownExprs(src), " "))
-		if len(refs) == 1 {
+		// Only a value that is the reference itself names a role by it; in a
+		// pattern such as "KarpenterNodeRole-${var.cluster}" the reference is
+		// a part of the name, not a role.
+		_, whole := cluster.UnknownExpr(src)
+		whole = whole && len(refs) == 1
+		if whole {
 			role.Ref = refs[0]
 			role.Key, role.Kind, role.Why = r.keyOf(refs[0])
 		}
 		if !role.HasARN {
-			if expr, ok := cluster.UnknownExpr(text); ok && len(refs) == 1 && expr == refs[0] {
+			if whole {
 				role.Name = ""
-			} else if len(refs) != 1 {
-				// A pattern such as "KarpenterNodeRole-${var.cluster}".
+			} else {
 				role.Name = text
 			}
 		}

@@ -192,3 +192,20 @@ func TestNodeClassRole(t *testing.T) {
 		t.Errorf("NodeClassRole of a node class without role or instanceProfile reported a role")
 	}
 }
+
+// A name built around a reference ("KarpenterNodeRole-${module.eks.cluster_name}")
+// is a pattern, not the role the reference names; a value that is the
+// reference, or a function of it, names that role.
+func TestResolvePatterns(t *testing.T) {
+	r := New(&cluster.Model{})
+	for _, tc := range []struct{ in, ref, name string }{
+		{"KarpenterNodeRole-${module.eks.cluster_name}", "", "KarpenterNodeRole-${module.eks.cluster_name}"},
+		{"${module.karpenter.node_iam_role_name}", "module.karpenter.node_iam_role_name", ""},
+		{`${split("/", module.addons.karpenter.node_iam_role_arn)[1]}`, "module.addons.karpenter.node_iam_role_arn", ""},
+	} {
+		got := r.Resolve(tc.in)
+		if got.Ref != tc.ref || got.Name != tc.name || got.String() == "" {
+			t.Errorf("Resolve(%q) = ref %q name %q (%s), want ref %q name %q", tc.in, got.Ref, got.Name, got, tc.ref, tc.name)
+		}
+	}
+}

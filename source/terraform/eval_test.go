@@ -491,3 +491,21 @@ locals {
 		t.Errorf("got %v (-want +got):\n%s\nproblems %v", got, diff, l.problems)
 	}
 }
+
+// yamldecode of text that holds values not known before apply says so, rather
+// than blaming the YAML.
+func TestYamldecodeOfUnknownText(t *testing.T) {
+	got, l := evalIn(t, `
+data "aws_availability_zones" "azs" {}
+locals {
+  result = yamldecode("zone: ${data.aws_availability_zones.azs.names[0]}: x\n")
+}
+`, nil)
+	var msgs []string
+	for _, p := range l.problems {
+		msgs = append(msgs, p.Message)
+	}
+	if want := []string{"local.result could not be evaluated (yamldecode of text that holds values not known before apply); it is treated as unknown"}; !cmp.Equal(msgs, want) || !cluster.IsUnknown(fmt.Sprint(got)) {
+		t.Errorf("got %v, problems %q, want unknown and %q", got, msgs, want)
+	}
+}

@@ -288,6 +288,10 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 	if name == "jsondecode" || name == "yamldecode" {
 		v, err := l.callStd(e, f, args)
 		if err != nil {
+			if s := unmark(args[0]); s.Type() == cty.String && !s.IsNull() && cluster.IsUnknown(s.AsString()) {
+				// The text may be valid once the values are known.
+				return cty.NilVal, errAt(e.Range(), "%s of text that holds values not known before apply", name)
+			}
 			return v, err
 		}
 		return revivePlaceholders(v), nil
