@@ -135,10 +135,6 @@ func (p *Pass) Report(f Finding) {
 	p.findings = append(p.findings, f)
 }
 
-// covers reports whether the check with an ID runs in this pass and its findings
-// on the object are shown (the object does not opt out of it). A check leaves a
-// workload to another that explains the same root cause only when this holds,
-// so disabling or ignoring that check never hides the problem.
 // beforeApply is " before apply" for inputs, "" for a running cluster: what
 // cannot be verified there is not waiting for an apply.
 func (p *Pass) beforeApply() string {
@@ -147,6 +143,11 @@ func (p *Pass) beforeApply() string {
 	}
 	return " before apply"
 }
+
+// covers reports whether the check with an ID runs in this pass and its findings
+// on the object are shown (the object does not opt out of it). A check leaves a
+// workload to another that explains the same root cause only when this holds,
+// so disabling or ignoring that check never hides the problem.
 
 func (p *Pass) covers(id string, ref cluster.ObjectRef) bool {
 	if !p.running[id] {
