@@ -148,7 +148,6 @@ func (p *Pass) beforeApply() string {
 // on the object are shown (the object does not opt out of it). A check leaves a
 // workload to another that explains the same root cause only when this holds,
 // so disabling or ignoring that check never hides the problem.
-
 func (p *Pass) covers(id string, ref cluster.ObjectRef) bool {
 	if !p.running[id] {
 		return false
