@@ -148,6 +148,13 @@ func (c *Chart) ValuesKey(key string) ChartKeyStatus {
 		return ChartKeyUnverified
 	}
 	parts := strings.Split(key, ".")
+	for i := 1; i < len(parts); i++ {
+		// Below a value the chart passes through whole (toYaml .Values.affinity),
+		// every key is read, whatever the defaults hold.
+		if hasString(c.freeform, strings.Join(parts[:i], ".")) {
+			return ChartKeyRead
+		}
+	}
 	for i := len(parts); i > 0; i-- {
 		p := strings.Join(parts[:i], ".")
 		if !c.keys[p] {

@@ -212,15 +212,17 @@ func TestKarpenterValuesKeys(t *testing.T) {
 		"1.14.1":  {"schedulerName": R, "settings.interruptionQueueName": U, "settings.aws": U, "settings.featureGates.nodeRepair": R, "settings.featureGates.bogus": U},
 	}
 	common := want{
-		"podLabels.team":                                        R,
-		"nodeSelector.karpenter.sh/controller":                  R,
-		"tolerations[0].key":                                    R,
-		"tolerations.0.operator":                                R,
-		"affinity.nodeAffinity":                                 R,
-		"controller.resources.requests.cpu":                     R,
-		"serviceAccount.annotations.eks.amazonaws.com/role-arn": R,
-		"replicas.foo":                                          U,
-		"nodeSelectorr":                                         U,
+		"podLabels.team":                       R,
+		"nodeSelector.karpenter.sh/controller": R,
+		"tolerations[0].key":                   R,
+		"tolerations.0.operator":               R,
+		"affinity.nodeAffinity":                R,
+		// affinity is passed through whole: below it, every key is read.
+		"affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution": R,
+		"controller.resources.requests.cpu":                                        R,
+		"serviceAccount.annotations.eks.amazonaws.com/role-arn":                    R,
+		"replicas.foo":  U,
+		"nodeSelectorr": U,
 	}
 	for v, keys := range tests {
 		c, ok := ChartFor("karpenter", v)

@@ -95,6 +95,8 @@ type finder struct {
 	tfDirs []string // directories holding .tf files, in walk order
 	files  []string // manifest, snapshot and plan files
 	named  []string // files given on the command line
+	charts []string // Helm chart directories found, rendered only through a release
+	other  []string // tool files eksdoctor does not run (helmfile.yaml)
 	probs  []cluster.Problem
 }
 
@@ -127,11 +129,16 @@ func (f *finder) walk(fsys *inputfs.FS, root string) {
 				return filepath.SkipDir
 			}
 			if fsys.IsRegular(filepath.Join(path, "Chart.yaml")) {
+				f.charts = append(f.charts, path)
 				return filepath.SkipDir
 			}
 			if hasTF(fsys, path) {
 				f.addRoot(path)
 			}
+			return nil
+		}
+		if isHelmfile(d.Name()) {
+			f.other = append(f.other, path)
 			return nil
 		}
 		if isManifestName(d.Name()) {
@@ -148,6 +155,49 @@ func (f *finder) walk(fsys *inputfs.FS, root string) {
 var skippedDirs = map[string]bool{
 	".git": true, ".hg": true, ".svn": true, ".terraform": true, ".terragrunt-cache": true,
 	"node_modules": true, "vendor": true, ".venv": true, "__pycache__": true,
+}
+
+// isHelmfile reports the file names helmfile reads its releases from.
+func isHelmfile(name string) bool {
+	switch name {
+	case "helmfile.yaml", "helmfile.yml", "helmfile.yaml.gotmpl":
+		return true
+	}
+	return false
+}
+
+// unrendered says, once, which charts found among the inputs no release of
+// them renders, and which helmfiles are not run: what they would install is not
+// analysed.
+func (f *finder) unrendered(models []*cluster.Model) []cluster.Problem {
+	used := map[string]bool{}
+	for _, m := range models {
+		for _, r := range m.HelmReleases {
+			if r.ChartDir != "" {
+				used[abs(r.ChartDir)] = true
+			}
+		}
+	}
+	var out []cluster.Problem
+	var charts []string
+	for _, c := range f.charts {
+		if !used[abs(c)] {
+			charts = append(charts, c)
+		}
+	}
+	if len(charts) > 0 {
+		list := strings.Join(charts, ", ")
+		if len(charts) > 5 {
+			list = strings.Join(charts[:5], ", ") + fmt.Sprintf(" and %d more", len(charts)-5)
+		}
+		out = append(out, cluster.Problem{Origin: cluster.Origin{File: filepath.Join(charts[0], "Chart.yaml")}, Unresolved: true,
+			Message: fmt.Sprintf("no release in the inputs renders these Helm charts, so what they create is not analysed (check them with --chart DIR -f VALUES): %s", list)})
+	}
+	for _, h := range f.other {
+		out = append(out, cluster.Problem{Origin: cluster.Origin{File: h}, Unresolved: true,
+			Message: fmt.Sprintf("eksdoctor does not run helmfile: the releases %s installs are not analysed (check a chart with --chart and its values with -f)", h)})
+	}
+	return out
 }
 
 // unit is one cluster being assembled.
@@ -238,6 +288,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	if p, ok := kz.problem(); ok {
 		f.probs = append(f.probs, p)
 	}
+	f.probs = append(f.probs, f.unrendered(tfModels)...)
 	for _, p := range f.probs {
 		pending = append(pending, &pendingPart{path: abs(p.Origin.File), model: &cluster.Model{Problems: []cluster.Problem{p}}})
 	}
@@ -255,6 +306,9 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		u.parts = append(u.parts, p.model)
 	}
 	if len(units) == 0 {
+		if len(f.charts) > 0 {
+			return nil, fmt.Errorf("%w: %s is a Helm chart, rendered only through a release or with --chart %s (add -f for its values files)", ErrNoInput, f.charts[0], f.charts[0])
+		}
 		return nil, fmt.Errorf("%w: no manifests, Terraform, charts or snapshots found", ErrNoInput)
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].name < units[j].name })
@@ -441,6 +495,12 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 	objs, probs := manifest.DecodeFile(file, data)
 	if !explicit {
 		probs = dropNonManifest(probs)
+		if !bytes.Contains(data, []byte("apiVersion")) || !bytes.Contains(data, []byte("kind")) {
+			// A file found in a directory that names no apiVersion and kind
+			// anywhere is something else (tsconfig.json with comments, a CI
+			// workflow): what does not parse in it is not a broken manifest.
+			probs = nil
+		}
 		probs = templateProblems(data, probs)
 	}
 	objs, ws, wprobs := manifest.DecodeFileWorkloads(objs)

@@ -186,7 +186,7 @@ spec:
 }
 
 // A workload whose values are envsubst placeholders (a port, a quantity) parses
-// as YAML but does not decode: a template, said once, not invalid input.
+// as YAML: it is read without them, marked, not as invalid input.
 func TestEnvsubstTemplateWorkload(t *testing.T) {
 	dir := writeTree(t, map[string]string{
 		"deployment-template.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"${NAME}\"\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        ports:\n        - containerPort: ${PORT}\n",
@@ -201,7 +201,59 @@ func TestEnvsubstTemplateWorkload(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s unresolved=%v", filepath.Base(p.Origin.File), p.Unresolved))
 	}
 	sort.Strings(got)
-	if want := []string{"broken.yaml unresolved=false", "deployment-template.yaml unresolved=true"}; !cmp.Equal(got, want) {
+	if want := []string{"broken.yaml unresolved=false"}; !cmp.Equal(got, want) {
 		t.Errorf("problems %v, want %v", got, want)
+	}
+	// The template's workload is read without its placeholders, marked.
+	for _, w := range cs[0].Model.Workloads {
+		if w.Object.Name == "${NAME}" && !strings.Contains(w.Object.Unknown, "containerPort") {
+			t.Errorf("template workload Unknown = %q", w.Object.Unknown)
+		}
+	}
+}
+
+// A file found in a directory that names no apiVersion and kind is not a
+// manifest, broken or not; one that does is.
+func TestNonManifestFilesDoNotParse(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"tsconfig.json": "{\n  // comments\n  \"compilerOptions\": {\"strict\": true},\n}\n",
+		"broken.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n   namespace: y\n",
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, p := range cs[0].Model.Problems {
+		files = append(files, filepath.Base(p.Origin.File))
+	}
+	if !cmp.Equal(files, []string{"broken.yaml"}) {
+		t.Errorf("problems in %v, want only broken.yaml", files)
+	}
+}
+
+// Charts no release renders and helmfiles are said: what they install is not
+// analysed.
+func TestUnrenderedChartsAndHelmfiles(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"charts/pools/Chart.yaml":          "apiVersion: v2\nname: pools\nversion: 0.1.0\n",
+		"charts/pools/templates/pool.yaml": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\n",
+		"helmfile.yaml":                    "releases:\n- name: karpenter\n  chart: oci://public.ecr.aws/karpenter/karpenter\n",
+		"app.yaml":                         deploymentYAML,
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range cs[0].Model.Problems {
+		if !p.Unresolved {
+			t.Errorf("problem %+v", p)
+		}
+		got = append(got, filepath.Base(p.Origin.File))
+	}
+	sort.Strings(got)
+	if want := []string{"Chart.yaml", "helmfile.yaml"}; !cmp.Equal(got, want) {
+		t.Errorf("said of %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -180,14 +181,21 @@ func synthesizeRelease(r *cluster.HelmRelease, kube string) (d described) {
 	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, defaults)
 	rel := *r
 	rel.Values = values
-	docs, err := renderChart(ch, &rel, kube)
+	objs, probs, dropped, err := renderKnown(ch, &rel, kube, r.Origin)
+	for _, k := range dropped {
+		d.unknown = append(d.unknown, "value "+k)
+	}
+	var uv *unknownRenderError
+	if errors.As(err, &uv) {
+		d.probs = append(d.probs, unresolved(r.Origin, fmt.Sprintf("chart %s %s of %s does not render with values not known before apply (%s); the release's objects are not analysed", kb.Name, kb.Version, subject, strings.Join(uv.keys, ", "))))
+		return d
+	}
 	if err != nil {
 		// The knowledge base holds reduced copies of the chart's templates: a
 		// failure may be theirs, not the chart's.
 		d.probs = append(d.probs, unresolved(r.Origin, fmt.Sprintf("eksdoctor's description of chart %s %s cannot render these values (%v); the release's objects are not analysed", kb.Name, kb.Version, clip(err.Error()))))
 		return d
 	}
-	objs, probs := decodeSynthesized(docs, r.Origin)
 	for _, o := range objs {
 		finish(o, releaseVia(r), releaseManager(r), releaseNamespace(r, kb.Name))
 		setAnnotation(o, ChartVersionAnnotation, kb.Version)
@@ -232,6 +240,10 @@ func synthesizeAddon(a *cluster.Addon, kube string) (d described) {
 	if cluster.IsUnknown(version) {
 		version = ""
 	}
+	if cluster.IsUnknown(a.Name) {
+		d.probs = append(d.probs, unresolved(a.Origin, fmt.Sprintf("the name of EKS add-on %s is not known before apply (%s); its workloads are not analysed", subject, a.Name)))
+		return d
+	}
 	kb, ok := catalog.AddonFor(a.Name, version)
 	if !ok {
 		d.notKnown = fmt.Sprintf("EKS add-on %s (%s)", a.Name, subject)
@@ -266,12 +278,19 @@ func synthesizeAddon(a *cluster.Addon, kube string) (d described) {
 	}
 	ch := buildChart(kb.Name, kb.Version, kb.AppVersion, kb.Features, kb.Templates, defaults)
 	rel := &cluster.HelmRelease{Name: kb.Name, Namespace: kb.Namespace, Values: config}
-	docs, err := renderChart(ch, rel, kube)
+	objs, probs, dropped, err := renderKnown(ch, rel, kube, a.Origin)
+	for _, k := range dropped {
+		d.unknown = append(d.unknown, "configuration key "+k)
+	}
+	var uv *unknownRenderError
+	if errors.As(err, &uv) {
+		d.probs = append(d.probs, unresolved(a.Origin, fmt.Sprintf("EKS add-on %s %s (%s) cannot be described with configuration not known before apply (%s); its workloads are not analysed", kb.Name, kb.Version, subject, strings.Join(uv.keys, ", "))))
+		return d
+	}
 	if err != nil {
 		d.probs = append(d.probs, cluster.Problem{Origin: a.Origin, Message: fmt.Sprintf("EKS add-on %s %s with this configuration cannot be described: %v", kb.Name, kb.Version, err)})
 		return d
 	}
-	objs, probs := decodeSynthesized(docs, a.Origin)
 	for _, o := range objs {
 		finish(o, addonVia(a), "eks", kb.Namespace)
 		setAnnotation(o, AddonVersionAnnotation, kb.Version)
@@ -415,6 +434,68 @@ var structuralKeys = map[string]bool{
 // expression ("${var.tolerations}") where the chart expects a map or a list: the
 // templates cannot use them, and an unresolved value must not become an input error.
 // The chart default applies instead; the dropped keys are returned, sorted.
+// unknownRenderError is a chart that does not render, or renders what does not
+// decode, with values not known before apply, nor without them.
+type unknownRenderError struct{ keys []string }
+
+func (e *unknownRenderError) Error() string {
+	return "does not render with values not known before apply (" + strings.Join(e.keys, ", ") + ")"
+}
+
+// renderKnown renders a chart and decodes its objects. Values not known before
+// apply (a conditional, a variable) may be what breaks the rendering: then it
+// renders again without them, on the chart's defaults, and returns their keys.
+func renderKnown(ch *chart.Chart, rel *cluster.HelmRelease, kube string, at cluster.Origin) ([]*cluster.Object, []cluster.Problem, []string, error) {
+	docs, err := renderChart(ch, rel, kube)
+	var objs []*cluster.Object
+	var probs []cluster.Problem
+	if err == nil {
+		objs, probs = decodeSynthesized(docs, at)
+	}
+	if err == nil && len(probs) == 0 {
+		return objs, nil, nil, nil
+	}
+	stripped, keys := withoutUnknownValues(rel.Values, "")
+	if len(keys) == 0 {
+		return objs, probs, nil, err
+	}
+	again := *rel
+	again.Values = stripped
+	if docs, err := renderChart(ch, &again, kube); err == nil {
+		if objs, probs := decodeSynthesized(docs, at); len(probs) == 0 {
+			return objs, nil, keys, nil
+		}
+	}
+	return nil, nil, nil, &unknownRenderError{keys: keys}
+}
+
+// withoutUnknownValues copies values without those not known before apply, and
+// lists their keys.
+func withoutUnknownValues(vals map[string]any, prefix string) (map[string]any, []string) {
+	out := make(map[string]any, len(vals))
+	var keys []string
+	for k, v := range vals {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		switch t := v.(type) {
+		case string:
+			if cluster.IsUnknown(t) {
+				keys = append(keys, p)
+				continue
+			}
+		case map[string]any:
+			sub, subKeys := withoutUnknownValues(t, p)
+			out[k], keys = sub, append(keys, subKeys...)
+			continue
+		}
+		out[k] = v
+	}
+	sort.Strings(keys)
+	return out, keys
+}
+
 func dropUnknownStructures(vals, defaults map[string]any, prefix string) []string {
 	var dropped []string
 	for k, v := range vals {

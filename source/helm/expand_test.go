@@ -538,3 +538,20 @@ func TestOneUnknownChart(t *testing.T) {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// A value not known before apply that breaks the rendering (a conditional that
+// renders as text with ": " in it) is left to the chart's default, and said on
+// the objects, rather than being invalid input.
+func TestUnknownValueThatBreaksRendering(t *testing.T) {
+	m := expandRelease(t, &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system", Chart: "karpenter", Version: "1.1.1",
+		Values: map[string]any{"replicas": cluster.Unknown("var.sla_target == 3 ? 2 : 1"), "settings": map[string]any{"clusterName": "demo"}}})
+	d := find(t, m.Objects, "Deployment", "karpenter")
+	if !strings.Contains(d.Unknown, "value replicas") {
+		t.Errorf("Unknown = %q, want the replicas value named", d.Unknown)
+	}
+	for _, p := range m.Problems {
+		if !p.Unresolved {
+			t.Errorf("problem %+v", p)
+		}
+	}
+}

@@ -151,12 +151,10 @@ func renderChart(ch *chart.Chart, r *cluster.HelmRelease, kubeVersion string) (d
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		// As Helm sorts what it renders into manifests: every template but
+		// partials (_helpers.tpl) and NOTES.txt, whatever its extension.
 		base := path.Base(n)
-		if strings.HasPrefix(base, "_") || strings.EqualFold(base, "NOTES.txt") {
-			continue
-		}
-		ext := strings.ToLower(path.Ext(base))
-		if ext != ".yaml" && ext != ".yml" && ext != ".json" {
+		if strings.HasPrefix(base, "_") || strings.HasSuffix(base, "NOTES.txt") {
 			continue
 		}
 		if strings.TrimSpace(out[n]) == "" {

@@ -258,3 +258,12 @@ func TestRenderMissingDependencies(t *testing.T) {
 		t.Errorf("problems %+v, want the missing dependency said", probs)
 	}
 }
+
+// Helm renders every template but partials and NOTES.txt, whatever the file's
+// extension: a .tpl template is a manifest.
+func TestRenderTplTemplates(t *testing.T) {
+	objs, probs := renderDir(t, "testdata/tpl", &cluster.HelmRelease{Name: "r", Namespace: "default"})
+	if len(probs) != 0 || len(objs) != 1 || objs[0].Name != "r-pool" {
+		t.Errorf("objects %v, problems %v, want the ConfigMap of pool.tpl", objs, probs)
+	}
+}

@@ -1,10 +1,13 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -196,7 +199,8 @@ func isGroup(o *cluster.Object, group string) bool {
 }
 
 func problem(o *cluster.Object, err error) cluster.Problem {
-	return cluster.Problem{Origin: o.Origin, Object: o.Ref(), Message: err.Error()}
+	var uv *UnknownValuesError
+	return cluster.Problem{Origin: o.Origin, Object: o.Ref(), Message: err.Error(), Unresolved: errors.As(err, &uv)}
 }
 
 // templatePath returns where the pod template of a workload kind lives.
@@ -235,7 +239,12 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 			return nil, fmt.Errorf("cannot decode pod spec: expected an object, found %s", describe(o.Content["spec"]))
 		}
 		if err := decodePodSpec(spec, &w.Template.Spec); err != nil {
-			return nil, fmt.Errorf("cannot decode pod spec: %w", err)
+			if err = retryWithoutUnknowns(o, "spec", spec, err, func(v map[string]any) error {
+				w.Template.Spec = corev1.PodSpec{}
+				return decodePodSpec(v, &w.Template.Spec)
+			}); err != nil {
+				return nil, fmt.Errorf("cannot decode pod spec: %w", err)
+			}
 		}
 		w.Template.ObjectMeta.Labels = o.Labels
 		w.Template.ObjectMeta.Annotations = o.Annotations
@@ -244,8 +253,14 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 		if tmpl == nil {
 			return nil, fmt.Errorf("%s has no %s", o.Kind, tp)
 		}
-		if err := decodeTemplate(schedulingView(tmpl), &w.Template); err != nil {
-			return nil, fmt.Errorf("cannot decode pod template at %s: %w", tp, err)
+		view := schedulingView(tmpl)
+		if err := decodeTemplate(view, &w.Template); err != nil {
+			if err = retryWithoutUnknowns(o, tp, view, err, func(v map[string]any) error {
+				w.Template = corev1.PodTemplateSpec{}
+				return decodeTemplate(v, &w.Template)
+			}); err != nil {
+				return nil, fmt.Errorf("cannot decode pod template at %s: %w", tp, err)
+			}
 		}
 	}
 	if ns := o.Namespace; ns != "" {
@@ -266,6 +281,71 @@ func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 		w.Replicas = -1
 	}
 	return w, nil
+}
+
+// UnknownValuesError is a pod template that does not decode because it holds
+// values not known before apply (a list, number or quantity written as a
+// Terraform variable): not invalid input, but what cannot be read yet.
+type UnknownValuesError struct{ Err error }
+
+func (e *UnknownValuesError) Error() string {
+	return e.Err.Error() + "; it holds values not known before apply, which may be right once they are known"
+}
+
+func (e *UnknownValuesError) Unwrap() error { return e.Err }
+
+// retryWithoutUnknowns decodes a pod template again without the values not
+// known before apply that stopped it (a placeholder where a list, number or
+// quantity belongs), and marks the object: what it says about scheduling may
+// differ once they are known. It returns the error when that does not help.
+func retryWithoutUnknowns(o *cluster.Object, path string, v map[string]any, err error, decode func(map[string]any) error) error {
+	if !holdsUnknown(v) {
+		return err
+	}
+	stripped, fields := withoutUnknowns(v, path)
+	if decode(stripped.(map[string]any)) != nil {
+		return &UnknownValuesError{Err: err}
+	}
+	if o.Unknown == "" {
+		if len(fields) > 3 {
+			fields = append(fields[:3], "...")
+		}
+		o.Unknown = "the values of its pod template not known before apply (" + strings.Join(fields, ", ") + ")"
+	}
+	return nil
+}
+
+// withoutUnknowns copies a value without the map entries and list items that
+// hold a value not known before apply, and lists their paths.
+func withoutUnknowns(v any, path string) (any, []string) {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		var fields []string
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			x := t[k]
+			if s, ok := x.(string); ok && cluster.IsUnknown(s) || cluster.IsUnknown(k) {
+				fields = append(fields, path+"."+k)
+				continue
+			}
+			y, f := withoutUnknowns(x, path+"."+k)
+			out[k], fields = y, append(fields, f...)
+		}
+		return out, fields
+	case []any:
+		out := make([]any, 0, len(t))
+		var fields []string
+		for i, x := range t {
+			if s, ok := x.(string); ok && cluster.IsUnknown(s) {
+				fields = append(fields, path+"."+strconv.Itoa(i))
+				continue
+			}
+			y, f := withoutUnknowns(x, path+"."+strconv.Itoa(i))
+			out, fields = append(out, y), append(fields, f...)
+		}
+		return out, fields
+	}
+	return v, nil
 }
 
 // fromUnstructured decodes JSON-like content into a typed API struct, turning a

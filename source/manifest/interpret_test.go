@@ -3,6 +3,7 @@ package manifest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -396,5 +397,28 @@ func TestInterpretEksctlAutoMode(t *testing.T) {
 	m := interpret(t, "c.yaml", "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: auto, region: eu-west-1}\nautoModeConfig:\n  enabled: true\n")
 	if len(m.Unseen) != 1 || m.Unseen[0].What != "the EKS Auto Mode node pools of cluster auto" {
 		t.Errorf("unseen %+v", m.Unseen)
+	}
+}
+
+// A pod template with values not known before apply where a list or a number
+// belongs (a Terraform variable) decodes without them, marked, not invalid.
+func TestInterpretPodTemplateWithUnknownValues(t *testing.T) {
+	m := interpret(t, "d.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: default}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      tolerations: "${var.extra_tolerations}"
+      securityContext: {fsGroup: "${var.mount_owner}"}
+      containers: [{name: api, image: nginx}]
+`)
+	if len(m.Problems) > 0 || len(m.Workloads) != 1 {
+		t.Fatalf("problems %+v, workloads %d", m.Problems, len(m.Workloads))
+	}
+	if u := m.Workloads[0].Object.Unknown; !strings.Contains(u, "spec.template.spec.securityContext.fsGroup") || !strings.Contains(u, "spec.template.spec.tolerations") {
+		t.Errorf("Unknown = %q, want the unknown fields named", u)
 	}
 }

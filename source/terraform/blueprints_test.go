@@ -373,3 +373,20 @@ module "addons" {
 		t.Errorf("karpenter release %+v, want chart 0.35.0 of release 1.16.3", k)
 	}
 }
+
+// OpenTofu evaluates variables in module sources: such a source is what
+// eksdoctor cannot follow, not invalid input.
+func TestModuleSourceExpression(t *testing.T) {
+	_, unresolved := loadSrcUnresolved(t, `
+variable "pf_module_source" {
+  default = "github.com/panfactum/stack.git//packages/infrastructure/"
+}
+module "constants" {
+  source = "${var.pf_module_source}kube_constants"
+}
+`)
+	want := []string{`the source of module.constants is an expression ("${var.pf_module_source}kube_constants"), which OpenTofu evaluates early and Terraform rejects; what the module creates is not analysed and its outputs are unknown`}
+	if diff := cmp.Diff(want, unresolved); diff != "" {
+		t.Errorf("unresolved (-want +got):\n%s", diff)
+	}
+}

@@ -731,7 +731,9 @@ func (m *modInst) newCall(b *hclsyntax.Block) *moduleCall {
 	if s, ok := literalString(blockAttr(b, "source")); ok {
 		call.source = s
 	} else if expr := blockAttr(b, "source"); expr != nil {
-		m.l.problem(originOf(expr.Range()), "module source must be a literal string")
+		// OpenTofu (1.8 and later) evaluates variables and locals in module
+		// sources before anything else; Terraform rejects them.
+		m.l.unresolved(originOf(expr.Range()), fmt.Sprintf("the source of %smodule.%s is an expression (%s), which OpenTofu evaluates early and Terraform rejects; what the module creates is not analysed and its outputs are unknown", m.prefix, b.Labels[0], m.l.text(expr.Range())))
 	}
 	if s, ok := literalString(blockAttr(b, "version")); ok {
 		call.version = s

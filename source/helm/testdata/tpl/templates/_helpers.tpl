@@ -1,0 +1,1 @@
+{{- define "tpl.name" -}}{{ .Release.Name }}-pool{{- end -}}
