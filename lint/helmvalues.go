@@ -150,7 +150,15 @@ func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key str
 	if !set || origin.File == "" {
 		origin = r.Origin
 	}
-	fix := renameValueFix(r, key, instead, origin)
+	fixKey := key
+	if instead == "" && cluster.Lookup(r.Values, key) == nil {
+		// A map key with dots in it ("karpenter.sh/controller") makes the
+		// dotted path ambiguous: remove the unread parent, which is not.
+		if parent := unreadParent(kb, key); parent != "" && cluster.Lookup(r.Values, parent) != nil {
+			fixKey = parent
+		}
+	}
+	fix := renameValueFix(r, fixKey, instead, origin)
 	origin.Path = key
 	summary := fmt.Sprintf("%s sets %s, which chart %s %s never reads", releaseLabel(r), key, kb.Name, kb.Version)
 	var b strings.Builder
