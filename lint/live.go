@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -202,15 +201,6 @@ yes`,
 
 // ---- time ----
 
-// liveNow is the moment the cluster was read.
-func liveNow(m *cluster.Model) (time.Time, bool) {
-	if m.Live == nil || m.Live.Now == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339, m.Live.Now)
-	return t, err == nil
-}
-
 // ageAt is how long before now a timestamp was; ok is false when either is
 // unknown.
 func ageAt(now time.Time, haveNow bool, ts string) (time.Duration, bool) {
@@ -249,20 +239,6 @@ func ageText(d time.Duration) string {
 
 // ---- what was read ----
 
-// liveSkipped reports whether a resource (as Skipped names it: "pods",
-// "deployments.apps", "events (reason=FailedScheduling)") could not be read.
-func liveSkipped(m *cluster.Model, resource string) (string, bool) {
-	if m.Live == nil {
-		return "", false
-	}
-	for _, s := range m.Live.Skipped {
-		if s.Resource == resource || strings.HasPrefix(s.Resource, resource+" (") {
-			return s.Reason, true
-		}
-	}
-	return "", false
-}
-
 // liveReadNamespace reports whether objects of a namespace were read.
 func liveReadNamespace(m *cluster.Model, ns string) bool {
 	return m.Live == nil || m.Live.Namespace == "" || m.Live.Namespace == ns
@@ -286,165 +262,6 @@ func objectFinalizers(o *cluster.Object) []string {
 // podRunsOn reports whether a pod still occupies a node (bound, not finished).
 func podRunsOn(p *cluster.Pod, node string) bool {
 	return p.Spec.NodeName == node && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-}
-
-func podReady(p *cluster.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning || deletionTimestamp(p.Object) != "" {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// instanceID extracts the EC2 instance from a providerID
-// (aws:///eu-west-1a/i-0123456789abcdef0 → i-0123456789abcdef0).
-func instanceID(providerID string) string {
-	i := strings.LastIndexByte(providerID, '/')
-	if id := providerID[i+1:]; strings.HasPrefix(id, "i-") {
-		return id
-	}
-	return ""
-}
-
-// ---- the Karpenter controller ----
-
-type controllerState int
-
-const (
-	_ controllerState = iota
-	controllerReady
-	controllerNotReady
-	controllerAbsent
-	controllerUnknown
-)
-
-// liveController is what a live cluster shows of the Karpenter controller.
-type liveController struct {
-	state controllerState
-	// deployments are the Deployments running the controller image (or carrying
-	// the chart's name label).
-	deployments []*cluster.Workload
-	// why says, in a sentence, what was seen ("Deployment kube-system/karpenter
-	// has 0 of 2 pods ready: pod ... is Pending"); short says it without the
-	// pods' details.
-	why, short string
-}
-
-// karpenterController works out whether a controller is there to process
-// Karpenter's finalizers and launch nodes: a Deployment with at least one ready
-// pod. Absence is only concluded when every Deployment of the cluster was read.
-func karpenterController(m *cluster.Model) liveController {
-	var c liveController
-	for _, w := range m.Workloads {
-		if w.Component == "karpenter" && w.Object.Kind == "Deployment" && w.Object.Manager == "cluster" {
-			c.deployments = append(c.deployments, w)
-		}
-	}
-	if len(c.deployments) == 0 {
-		if reason, skipped := liveSkipped(m, "deployments.apps"); skipped {
-			c.state, c.why = controllerUnknown, "Deployments could not be read ("+reason+"), so whether the Karpenter controller runs is unknown"
-			c.short = "Deployments could not be read"
-			return c
-		}
-		if m.Live != nil && m.Live.Namespace != "" {
-			c.state, c.why = controllerUnknown, fmt.Sprintf("the read was restricted to namespace %q, where no Karpenter Deployment is; the controller may run in another namespace", m.Live.Namespace)
-			c.short = fmt.Sprintf("the read was restricted to namespace %q", m.Live.Namespace)
-			return c
-		}
-		c.state, c.why = controllerAbsent, "no Deployment in the cluster runs the Karpenter controller"
-		c.short = c.why
-		return c
-	}
-	_, podsSkipped := liveSkipped(m, "pods")
-	var parts, shorts []string
-	for _, w := range c.deployments {
-		desired := w.Replicas
-		var ready int
-		var notes []string
-		if podsSkipped {
-			r, _ := w.Object.Get("status.readyReplicas").(int64)
-			ready = int(r)
-		} else {
-			for _, p := range m.Pods {
-				if p.Owner != w.Ref() {
-					continue
-				}
-				if podReady(p) {
-					ready++
-					continue
-				}
-				notes = append(notes, podStateText(p))
-			}
-		}
-		if ready > 0 {
-			c.state = controllerReady
-			c.why = fmt.Sprintf("Deployment %s/%s has %d ready pod(s)", w.Object.Namespace, w.Object.Name, ready)
-			c.short = c.why
-			return c
-		}
-		s := fmt.Sprintf("Deployment %s/%s has 0 of %d pods ready", w.Object.Namespace, w.Object.Name, desired)
-		if desired == 0 {
-			s = fmt.Sprintf("Deployment %s/%s is scaled to 0 replicas", w.Object.Namespace, w.Object.Name)
-		}
-		shorts = append(shorts, s)
-		sort.Strings(notes)
-		if len(notes) > 0 {
-			s += ": " + strings.Join(notes, "; ")
-		}
-		parts = append(parts, s)
-	}
-	c.state, c.why, c.short = controllerNotReady, strings.Join(parts, "; "), strings.Join(shorts, "; ")
-	return c
-}
-
-// ControllerStatus is what a running cluster shows of the Karpenter controller.
-type ControllerStatus struct {
-	// Ready: a Deployment runs the controller with a ready pod. Known is false
-	// when that could not be seen (Deployments not readable, or the read
-	// restricted to another namespace).
-	Ready bool
-	Known bool
-	// Why says what was seen, in a sentence; Short without the pods' details.
-	Why, Short string
-	// Deployments run the controller image.
-	Deployments []*cluster.Workload
-}
-
-// KarpenterControllerStatus tells whether a controller is there to launch nodes
-// and remove Karpenter's finalizers.
-func KarpenterControllerStatus(m *cluster.Model) ControllerStatus {
-	c := karpenterController(m)
-	return ControllerStatus{Ready: c.state == controllerReady, Known: c.state != controllerUnknown, Why: c.why, Short: c.short, Deployments: c.deployments}
-}
-
-// ClusterName is the EKS cluster's name as far as the model tells, "" when not.
-func ClusterName(m *cluster.Model) string { return liveClusterName(m) }
-
-// InstanceID extracts the EC2 instance ID from a providerID, "" when none.
-func InstanceID(providerID string) string { return instanceID(providerID) }
-
-// podStateText says in a few words why a pod is not ready.
-func podStateText(p *cluster.Pod) string {
-	s := fmt.Sprintf("pod %s is %s", p.Object.Name, orText(string(p.Status.Phase), "Unknown"))
-	switch {
-	case deletionTimestamp(p.Object) != "":
-		s += " and terminating"
-	case p.Status.Phase == corev1.PodPending && p.Spec.NodeName == "":
-		s += ", unscheduled"
-		if q := schedulerQuote([]*cluster.Pod{p}); q.message != "" {
-			s += fmt.Sprintf(" (%q)", q.message)
-		}
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			s += fmt.Sprintf(", container %s %s", cs.Name, w.Reason)
-		}
-	}
-	return s
 }
 
 func orText(s, def string) string {
@@ -544,60 +361,6 @@ func helmNote(o *cluster.Object) string {
 
 // ---- cluster identity ----
 
-var eksClusterARN = regexp.MustCompile(`^arn:(aws[a-z-]*):eks:[a-z0-9-]+:(\d{12}):cluster/([A-Za-z0-9][A-Za-z0-9_-]*)$`)
-
-var roleARNAccount = regexp.MustCompile(`^arn:(aws[a-z-]*):iam::(\d{12}):role/`)
-
-// liveClusterName finds the EKS cluster's name: the configuration's, the
-// kubeconfig context of `aws eks update-kubeconfig` (the cluster's ARN), the
-// Karpenter controller's CLUSTER_NAME, or the label eksctl puts on its nodes.
-func liveClusterName(m *cluster.Model) string {
-	if m.Cluster.Name != "" && !cluster.IsUnknown(m.Cluster.Name) {
-		return m.Cluster.Name
-	}
-	if m.Live != nil {
-		if mm := eksClusterARN.FindStringSubmatch(m.Live.Context); mm != nil {
-			return mm[3]
-		}
-	}
-	for _, w := range m.Workloads {
-		if w.Component != "karpenter" {
-			continue
-		}
-		for _, c := range w.Template.Spec.Containers {
-			for _, e := range c.Env {
-				if e.Name == "CLUSTER_NAME" && e.Value != "" {
-					return e.Value
-				}
-			}
-		}
-	}
-	for _, n := range m.Nodes {
-		if name := n.Labels["alpha.eksctl.io/cluster-name"]; name != "" {
-			return name
-		}
-	}
-	return ""
-}
-
-// liveAccount finds the AWS partition and account of the cluster: from the
-// context's cluster ARN, or from the role ARNs aws-auth maps.
-func liveAccount(m *cluster.Model) (partition, account string) {
-	if m.Live != nil {
-		if mm := eksClusterARN.FindStringSubmatch(m.Live.Context); mm != nil {
-			return mm[1], mm[2]
-		}
-	}
-	if a := m.Identity.AwsAuth; a != nil {
-		for _, r := range a.Roles {
-			if mm := roleARNAccount.FindStringSubmatch(r.RoleARN); mm != nil {
-				return mm[1], mm[2]
-			}
-		}
-	}
-	return "aws", ""
-}
-
 // ---- Pending pods ----
 
 // pendingGroup is the unscheduled Pending pods of one owner.
@@ -679,57 +442,11 @@ func explainedByFargate(p *Pass, pod *cluster.Pod) bool {
 	return p.covers(fargateProfileMismatch.ID, pod.Owner)
 }
 
-// quote is what the scheduler said about a pod.
-type quote struct {
-	message string
-	// from says where the message comes from ("FailedScheduling event from
-	// default-scheduler, 7 times, pod web-5d8f-abcde").
-	from string
-}
-
-// schedulerQuote returns the newest FailedScheduling message recorded for the
-// pods, or, when the events have expired (after an hour by default), the
-// message of a pod's PodScheduled condition.
-func schedulerQuote(pods []*cluster.Pod) quote {
-	for _, p := range pods {
-		for i := len(p.Events) - 1; i >= 0; i-- {
-			ev := p.Events[i]
-			if ev.Reason != "FailedScheduling" || ev.Message == "" {
-				continue
-			}
-			from := "FailedScheduling event"
-			if ev.Source != "" {
-				from += " from " + ev.Source
-			}
-			if ev.Count > 1 {
-				from += fmt.Sprintf(", %d times", ev.Count)
-			}
-			return quote{message: ev.Message, from: from + ", pod " + p.Object.Name}
-		}
-	}
-	for _, p := range pods {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
-				return quote{message: c.Message, from: fmt.Sprintf("PodScheduled condition (%s), pod %s", orText(c.Reason, "False"), p.Object.Name)}
-			}
-		}
-	}
-	return quote{}
-}
-
-// SchedulerMessage returns what the scheduler last said about pods it could not
-// place (a FailedScheduling event, or the PodScheduled condition once events
-// have expired), and where that comes from; "" when nothing was recorded.
-func SchedulerMessage(pods []*cluster.Pod) (message, from string) {
-	q := schedulerQuote(pods)
-	return q.message, q.from
-}
-
 // pendingDetail renders the scheduler's words beside eksdoctor's explanation.
 func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
 	var b strings.Builder
-	if q := schedulerQuote(g.pods); q.message != "" {
-		fmt.Fprintf(&b, "kube-scheduler: %q (%s).\n", q.message, q.from)
+	if q := cluster.SchedulerMessage(g.pods); q.Message != "" {
+		fmt.Fprintf(&b, "kube-scheduler: %q (%s).\n", q.Message, q.From)
 	} else {
 		b.WriteString("kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour).\n")
 	}
@@ -760,7 +477,7 @@ func podNames(pods []*cluster.Pod) string {
 
 // oldestPending is how long the longest-waiting pod of a group has existed.
 func oldestPending(m *cluster.Model, g pendingGroup) (time.Duration, bool) {
-	now, ok := liveNow(m)
+	now, ok := m.NowTime()
 	var oldest time.Duration
 	known := false
 	for _, p := range g.pods {
@@ -803,7 +520,7 @@ func reportPendingPods(p *Pass) {
 	if m.Live == nil {
 		return
 	}
-	ctrl := karpenterController(m)
+	ctrl := sim.KarpenterController(m)
 	for _, g := range pendingGroups(p) {
 		pl := p.Sim.PlacePod(g.pods[0])
 		if g.owner.Kind == "DaemonSet" {
@@ -831,7 +548,7 @@ func withoutNodePools(pl *sim.Placement) *sim.Placement {
 
 // judgePending decides what a group of Pending pods is, and under which check it
 // is reported. ok is false when the pods are not (yet) a problem.
-func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl liveController) (Finding, bool) {
+func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.Controller) (Finding, bool) {
 	f := Finding{Object: g.owner, Origin: g.pods[0].Object.Origin}
 	if w := g.workload; w != nil {
 		f.Origin = w.Object.Origin
@@ -847,7 +564,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl live
 	}
 	w := g.workload
 	clause := firstClause(pl)
-	noController := blocked || ctrl.state == controllerNotReady || ctrl.state == controllerAbsent
+	noController := blocked || ctrl.State == sim.ControllerNotReady || ctrl.State == sim.ControllerAbsent
 
 	switch {
 	case w != nil && w.Bootstrap != "" && len(existing) == 0:
@@ -857,7 +574,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl live
 			what = "fit only Karpenter capacity (" + sourceNames(pools) + ")"
 		}
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: they %s, and %s: %s", g.owner, n, waitedText, what, lowerFirst(w.Bootstrap), clause)
-		f.Detail = pendingDetail(g, pl, "It must run before Karpenter can launch nodes: "+w.Bootstrap+". "+controllerSentence(ctrl))
+		f.Detail = pendingDetail(g, pl, "It must run before Karpenter can launch nodes: "+w.Bootstrap+". "+ctrl.Sentence())
 		f.Fix = livePendingFix(w, pl, true)
 		return f, true
 	case len(existing) == 0 && len(pools) == 0 && pl.Result() == sim.Unknown:
@@ -877,17 +594,17 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl live
 		// The root cause, the controller, is reported on its own pods
 		// (bootstrap-deadlock) or its deletion (finalizer-stuck).
 		f.Check, f.Severity = "pod-unschedulable", Warning
-		why := ctrl.why
+		why := ctrl.Why
 		if blocked {
 			why = "the Karpenter controller fits no node that exists"
 		}
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, and no Karpenter controller is ready to launch a node: %s", g.owner, n, waitedText, sourceNames(pools), why)
-		f.Detail = pendingDetail(g, pl, controllerSentence(ctrl))
+		f.Detail = pendingDetail(g, pl, ctrl.Sentence())
 		return f, true
 	case len(existing) == 0 && waited:
 		f.Check, f.Severity = "pod-unschedulable", Warning
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, yet no node has come for them", g.owner, n, waitedText, sourceNames(pools))
-		f.Detail = pendingDetail(g, pl, controllerSentence(ctrl), launchHint(m, pools))
+		f.Detail = pendingDetail(g, pl, ctrl.Sentence(), launchHint(m, pools))
 		return f, true
 	case len(existing) > 0 && waited:
 		f.Check, f.Severity = "pod-unschedulable", Info
@@ -922,20 +639,6 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
-}
-
-func controllerSentence(c liveController) string {
-	switch c.state {
-	case controllerReady:
-		return "The Karpenter controller runs: " + c.why + "."
-	case controllerNotReady:
-		return "The Karpenter controller is not ready: " + c.why + "."
-	case controllerAbsent:
-		return "The Karpenter controller is absent: " + c.why + "."
-	case controllerUnknown:
-		return "The Karpenter controller's state is unknown: " + c.why + "."
-	}
-	return ""
 }
 
 // launchHint points at what keeps Karpenter from launching for NodePools that
@@ -1096,7 +799,7 @@ func runNodeClaimNotRegistered(p *Pass) {
 	if m.Live == nil {
 		return
 	}
-	now, haveNow := liveNow(m)
+	now, haveNow := m.NowTime()
 	byClass := map[string][]unregistered{}
 	for _, nc := range m.NodeClaims {
 		launched := conditionOf(nc.Conditions, "Launched")
@@ -1142,7 +845,7 @@ func reportUnregistered(p *Pass, class string, claims []unregistered) {
 		if nc.NodePool != "" {
 			facts = append(facts, "nodepool "+nc.NodePool)
 		}
-		if id := instanceID(nc.ProviderID); id != "" {
+		if id := cluster.InstanceID(nc.ProviderID); id != "" {
 			facts = append(facts, "instance "+id)
 		}
 		facts = append(facts, "launched "+ageText(u.age)+" ago")
@@ -1197,7 +900,7 @@ func liveNodeClass(m *cluster.Model, name string) *cluster.NodeClass {
 func registrationCause(m *cluster.Model, class string) (string, []string, *Fix) {
 	nc := liveNodeClass(m, class)
 	if nc == nil {
-		if reason, skipped := liveSkipped(m, "ec2nodeclasses.karpenter.k8s.aws"); skipped {
+		if reason, skipped := m.SkippedReason("ec2nodeclasses.karpenter.k8s.aws"); skipped {
 			return "the EC2NodeClass could not be read to check its node role", []string{"EC2NodeClasses could not be read: " + reason + "."}, nil
 		}
 		return fmt.Sprintf("its EC2NodeClass %q is not in the cluster", class), nil, nil
@@ -1217,7 +920,7 @@ func registrationCause(m *cluster.Model, class string) (string, []string, *Fix) 
 		purpose = identity.WindowsNode
 	}
 	entries := "Access entries are not visible from inside the cluster: `aws eks list-access-entries` shows them."
-	if reason, skipped := liveSkipped(m, "configmaps kube-system/aws-auth"); skipped {
+	if reason, skipped := m.SkippedReason("configmaps kube-system/aws-auth"); skipped {
 		return fmt.Sprintf("aws-auth could not be read to check node role %s", role), []string{"kube-system/aws-auth could not be read: " + reason + ".", entries}, nil
 	}
 	fix := authorizeNodeFix(m, role, purpose)
@@ -1270,9 +973,9 @@ func authorizeNodeFix(m *cluster.Model, role identity.Role, purpose identity.Pur
 	if !role.Known() {
 		return nil
 	}
-	partition, account := liveAccount(m)
+	partition, account := m.Account()
 	arn := fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, orText(account, "<account-id>"), role.Name)
-	name := orText(liveClusterName(m), "<cluster-name>")
+	name := orText(m.ClusterName(), "<cluster-name>")
 	groups := ""
 	for _, g := range purpose.Groups() {
 		groups += " --group " + g
@@ -1330,11 +1033,11 @@ func runFinalizerStuck(p *Pass) {
 	if len(stuck) == 0 {
 		return
 	}
-	ctrl := karpenterController(m)
-	if ctrl.state == controllerReady {
+	ctrl := sim.KarpenterController(m)
+	if ctrl.State == sim.ControllerReady {
 		return
 	}
-	now, haveNow := liveNow(m)
+	now, haveNow := m.NowTime()
 	claimOfNode := map[string]*cluster.NodeClaim{}
 	for _, nc := range m.NodeClaims {
 		if nc.NodeName != "" {
@@ -1360,7 +1063,7 @@ func runFinalizerStuck(p *Pass) {
 // the NodeClaims it owns (NodePool) or that use it (EC2NodeClass).
 func atRisk(m *cluster.Model, o *cluster.Object) (instances []string, claims []*cluster.NodeClaim) {
 	add := func(pid string) {
-		if id := instanceID(pid); id != "" {
+		if id := cluster.InstanceID(pid); id != "" {
 			instances = append(instances, id)
 		}
 	}
@@ -1382,7 +1085,7 @@ func atRisk(m *cluster.Model, o *cluster.Object) (instances []string, claims []*
 	return instances, claims
 }
 
-func reportStuck(p *Pass, o *cluster.Object, ctrl liveController, now time.Time, haveNow bool) {
+func reportStuck(p *Pass, o *cluster.Object, ctrl sim.Controller, now time.Time, haveNow bool) {
 	m := p.Model
 	fins := karpenterFinalizersOf(o)
 	instances, claims := atRisk(m, o)
@@ -1404,7 +1107,7 @@ func reportStuck(p *Pass, o *cluster.Object, ctrl liveController, now time.Time,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s has been deleting%s, held by finalizer(s) %s.\n", o.Ref(), waited, strings.Join(fins, ", "))
-	fmt.Fprintf(&b, "%s\n", controllerSentence(ctrl))
+	fmt.Fprintf(&b, "%s\n", ctrl.Sentence())
 	if node != nil {
 		fmt.Fprintf(&b, "Its Node %s is in the same state (finalizers %s).\n", node.Name, strings.Join(node.Finalizers, ", "))
 	}
@@ -1418,10 +1121,10 @@ func reportStuck(p *Pass, o *cluster.Object, ctrl liveController, now time.Time,
 	b.WriteString("Only a running Karpenter controller drains the node, waits for its volumes to detach, terminates the instance and then removes the finalizer; until it does, the object stays and the instance is billed outside any state.")
 
 	sev := Error
-	summary := fmt.Sprintf("%s has been deleting%s, held by %s, and the Karpenter controller that removes it is %s: %s", o.Ref(), waited, strings.Join(fins, ", "), stateWord(ctrl.state), risk)
-	if ctrl.state == controllerUnknown {
+	summary := fmt.Sprintf("%s has been deleting%s, held by %s, and the Karpenter controller that removes it is %s: %s", o.Ref(), waited, strings.Join(fins, ", "), stateWord(ctrl.State), risk)
+	if ctrl.State == sim.ControllerUnknown {
 		sev = Info
-		summary = fmt.Sprintf("%s has been deleting%s, held by %s; could not verify that the Karpenter controller runs: %s", o.Ref(), waited, strings.Join(fins, ", "), ctrl.why)
+		summary = fmt.Sprintf("%s has been deleting%s, held by %s; could not verify that the Karpenter controller runs: %s", o.Ref(), waited, strings.Join(fins, ", "), ctrl.Why)
 	}
 	p.Report(Finding{
 		Severity: sev,
@@ -1433,11 +1136,11 @@ func reportStuck(p *Pass, o *cluster.Object, ctrl liveController, now time.Time,
 	})
 }
 
-func stateWord(s controllerState) string {
+func stateWord(s sim.ControllerState) string {
 	switch s {
-	case controllerNotReady:
+	case sim.ControllerNotReady:
 		return "not ready"
-	case controllerAbsent:
+	case sim.ControllerAbsent:
 		return "absent"
 	}
 	return "unknown"
@@ -1445,17 +1148,17 @@ func stateWord(s controllerState) string {
 
 // stuckFix: first the controller, then, as a last resort, the instances and the
 // finalizers by hand.
-func stuckFix(m *cluster.Model, o *cluster.Object, ctrl liveController, instances []string, node *cluster.Node) *Fix {
+func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instances []string, node *cluster.Node) *Fix {
 	var edits []Edit
 	summary := "bring the Karpenter controller back so it finishes the deletion; only as a last resort terminate the instances yourself and remove the finalizer"
-	switch ctrl.state {
-	case controllerAbsent:
+	switch ctrl.State {
+	case sim.ControllerAbsent:
 		ns := orText(m.Karpenter.Namespace, "kube-system")
 		cmd := fmt.Sprintf("helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --namespace %s --version %s --set settings.clusterName=%s  # the chart version and values that created these objects",
-			shellQuote(ns), shellQuote(orText(exactVersion(m.Karpenter.Version), "<version>")), shellQuote(orText(liveClusterName(m), "<cluster-name>")))
+			shellQuote(ns), shellQuote(orText(exactVersion(m.Karpenter.Version), "<version>")), shellQuote(orText(m.ClusterName(), "<cluster-name>")))
 		edits = append(edits, Edit{Format: FormatShell, Text: cmd})
-	case controllerNotReady:
-		for _, w := range ctrl.deployments {
+	case sim.ControllerNotReady:
+		for _, w := range ctrl.Deployments {
 			edits = append(edits,
 				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl describe deployment %s -n %s", shellQuote(w.Object.Name), shellQuote(w.Object.Namespace))},
 				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl logs deployment/%s -n %s --all-containers", w.Object.Name, shellQuote(w.Object.Namespace))},
@@ -1602,8 +1305,8 @@ func runVolumeAttachmentStale(p *Pass) {
 	if m.Live == nil {
 		return
 	}
-	_, nodesSkipped := liveSkipped(m, "nodes")
-	_, podsSkipped := liveSkipped(m, "pods")
+	_, nodesSkipped := m.SkippedReason("nodes")
+	_, podsSkipped := m.SkippedReason("pods")
 	nodes := map[string]*cluster.Node{}
 	for _, n := range m.Nodes {
 		nodes[n.Name] = n
@@ -1679,7 +1382,7 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	var quotes []string
 	if vol.claim.Name != "" {
 		for _, pod := range m.Pods {
-			if !usesClaim(pod, vol.claim) || pod.Spec.NodeName == va.NodeName || podReady(pod) {
+			if !usesClaim(pod, vol.claim) || pod.Spec.NodeName == va.NodeName || pod.Ready() {
 				continue
 			}
 			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
@@ -1738,7 +1441,7 @@ func runDisruptionDaemonSetEvicted(p *Pass) {
 	if m.Live == nil {
 		return
 	}
-	if _, skipped := liveSkipped(m, "pods"); skipped {
+	if _, skipped := m.SkippedReason("pods"); skipped {
 		return
 	}
 	var daemons []*cluster.Workload

@@ -244,6 +244,9 @@ type Plan struct {
 	Edits []ResourceEdit
 	// Notes record what the plan could not work out.
 	Notes []string
+	// Blockers say, for a running cluster, what keeps each stage from
+	// completing now (TeardownNow).
+	Blockers map[Stage][]string
 }
 
 // Step returns the step of a stage, nil when the plan has none.

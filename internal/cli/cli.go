@@ -143,15 +143,16 @@ own format.`,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	// Every command, in one place.
 	root.AddCommand(
 		newCheckCmd(env),
+		newClusterCmd(env),
 		newExplainCmd(env),
+		newTeardownCmd(env),
+		newSnapshotCmd(env),
 		newChecksCmd(env),
 		newVersionCmd(env),
 	)
-	for _, c := range extraCommands {
-		root.AddCommand(c(env))
-	}
 	if display != "eksdoctor" {
 		// Help texts quote commands to type ('eksdoctor checks'); as a
 		// plugin they are typed as 'kubectl eksdoctor checks'.
@@ -168,10 +169,6 @@ own format.`,
 	}
 	return root
 }
-
-// extraCommands are subcommands defined in other files of this package (live mode,
-// teardown), kept out of newRoot so each lives beside its own flags.
-var extraCommands []func(*Env) *cobra.Command
 
 func version(env *Env) string {
 	if env.Version != "" {

@@ -5,8 +5,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newClusterCmd) }
-
 func newClusterCmd(env *Env) *cobra.Command {
 	o := &reportOptions{}
 	lo := &liveOptions{}

@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -149,50 +146,8 @@ func noWorkload(m *cluster.Model, arg string) error {
 	return usagef("no workload %q %s (workloads: %s)", arg, where, strings.Join(names, ", "))
 }
 
-type explainJSON struct {
-	// Cluster names the cluster the workload belongs to when the inputs hold
-	// several.
-	Cluster   string      `json:"cluster,omitempty"`
-	Object    string      `json:"object"`
-	Origin    string      `json:"origin"`
-	Component string      `json:"component,omitempty"`
-	Bootstrap string      `json:"bootstrap,omitempty"`
-	Phases    []phaseJSON `json:"phases"`
-	// Pods is what a running cluster shows of the workload's pods.
-	Pods *podsJSON `json:"pods,omitempty"`
-}
-
-// podsJSON is the live pods of a workload: how many run, which are Pending, what
-// the scheduler said about them and how eksdoctor explains the first one.
-type podsJSON struct {
-	Total         int        `json:"total"`
-	Running       int        `json:"running"`
-	Pending       []string   `json:"pending"`
-	Scheduler     string     `json:"scheduler,omitempty"`
-	SchedulerFrom string     `json:"schedulerFrom,omitempty"`
-	Placement     *phaseJSON `json:"placement,omitempty"`
-}
-
-type phaseJSON struct {
-	Phase    string            `json:"phase"`
-	Result   string            `json:"result"`
-	Summary  string            `json:"summary"`
-	Fargate  string            `json:"fargateProfile,omitempty"`
-	Requests map[string]string `json:"requests"`
-	Sources  []sourceJSON      `json:"sources"`
-}
-
-type sourceJSON struct {
-	Kind          string   `json:"kind"`
-	Name          string   `json:"name"`
-	Origin        string   `json:"origin,omitempty"`
-	Result        string   `json:"result"`
-	Reasons       []string `json:"reasons,omitempty"`
-	InstanceTypes []string `json:"instanceTypes,omitempty"`
-}
-
 func explain(env *Env, cs []*source.Cluster, arg, output string) error {
-	var docs []explainJSON
+	var docs []report.Explanation
 	live := false
 	for _, c := range cs {
 		d, err := explainDocs(c.Model, arg)
@@ -221,7 +176,7 @@ func explain(env *Env, cs []*source.Cluster, arg, output string) error {
 }
 
 // explainDocs explains every workload (or live pod) of one cluster that arg names.
-func explainDocs(m *cluster.Model, arg string) ([]explainJSON, error) {
+func explainDocs(m *cluster.Model, arg string) ([]report.Explanation, error) {
 	ws, err := findWorkloads(m, arg)
 	if err != nil {
 		return nil, err
@@ -240,24 +195,24 @@ func explainDocs(m *cluster.Model, arg string) ([]explainJSON, error) {
 	if m.Live != nil {
 		phases = []cluster.Phase{cluster.Steady}
 	}
-	var docs []explainJSON
+	var docs []report.Explanation
 	for _, w := range ws {
-		d := explainJSON{Object: w.Ref().String(), Origin: w.Object.Origin.String(), Component: w.Component, Bootstrap: w.Bootstrap}
+		d := report.Explanation{Object: w.Ref().String(), Origin: w.Object.Origin.String(), Component: w.Component, Bootstrap: w.Bootstrap}
 		for _, ph := range phases {
-			d.Phases = append(d.Phases, phaseDoc(s.Place(w, ph)))
+			d.Phases = append(d.Phases, report.Phase(s.Place(w, ph)))
 		}
 		if m.Live != nil && w.Object.Manager == "cluster" {
-			d.Pods = podsDoc(s, podsOf(m, w.Ref()))
+			d.Pods = report.Pods(s, podsOf(m, w.Ref()))
 		}
 		docs = append(docs, d)
 	}
 	for _, p := range pods {
-		d := explainJSON{Object: p.Object.Ref().String(), Origin: p.Object.Origin.String()}
+		d := report.Explanation{Object: p.Object.Ref().String(), Origin: p.Object.Origin.String()}
 		if p.Workload != nil {
 			d.Component, d.Bootstrap = p.Workload.Component, p.Workload.Bootstrap
 		}
-		d.Phases = []phaseJSON{phaseDoc(s.PlacePod(p))}
-		d.Pods = podsDoc(s, []*cluster.Pod{p})
+		d.Phases = []report.ExplainPhase{report.Phase(s.PlacePod(p))}
+		d.Pods = report.Pods(s, []*cluster.Pod{p})
 		// The pod's own placement is the phase above.
 		d.Pods.Placement = nil
 		docs = append(docs, d)
@@ -265,94 +220,14 @@ func explainDocs(m *cluster.Model, arg string) ([]explainJSON, error) {
 	return docs, nil
 }
 
-func writeExplain(env *Env, docs []explainJSON, live bool, output string) error {
+func writeExplain(env *Env, docs []report.Explanation, live bool, output string) error {
 	if output == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(docs); err != nil {
+		if err := report.ExplainJSON(env.Stdout, docs); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 		return nil
 	}
-	p := color(env, env.Stdout)
-	var b strings.Builder
-	for i, d := range docs {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "%s  %s\n", bold(p, report.Line(d.Object)), report.Line(d.Origin))
-		if d.Cluster != "" {
-			fmt.Fprintf(&b, "  cluster: %s\n", report.Line(d.Cluster))
-		}
-		if d.Component != "" {
-			fmt.Fprintf(&b, "  component: %s\n", report.Line(d.Component))
-		}
-		if d.Bootstrap != "" {
-			fmt.Fprintf(&b, "  needed before Karpenter: %s\n", report.Line(d.Bootstrap))
-		}
-		for _, ph := range d.Phases {
-			title := ph.Phase + " phase"
-			if live {
-				title = "in the cluster as it is"
-			}
-			fmt.Fprintf(&b, "\n  %s: %s\n", title, resultWord(p, ph.Result))
-			writeSources(&b, p, ph, "    ")
-		}
-		if pd := d.Pods; pd != nil {
-			fmt.Fprintf(&b, "\n  pods: %d, running %d, Pending %d", pd.Total, pd.Running, len(pd.Pending))
-			if len(pd.Pending) > 0 {
-				fmt.Fprintf(&b, " (%s)", report.Line(strings.Join(pd.Pending, ", ")))
-			}
-			b.WriteString("\n")
-			if pd.Scheduler != "" {
-				fmt.Fprintf(&b, "    kube-scheduler: %q\n      (%s)\n", pd.Scheduler, report.Line(pd.SchedulerFrom))
-			} else if len(pd.Pending) > 0 {
-				b.WriteString("    kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour)\n")
-			}
-			if pl := pd.Placement; pl != nil {
-				fmt.Fprintf(&b, "    eksdoctor, for pod %s: %s\n", report.Line(pd.Pending[0]), resultWord(p, pl.Result))
-				writeSources(&b, p, *pl, "      ")
-			}
-		}
-	}
-	_, err := fmt.Fprint(env.Stdout, report.Guard(b.String()))
-	return err
-}
-
-// writeSources renders a placement's summary and its sources' verdicts.
-func writeSources(b *strings.Builder, paint bool, ph phaseJSON, indent string) {
-	fmt.Fprintf(b, "%s%s\n", indent, report.Line(ph.Summary))
-	for _, src := range ph.Sources {
-		line := fmt.Sprintf("%s %q", src.Kind, src.Name)
-		fmt.Fprintf(b, "%s- %s: %s", indent, line, resultWord(paint, src.Result))
-		if len(src.InstanceTypes) > 0 && src.Result == "fits" {
-			fmt.Fprintf(b, " (e.g. %s)", report.Line(strings.Join(src.InstanceTypes, ", ")))
-		}
-		b.WriteString("\n")
-		for _, r := range src.Reasons {
-			fmt.Fprintf(b, "%s    %s\n", indent, report.Line(r))
-		}
-	}
-}
-
-// phaseDoc renders one placement.
-func phaseDoc(pl *sim.Placement) phaseJSON {
-	pj := phaseJSON{Phase: pl.Phase.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
-	if pl.Fargate != nil {
-		pj.Fargate = pl.Fargate.Name
-	}
-	for k, q := range pl.Requests {
-		pj.Requests[string(k)] = q.String()
-	}
-	for _, v := range pl.Verdicts {
-		sj := sourceJSON{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin.String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
-		for _, r := range v.Reasons {
-			sj.Reasons = append(sj.Reasons, r.Message)
-		}
-		pj.Sources = append(pj.Sources, sj)
-	}
-	return pj
+	return report.ExplainText(env.Stdout, docs, live, color(env, env.Stdout))
 }
 
 // podsOf returns a live workload's pods, by name.
@@ -365,47 +240,4 @@ func podsOf(m *cluster.Model, owner cluster.ObjectRef) []*cluster.Pod {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object.Name < out[j].Object.Name })
 	return out
-}
-
-// podsDoc sums up live pods; the first unscheduled Pending pod is placed with its
-// own spec, beside what the scheduler said.
-func podsDoc(s *sim.Simulator, pods []*cluster.Pod) *podsJSON {
-	d := &podsJSON{Total: len(pods), Pending: []string{}}
-	var pending []*cluster.Pod
-	for _, p := range pods {
-		switch {
-		case p.Status.Phase == corev1.PodRunning:
-			d.Running++
-		case p.Status.Phase == corev1.PodPending && p.Spec.NodeName == "":
-			pending = append(pending, p)
-			d.Pending = append(d.Pending, p.Object.Name)
-		}
-	}
-	if len(pending) == 0 {
-		return d
-	}
-	d.Scheduler, d.SchedulerFrom = lint.SchedulerMessage(pending)
-	pl := phaseDoc(s.PlacePod(pending[0]))
-	d.Placement = &pl
-	return d
-}
-
-func bold(on bool, s string) string {
-	if !on {
-		return s
-	}
-	return "\x1b[1m" + s + "\x1b[0m"
-}
-
-func resultWord(on bool, r string) string {
-	if !on {
-		return r
-	}
-	switch r {
-	case "fits":
-		return "\x1b[32m" + r + "\x1b[0m"
-	case "refuses":
-		return "\x1b[31m" + r + "\x1b[0m"
-	}
-	return "\x1b[33m" + r + "\x1b[0m"
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -363,7 +364,7 @@ func TestExplainLive(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("explain a pod: %s", r)
 	}
-	var docs []explainJSON
+	var docs []report.Explanation
 	if err := json.Unmarshal([]byte(r.stdout), &docs); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
@@ -437,7 +438,7 @@ func TestTeardownLive(t *testing.T) {
 	}
 
 	j := runLive(t, "eksdoctor", nil, false, "teardown", "--live", "--kubeconfig", kc, "-o", "json")
-	var plan teardownJSON
+	var plan report.TeardownPlan
 	if err := json.Unmarshal([]byte(j.stdout), &plan); err != nil {
 		t.Fatalf("%v\n%s", err, j)
 	}

@@ -11,8 +11,6 @@ import (
 	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
-func init() { extraCommands = append(extraCommands, newSnapshotCmd) }
-
 func newSnapshotCmd(env *Env) *cobra.Command {
 	lo := &liveOptions{}
 	var out string

@@ -18,6 +18,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/internal/fixapply"
 	"github.com/eksdoctor/eksdoctor/internal/shared"
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
 )
@@ -194,29 +195,29 @@ spec:
 	if code != ExitOK {
 		t.Fatalf("exit code = %d, stderr: %s", code, stderr)
 	}
-	var got teardownJSON
+	var got report.TeardownPlan
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	want := teardownJSON{
+	want := report.TeardownPlan{
 		Version: 1,
 		Tool:    "kubectl",
-		Steps: []teardownStep{
+		Steps: []report.TeardownStep{
 			{
 				Order: 1, Stage: "nodepools", Title: "Delete the NodePools and wait until no NodeClaim remains",
-				Items:    []teardownItem{{Name: "NodePool/default", Objects: []string{"NodePool/default"}, Manager: "kubectl", Origin: teardownFile{File: filepath.Join(dir, "karpenter.yaml"), Line: 14}}},
+				Items:    []report.TeardownItem{{Name: "NodePool/default", Objects: []string{"NodePool/default"}, Manager: "kubectl", Origin: report.TeardownFile{File: filepath.Join(dir, "karpenter.yaml"), Line: 14}}},
 				Wait:     "no NodeClaim remains (kubectl get nodeclaims shows none): Karpenter has drained and terminated every node",
 				Commands: []string{"kubectl delete nodepools.karpenter.sh default", "kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m"},
 			},
 			{
 				Order: 2, Stage: "nodeclasses", Title: "Delete the EC2NodeClasses",
-				Items:    []teardownItem{{Name: "EC2NodeClass/default", Objects: []string{"EC2NodeClass/default"}, Manager: "kubectl", Origin: teardownFile{File: filepath.Join(dir, "karpenter.yaml"), Line: 1}}},
+				Items:    []report.TeardownItem{{Name: "EC2NodeClass/default", Objects: []string{"EC2NodeClass/default"}, Manager: "kubectl", Origin: report.TeardownFile{File: filepath.Join(dir, "karpenter.yaml"), Line: 1}}},
 				Wait:     "the EC2NodeClasses are gone: Karpenter removed their instance profiles and launch templates",
 				Commands: []string{"kubectl delete ec2nodeclasses.karpenter.k8s.aws default --wait --timeout=15m"},
 			},
 		},
-		Hazards:  []teardownHazard{},
-		Edits:    []teardownEdit{},
+		Hazards:  []report.TeardownHazard{},
+		Edits:    []report.TeardownEdit{},
 		Notes:    []string{},
 		Summary:  map[string]int{"error": 0, "warning": 0, "info": 0},
 		Commands: []string{"kubectl delete nodepools.karpenter.sh default", "kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m", "kubectl delete ec2nodeclasses.karpenter.k8s.aws default --wait --timeout=15m"},

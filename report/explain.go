@@ -1,0 +1,195 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+// Explanation is where one workload's (or live pod's) pods can run, source by
+// source, phase by phase: the document explain writes.
+type Explanation struct {
+	// Cluster names the cluster the workload belongs to when the inputs hold
+	// several.
+	Cluster   string         `json:"cluster,omitempty"`
+	Object    string         `json:"object"`
+	Origin    string         `json:"origin"`
+	Component string         `json:"component,omitempty"`
+	Bootstrap string         `json:"bootstrap,omitempty"`
+	Phases    []ExplainPhase `json:"phases"`
+	// Pods is what a running cluster shows of the workload's pods.
+	Pods *ExplainPods `json:"pods,omitempty"`
+}
+
+// ExplainPods is the live pods of a workload: how many run, which are Pending, what
+// the scheduler said about them and how eksdoctor explains the first one.
+type ExplainPods struct {
+	Total         int           `json:"total"`
+	Running       int           `json:"running"`
+	Pending       []string      `json:"pending"`
+	Scheduler     string        `json:"scheduler,omitempty"`
+	SchedulerFrom string        `json:"schedulerFrom,omitempty"`
+	Placement     *ExplainPhase `json:"placement,omitempty"`
+}
+
+// ExplainPhase is one placement: the result and each source's verdict.
+type ExplainPhase struct {
+	Phase    string            `json:"phase"`
+	Result   string            `json:"result"`
+	Summary  string            `json:"summary"`
+	Fargate  string            `json:"fargateProfile,omitempty"`
+	Requests map[string]string `json:"requests"`
+	Sources  []ExplainSource   `json:"sources"`
+}
+
+// ExplainSource is one capacity source's verdict and reasons.
+type ExplainSource struct {
+	Kind          string   `json:"kind"`
+	Name          string   `json:"name"`
+	Origin        string   `json:"origin,omitempty"`
+	Result        string   `json:"result"`
+	Reasons       []string `json:"reasons,omitempty"`
+	InstanceTypes []string `json:"instanceTypes,omitempty"`
+}
+
+// ExplainJSON writes explanations as a JSON list.
+func ExplainJSON(w io.Writer, docs []Explanation) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(docs)
+}
+
+// ExplainText writes explanations as text; live titles the phase as the cluster
+// as it is, paint adds terminal colors.
+func ExplainText(w io.Writer, docs []Explanation, live, paint bool) error {
+	p := paint
+	var b strings.Builder
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s  %s\n", Bold(p, Line(d.Object)), Line(d.Origin))
+		if d.Cluster != "" {
+			fmt.Fprintf(&b, "  cluster: %s\n", Line(d.Cluster))
+		}
+		if d.Component != "" {
+			fmt.Fprintf(&b, "  component: %s\n", Line(d.Component))
+		}
+		if d.Bootstrap != "" {
+			fmt.Fprintf(&b, "  needed before Karpenter: %s\n", Line(d.Bootstrap))
+		}
+		for _, ph := range d.Phases {
+			title := ph.Phase + " phase"
+			if live {
+				title = "in the cluster as it is"
+			}
+			fmt.Fprintf(&b, "\n  %s: %s\n", title, resultWord(p, ph.Result))
+			writeSources(&b, p, ph, "    ")
+		}
+		if pd := d.Pods; pd != nil {
+			fmt.Fprintf(&b, "\n  pods: %d, running %d, Pending %d", pd.Total, pd.Running, len(pd.Pending))
+			if len(pd.Pending) > 0 {
+				fmt.Fprintf(&b, " (%s)", Line(strings.Join(pd.Pending, ", ")))
+			}
+			b.WriteString("\n")
+			if pd.Scheduler != "" {
+				fmt.Fprintf(&b, "    kube-scheduler: %q\n      (%s)\n", pd.Scheduler, Line(pd.SchedulerFrom))
+			} else if len(pd.Pending) > 0 {
+				b.WriteString("    kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour)\n")
+			}
+			if pl := pd.Placement; pl != nil {
+				fmt.Fprintf(&b, "    eksdoctor, for pod %s: %s\n", Line(pd.Pending[0]), resultWord(p, pl.Result))
+				writeSources(&b, p, *pl, "      ")
+			}
+		}
+	}
+	_, err := fmt.Fprint(w, Guard(b.String()))
+	return err
+}
+
+// writeSources renders a placement's summary and its sources' verdicts.
+func writeSources(b *strings.Builder, paint bool, ph ExplainPhase, indent string) {
+	fmt.Fprintf(b, "%s%s\n", indent, Line(ph.Summary))
+	for _, src := range ph.Sources {
+		line := fmt.Sprintf("%s %q", src.Kind, src.Name)
+		fmt.Fprintf(b, "%s- %s: %s", indent, line, resultWord(paint, src.Result))
+		if len(src.InstanceTypes) > 0 && src.Result == "fits" {
+			fmt.Fprintf(b, " (e.g. %s)", Line(strings.Join(src.InstanceTypes, ", ")))
+		}
+		b.WriteString("\n")
+		for _, r := range src.Reasons {
+			fmt.Fprintf(b, "%s    %s\n", indent, Line(r))
+		}
+	}
+}
+
+// Phase renders one placement.
+func Phase(pl *sim.Placement) ExplainPhase {
+	pj := ExplainPhase{Phase: pl.Phase.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
+	if pl.Fargate != nil {
+		pj.Fargate = pl.Fargate.Name
+	}
+	for k, q := range pl.Requests {
+		pj.Requests[string(k)] = q.String()
+	}
+	for _, v := range pl.Verdicts {
+		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin.String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
+		for _, r := range v.Reasons {
+			sj.Reasons = append(sj.Reasons, r.Message)
+		}
+		pj.Sources = append(pj.Sources, sj)
+	}
+	return pj
+}
+
+// Pods sums up live pods; the first unscheduled Pending pod is placed with its
+// own spec, beside what the scheduler said.
+func Pods(s *sim.Simulator, pods []*cluster.Pod) *ExplainPods {
+	d := &ExplainPods{Total: len(pods), Pending: []string{}}
+	var pending []*cluster.Pod
+	for _, p := range pods {
+		switch {
+		case p.Status.Phase == corev1.PodRunning:
+			d.Running++
+		case p.Status.Phase == corev1.PodPending && p.Spec.NodeName == "":
+			pending = append(pending, p)
+			d.Pending = append(d.Pending, p.Object.Name)
+		}
+	}
+	if len(pending) == 0 {
+		return d
+	}
+	q := cluster.SchedulerMessage(pending)
+	d.Scheduler, d.SchedulerFrom = q.Message, q.From
+	pl := Phase(s.PlacePod(pending[0]))
+	d.Placement = &pl
+	return d
+}
+
+// Bold puts s in terminal bold when on.
+func Bold(on bool, s string) string {
+	if !on {
+		return s
+	}
+	return "\x1b[1m" + s + "\x1b[0m"
+}
+
+func resultWord(on bool, r string) string {
+	if !on {
+		return r
+	}
+	switch r {
+	case "fits":
+		return "\x1b[32m" + r + "\x1b[0m"
+	case "refuses":
+		return "\x1b[31m" + r + "\x1b[0m"
+	}
+	return "\x1b[33m" + r + "\x1b[0m"
+}
