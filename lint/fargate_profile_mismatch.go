@@ -1,0 +1,570 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/catalog"
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+// fargate-profile-mismatch: workloads meant for Fargate that no Fargate profile selects, and profiles EKS rejects.
+
+var fargateProfileMismatch = &Check{
+	ID:       "fargate-profile-mismatch",
+	Title:    "Pods meant for Fargate match no profile",
+	Family:   "F2",
+	Severity: Error,
+	Doc: Doc{
+		What: "Pods that can only run on Fargate match no Fargate profile selector: no node group exists for them (in the bootstrap phase for the Karpenter controller, chart hooks and other components needed before Karpenter launches nodes), or a profile was meant for them but misses: its namespace is the release's name while the release is installed elsewhere (a profile for `karpenter` while terraform-aws-eks v20's karpenter module and the release use `kube-system`), or it requires a label the pods never carry (the Karpenter v1.0.0 chart's `post-install-hook` Job has no podLabels). The detail quotes each selector and the pod's namespace and labels. It also reports profiles EKS rejects: more than five selectors, or a selector without a namespace.",
+		Why:  "The pods are never mutated for Fargate, so the default scheduler sees only Fargate nodes and reports `0/N nodes are available: N node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}` (or `no nodes available to schedule pods`); the Karpenter controller never starts and no node is ever launched, and `helm install` waits for its hook until it times out.",
+		Fix:  "Add a selector that matches the pods (the fix adds the pods' namespace and their `app.kubernetes.io/name` label to the profile the pods were meant for, in the Terraform `fargate_profiles` entry, the `aws_eks_fargate_profile`, or the eksctl `fargateProfiles` entry), or give the pods the labels the selector requires (`podLabels` in the Helm values, the pod template labels). For the Karpenter v1.0.0 hook, use chart 1.0.1 or later.",
+		Before: `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: demo, region: eu-west-1}
+fargateProfiles:
+- name: karpenter
+  selectors:
+  - namespace: karpenter
+---
+# Karpenter installed in kube-system
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}`,
+		After: `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: demo, region: eu-west-1}
+fargateProfiles:
+- name: karpenter
+  selectors:
+  - namespace: karpenter
+  - namespace: kube-system
+    labels: {app.kubernetes.io/name: karpenter}`,
+		Format: "yaml",
+	},
+	Run: runFargateProfileMismatch,
+}
+
+// nearMiss is a selector that was meant for a pod and misses it.
+type nearMiss struct {
+	profile *cluster.FargateProfile
+	index   int
+	// missing lists the selector labels the pod lacks (namespace matches);
+	// empty when the namespace is what differs.
+	missing []string
+	why     string
+}
+
+func runFargateProfileMismatch(p *Pass) {
+	m := p.Model
+	reportLiveMismatch(p)
+	if len(m.FargateProfiles) == 0 {
+		return
+	}
+	for _, fp := range sortedProfiles(m) {
+		reportRejectedProfile(p, fp)
+	}
+	nodes := fargateNodes(p)
+	for _, w := range m.Workloads {
+		miss, ok := fargateMismatch(p, w)
+		switch {
+		case !ok:
+		case miss.unverified:
+			reportUnverifiedSelection(p, w, miss.pl)
+		default:
+			reportMismatch(p, w, miss.pl, miss.near, miss.sev, nodes)
+		}
+	}
+}
+
+// fargateMiss is what fargate-profile-mismatch says about a workload.
+type fargateMiss struct {
+	pl   *sim.Placement
+	near []nearMiss
+	sev  Severity
+	// unverified: only Fargate can run the pods, and whether a profile selects
+	// them is not known before apply.
+	unverified bool
+}
+
+// fargateMismatch decides whether a workload's pods were meant for Fargate and
+// no profile selects them, judged in the phase the workload must run in.
+func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
+	m := p.Model
+	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
+		return fargateMiss{}, false
+	}
+	pl := p.Sim.Place(w, requiredPhase(w))
+	if pl.Fargate != nil {
+		return fargateMiss{}, false
+	}
+	ec2 := ec2Result(pl)
+	if fargateUnknown(pl) {
+		if ec2 == sim.Refuses && !hasEC2Capacity(pl) {
+			return fargateMiss{pl: pl, sev: Info, unverified: true}, true
+		}
+		return fargateMiss{}, false
+	}
+	near := nearMisses(m, w)
+	switch {
+	case ec2 == sim.Fits && len(near) > 0:
+		return fargateMiss{pl: pl, near: near, sev: Warning}, true
+	case ec2 == sim.Refuses && (len(near) > 0 || !hasEC2Capacity(pl)):
+		return fargateMiss{pl: pl, near: near, sev: Error}, true
+	}
+	return fargateMiss{}, false
+}
+
+// leftToFargateCheck reports whether the Fargate check explains the workload's
+// placement in this run: its pods were meant for Fargate and no profile selects
+// them. One root cause, one finding; with that check disabled (or ignored by the
+// object), the scheduling checks report the workload themselves.
+func leftToFargateCheck(p *Pass, w *cluster.Workload) bool {
+	return p.covers(fargateProfileMismatch.ID, w.Ref()) && missesFargateProfile(p, w)
+}
+
+// missesFargateProfile reports whether a workload fits nothing because its pods
+// were meant for Fargate and no profile selects them: fargate-profile-mismatch
+// reports that root cause, and the scheduling checks, which would report the
+// same pods as unschedulable, leave the workload to it.
+func missesFargateProfile(p *Pass, w *cluster.Workload) bool {
+	m := p.Model
+	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
+		return false
+	}
+	// The error case of fargateMismatch, without looking for near misses
+	// unless it depends on them: this runs for every workload.
+	pl := p.Sim.Place(w, requiredPhase(w))
+	if pl.Fargate != nil || fargateUnknown(pl) || ec2Result(pl) != sim.Refuses {
+		return false
+	}
+	return !hasEC2Capacity(pl) || len(nearMisses(m, w)) > 0
+}
+
+// reportUnverifiedSelection: only Fargate can run the pods, and whether a
+// profile selects them depends on values unknown before apply.
+func reportUnverifiedSelection(p *Pass, w *cluster.Workload, pl *sim.Placement) {
+	var unknown []string
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindFargate && v.Result == sim.Unknown && len(v.Reasons) > 0 {
+			unknown = append(unknown, v.Reasons[0].Message)
+		}
+	}
+	ref := w.Ref()
+	p.Report(Finding{
+		Severity: Info,
+		Object:   ref,
+		Origin:   w.Object.Origin,
+		Summary:  fmt.Sprintf("%s: could not verify%s that a Fargate profile selects its pods, and only Fargate can run them", ref, p.beforeApply()),
+		Detail:   strings.Join(unknown, "\n"),
+	})
+}
+
+// fargateUnknown reports whether a profile whose selectors are not known before
+// apply may select the pod.
+func fargateUnknown(pl *sim.Placement) bool {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindFargate && v.Result == sim.Unknown {
+			return true
+		}
+	}
+	return false
+}
+
+// ec2Result combines the verdicts of the capacity that is not Fargate.
+func ec2Result(pl *sim.Placement) sim.Result {
+	res := sim.Refuses
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindFargate {
+			continue
+		}
+		switch v.Result {
+		case sim.Fits:
+			return sim.Fits
+		case sim.Unknown:
+			res = sim.Unknown
+		}
+	}
+	return res
+}
+
+func hasEC2Capacity(pl *sim.Placement) bool {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind != cluster.KindFargate {
+			return true
+		}
+	}
+	return false
+}
+
+// nearMisses finds the selectors meant for the workload: its namespace with
+// labels it lacks, or labels it has (or none) with a namespace named after the
+// workload, its release or its component, or one typo away from its own.
+func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
+	ns := w.Template.Namespace
+	labels := templateLabels(w)
+	var names []string
+	for _, n := range []string{w.Component, w.Object.Name} {
+		if n != "" {
+			names = append(names, strings.ToLower(n))
+		}
+	}
+	if w.Release != nil && w.Release.Name != "" {
+		names = append(names, strings.ToLower(w.Release.Name))
+	}
+	var out []nearMiss
+	for _, fp := range sortedProfiles(m) {
+		for i, sel := range fp.Selectors {
+			if sel.Namespace == "" || cluster.IsUnknown(sel.Namespace) {
+				continue
+			}
+			var missing []string
+			for _, k := range labelKeys(sel.Labels) {
+				ok := false
+				for lk, lv := range labels {
+					if sim.Glob(k, lk) && sim.Glob(sel.Labels[k], lv) {
+						ok = true
+						break
+					}
+				}
+				if !ok {
+					missing = append(missing, k+"="+sel.Labels[k])
+				}
+			}
+			if sim.Glob(sel.Namespace, ns) {
+				if len(missing) > 0 {
+					out = append(out, nearMiss{profile: fp, index: i, missing: missing, why: fmt.Sprintf("profile %q selects namespace %q with labels the pods lack: %s", fp.Name, sel.Namespace, strings.Join(missing, ", "))})
+				}
+				continue
+			}
+			if len(missing) > 0 {
+				continue
+			}
+			related := ""
+			for _, target := range []string{strings.ToLower(sel.Namespace), strings.ToLower(fp.Name)} {
+				for _, n := range names {
+					if n == target || strings.HasPrefix(n, target+"-") {
+						related = "named after " + n
+						break
+					}
+				}
+				if related != "" {
+					break
+				}
+			}
+			selNS := strings.ToLower(sel.Namespace)
+			if related == "" && similarName(selNS, strings.ToLower(ns)) {
+				related = fmt.Sprintf("one typo away from %q", ns)
+			}
+			if related == "" {
+				continue
+			}
+			out = append(out, nearMiss{profile: fp, index: i, why: fmt.Sprintf("profile %q selects namespace %q (%s), the pods are in %q", fp.Name, sel.Namespace, related, ns)})
+		}
+	}
+	return out
+}
+
+// similarName reports names within a small edit distance of each other.
+func similarName(a, b string) bool {
+	if a == b {
+		return false
+	}
+	limit := 1
+	if len(a) > 6 && len(b) > 6 {
+		limit = 2
+	}
+	return textmatch.Distance(a, b) <= limit
+}
+
+func labelKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []nearMiss, sev Severity, nodes int) {
+	ref := w.Ref()
+	var b strings.Builder
+	fmt.Fprintf(&b, "The pods are in namespace %q with %s.\n", w.Template.Namespace, labelSetText(templateLabels(w)))
+	for _, fp := range sortedProfiles(p.Model) {
+		var sels []string
+		for _, s := range fp.Selectors {
+			sels = append(sels, selectorText(s))
+		}
+		fmt.Fprintf(&b, "Fargate profile %q selects %s.\n", fp.Name, strings.Join(sels, ", "))
+	}
+	for _, n := range near {
+		fmt.Fprintf(&b, "It was meant for them: %s.\n", n.why)
+	}
+	switch {
+	case sev == Warning:
+		b.WriteString("They run on EC2 capacity instead.\n")
+	case !hasEC2Capacity(pl):
+		fmt.Fprintf(&b, "No node group exists in the %s phase, so only Fargate could run them", pl.Phase)
+		if w.Bootstrap != "" {
+			fmt.Fprintf(&b, " (%s)", w.Bootstrap)
+		} else if isHelmHook(w) {
+			b.WriteString(" (Helm waits for its hooks while it installs the release)")
+		}
+		b.WriteString(".\n")
+	default:
+		b.WriteString(placementDetail(pl) + "\n")
+	}
+	fmt.Fprintf(&b, "Pods no profile selects are never mutated for Fargate: %s.", untoleratedMessage(nodes))
+	what := "match no Fargate profile"
+	if len(near) > 0 {
+		what += ": " + near[0].why
+	} else {
+		what += fmt.Sprintf(" (namespace %q, %s), and no node group can run them", w.Template.Namespace, labelSetText(templateLabels(w)))
+	}
+	p.Report(Finding{
+		Severity: sev,
+		Object:   ref,
+		Origin:   w.Object.Origin,
+		Summary:  fmt.Sprintf("%s pods %s", ref, what),
+		Detail:   b.String(),
+		Fix:      mismatchFix(p.Model, w, near),
+	})
+}
+
+// reportRejectedProfile reports profiles EKS refuses to create.
+func reportRejectedProfile(p *Pass, fp *cluster.FargateProfile) {
+	if len(fp.Selectors) > maxFargateSelectors {
+		f := Finding{
+			Object:  profileRef(fp),
+			Origin:  fp.Origin,
+			Summary: fmt.Sprintf("Fargate profile %q has %d selectors; EKS accepts at most %d, so the profile is never created", fp.Name, len(fp.Selectors), maxFargateSelectors),
+			Detail:  "CreateFargateProfile rejects more than five selectors; none of the profile's pods run on Fargate. Profiles are immutable, so split the selectors across profiles.",
+		}
+		if e, ok := splitProfileEdit(p.Model, fp); ok {
+			f.Fix = &Fix{Summary: fmt.Sprintf("move the selectors beyond the fifth to a new profile %q", fp.Name+"-2"), Edits: []Edit{e}}
+		}
+		p.Report(f)
+	}
+	for _, s := range fp.Selectors {
+		if strings.TrimSpace(s.Namespace) == "" {
+			p.Report(Finding{
+				Object:  profileRef(fp),
+				Origin:  s.Origin,
+				Summary: fmt.Sprintf("Fargate profile %q has a selector without a namespace; EKS requires one, so the profile is never created", fp.Name),
+				Detail:  "Every Fargate selector needs a namespace (wildcards * and ? are allowed); labels are optional.",
+			})
+			break
+		}
+	}
+}
+
+// mismatchFix proposes the change that makes a profile select the pods.
+func mismatchFix(m *cluster.Model, w *cluster.Workload, near []nearMiss) *Fix {
+	// Labels the selector wants and the pods lack: give the pods the labels when
+	// the selector asks for plain values.
+	for _, n := range near {
+		if len(n.missing) == 0 {
+			continue
+		}
+		sel := n.profile.Selectors[n.index]
+		if f := hookUpgradeFix(m, w); f != nil {
+			return f
+		}
+		if hasLabelWildcard(sel.Labels) {
+			continue
+		}
+		if f := podLabelsFix(m, w, sel.Labels); f != nil {
+			return f
+		}
+	}
+	// Otherwise add a selector to the profile the pods were meant for, or declare
+	// a profile for their namespace.
+	if len(near) == 0 {
+		sel := cluster.FargateSelector{Namespace: w.Template.Namespace}
+		if e, ok := newProfileEdit(m, w.Template.Namespace, sel); ok {
+			return &Fix{Summary: fmt.Sprintf("declare a Fargate profile %q that selects namespace %q", w.Template.Namespace, w.Template.Namespace), Edits: []Edit{e}}
+		}
+	}
+	fp := sortedProfiles(m)[0]
+	if len(near) > 0 {
+		fp = near[0].profile
+	}
+	sel := cluster.FargateSelector{Namespace: w.Template.Namespace}
+	labels := templateLabels(w)
+	for _, k := range []string{"app.kubernetes.io/name", "app", "k8s-app"} {
+		if v, ok := labels[k]; ok && v != "" && !cluster.IsUnknown(v) {
+			sel.Labels = map[string]string{k: v}
+			break
+		}
+	}
+	e, ok := addSelectorEdit(m, fp, sel)
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: fmt.Sprintf("add the selector %s to Fargate profile %q", selectorText(sel), fp.Name), Edits: []Edit{e}}
+}
+
+func hasLabelWildcard(labels map[string]string) bool {
+	for k, v := range labels {
+		if strings.ContainsAny(k+v, "*?") {
+			return true
+		}
+	}
+	return false
+}
+
+// hookUpgradeFix: the Karpenter v1.0.0 chart's post-install hook has no pod
+// labels; v1.0.1 removed the hook.
+func hookUpgradeFix(m *cluster.Model, w *cluster.Workload) *Fix {
+	r := w.Release
+	if r == nil || w.Object.Annotations["eksdoctor.io/component"] != "karpenter-post-install-hook" {
+		return nil
+	}
+	e, ok := blockEdit(m, r.Address, `version = "1.0.1"`+"\n")
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: "use Karpenter chart 1.0.1: its post-install hook, which carries no pod labels, was removed", Edits: []Edit{e}}
+}
+
+// podLabelsFix adds labels to the pods: in the chart values when a release
+// installs them, else in the pod template.
+func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string) *Fix {
+	summary := fmt.Sprintf("label the pods %s so the selector matches", strings.TrimPrefix(labelSetText(want), "labels "))
+	if r := w.Release; r != nil {
+		key, ok := chartValuesKey(r, w, "spec.template.metadata.labels")
+		if !ok {
+			return nil
+		}
+		labels := map[string]any{}
+		if cur, ok := cluster.Lookup(r.Values, key).(map[string]any); ok {
+			labels = copyJSON(cur).(map[string]any)
+		}
+		for k, v := range want {
+			labels[k] = v
+		}
+		values := map[string]any{}
+		setPath(values, key, labels)
+		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
+	}
+	if w.Addon != nil {
+		return nil
+	}
+	labels := map[string]any{}
+	for k, v := range templateLabels(w) {
+		labels[k] = v
+	}
+	for k, v := range want {
+		labels[k] = v
+	}
+	path := "metadata"
+	if w.TemplatePath != "" {
+		path = w.TemplatePath + ".metadata"
+	}
+	e, ok := objectPatch(m, w.Object, nest(path, map[string]any{"labels": labels}))
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: summary, Edits: []Edit{e}}
+}
+
+// chartValuesKey finds the values key that sets an object field of a chart
+// component, from the knowledge base.
+func chartValuesKey(r *cluster.HelmRelease, w *cluster.Workload, field string) (string, bool) {
+	version := w.Object.Annotations["eksdoctor.io/chart-version"]
+	if version == "" {
+		version = r.Version
+	}
+	kb, ok := catalog.ChartFor(r.Chart, version)
+	if !ok {
+		return "", false
+	}
+	comp, ok := kb.Component(w.Component)
+	if !ok {
+		comp, ok = kb.Component(w.Object.Annotations["eksdoctor.io/component"])
+	}
+	if !ok {
+		return "", false
+	}
+	keys := make([]string, 0, len(comp.Fields))
+	for k := range comp.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if comp.Fields[k] == field {
+			if comp.ValuesPrefix != "" {
+				return comp.ValuesPrefix + "." + k, true
+			}
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// chartDefaultList returns a chart's default list at a values key.
+func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) []any {
+	version := w.Object.Annotations["eksdoctor.io/chart-version"]
+	if version == "" {
+		version = r.Version
+	}
+	kb, ok := catalog.ChartFor(r.Chart, version)
+	if !ok {
+		return nil
+	}
+	return copyJSONList(cluster.Lookup(kb.DefaultValues(), key))
+}
+
+// releaseValuesEdit merges values into a Helm release where it is declared.
+func releaseValuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
+	return valuesEdit(r, values)
+}
+
+// reportLiveMismatch: pods the default scheduler could only place on Fargate
+// nodes were never handed to fargate-scheduler.
+func reportLiveMismatch(p *Pass) {
+	m := p.Model
+	groups := pendingPods(m, func(pod *cluster.Pod) bool {
+		_, ok := schedulingEvent(pod, fargateTaintEvent)
+		return ok && pod.Spec.SchedulerName != "fargate-scheduler"
+	})
+	// The scheduler names the Fargate taint whenever Fargate nodes exist; the pods
+	// were meant for Fargate only when a profile selects them now, or when Fargate
+	// is all the cluster has. Otherwise their problem is EC2 capacity, which
+	// pod-unschedulable explains.
+	allFargate := len(m.Nodes) > 0
+	for _, n := range m.Nodes {
+		if n.Labels["eks.amazonaws.com/compute-type"] != "fargate" {
+			allFargate = false
+		}
+	}
+	for _, ref := range sortedOwners(groups) {
+		pods := groups[ref]
+		pod := pods[0]
+		if !allFargate && sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels) == nil {
+			continue
+		}
+		ev, _ := schedulingEvent(pod, fargateTaintEvent)
+		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelSetText(pod.Object.Labels))
+		if len(m.FargateProfiles) > 0 {
+			if fp := sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels); fp != nil {
+				why = fmt.Sprintf("Fargate profile %q selects them now, so they were created before it was ACTIVE", fp.Name)
+			} else {
+				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelSetText(pod.Object.Labels))
+			}
+		}
+		p.Report(Finding{
+			Object:  ref,
+			Origin:  pod.Object.Origin,
+			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: %s", ref, len(pods), ev.Message, why),
+			Detail:  fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefaultName(pod.Spec.SchedulerName, "default-scheduler"), podNameList(pods)),
+			Fix: &Fix{
+				Summary: "once a profile selects them, delete the pods so that their owner re-creates them and Fargate mutates the new ones",
+				Edits:   []Edit{{Format: FormatShell, Text: fmt.Sprintf("kubectl delete pod -n %s %s", pod.Object.Namespace, podNameList(pods))}},
+			},
+		})
+	}
+}

@@ -1,0 +1,445 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+// fargate-unsupported: pods a Fargate profile takes that Fargate cannot run (DaemonSets, host ports, privileged containers, Karpenter without its cluster name or role).
+
+var fargateUnsupported = &Check{
+	ID:       "fargate-unsupported",
+	Title:    "Fargate pod uses what Fargate lacks",
+	Family:   "F2",
+	Severity: Error,
+	Doc: Doc{
+		What: "A pod a Fargate profile selects uses what Fargate does not offer: hostNetwork, hostPort, privileged containers, EKS Pod Identity (a pod identity association for its service account; Fargate supports IRSA only), or the instance metadata service (the Karpenter controller without `settings.clusterName`). It also warns when such a pod tolerates `eks.amazonaws.com/compute-type=fargate` (the wrong fix for pods created before their profile was active, added to the terraform-aws-eks v20.8 example), when a pod no profile selects tolerates that taint, when a `helm_release` whose pods only Fargate can host does not depend on its Fargate profile, and when a Fargate-only cluster has DaemonSets.",
+		Why:  "Fargate refuses such pods or they fail at runtime: credentials from Pod Identity never arrive and Karpenter panics `failed to get region from metadata server`. A pod created before its profile is ACTIVE is never mutated for Fargate and stays Pending with `untolerated taint {eks.amazonaws.com/compute-type: fargate}`; tolerating that taint makes the default scheduler bind it to another pod's Fargate node, which holds one pod: `0/2 nodes are available: 2 Too many pods`.",
+		Fix:  "Remove the toleration; make the Helm release depend on the Fargate profile (`depends_on`); switch the controller to IRSA (`enable_irsa = true`, `create_pod_identity_association = false` in the karpenter module, or eksctl `iam.serviceAccounts`); set `settings.clusterName`; run host-level pods on node groups.",
+		Before: `resource "helm_release" "karpenter" {
+  namespace = "karpenter"
+  chart     = "karpenter"
+  values = [<<-EOT
+    tolerations:
+      - key: eks.amazonaws.com/compute-type
+        operator: Equal
+        value: fargate
+        effect: NoSchedule
+  EOT
+  ]
+}`,
+		After: `resource "helm_release" "karpenter" {
+  namespace  = "karpenter"
+  chart      = "karpenter"
+  depends_on = [module.eks]
+}`,
+		Format: "hcl",
+	},
+	Run: runFargateUnsupported,
+}
+
+func runFargateUnsupported(p *Pass) {
+	m := p.Model
+	reportLiveTooManyPods(p)
+	if len(m.FargateProfiles) == 0 {
+		return
+	}
+	fargateOnly := len(m.NodeGroups) == 0 && len(m.NodePools) == 0 && len(m.Nodes) == 0
+	for _, w := range m.Workloads {
+		if w.Replicas == 0 || !judgedStatically(m, w) {
+			continue
+		}
+		fp := sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w))
+		ref := w.Ref()
+		spec := &w.Template.Spec
+		if w.IsDaemonSet() {
+			// EKS add-ons and node agents (CNI, CSI node plugins, kube-proxy)
+			// serve EC2 nodes only; their DaemonSets simply have no pods here.
+			agent := w.Addon != nil || w.NodeCritical != "" || w.Component == "kube-proxy"
+			if fp != nil && fargateOnly && !agent {
+				p.Report(Finding{
+					Severity: Warning,
+					Object:   ref,
+					Origin:   w.Object.Origin,
+					Summary:  fmt.Sprintf("%s is a DaemonSet in a namespace Fargate profile %q selects, and the cluster has only Fargate capacity: Fargate runs no DaemonSet pods", ref, fp.Name),
+					Detail:   "Fargate nodes run one pod each and never run DaemonSet pods; run the agent as a sidecar, or add a node group.",
+				})
+			}
+			continue
+		}
+		if fp == nil {
+			if t, ok := toleratesFargate(spec.Tolerations); ok {
+				f := Finding{
+					Object:  ref,
+					Origin:  w.Object.At(podSpecPath(w) + ".tolerations"),
+					Summary: fmt.Sprintf("%s tolerates %s but no Fargate profile selects it: the default scheduler binds it to another pod's Fargate node (`Too many pods`)", ref, sim.TaintText(fargateTaint)),
+					Detail:  fmt.Sprintf("Toleration %s lets kube-scheduler place the pods on existing Fargate nodes, which hold exactly one pod each: the pods stay Pending with `0/N nodes are available: N Too many pods`. A profile must select the pods instead (fargate-profile-mismatch says which).", fargateTolerationText(t)),
+					Fix:     removeTolerationFix(m, w),
+				}
+				p.Report(f)
+			}
+			continue
+		}
+		checkFargatePod(p, w, fp)
+	}
+}
+
+// toleratesFargate finds an explicit toleration of the Fargate taint (an empty key
+// with Exists tolerates every taint, which is not a Fargate-specific choice).
+func toleratesFargate(ts []corev1.Toleration) (corev1.Toleration, bool) {
+	for _, t := range ts {
+		if t.Key == fargateTaint.Key && sim.Tolerates([]corev1.Toleration{t}, fargateTaint) {
+			return t, true
+		}
+	}
+	return corev1.Toleration{}, false
+}
+
+func fargateTolerationText(t corev1.Toleration) string {
+	s := "{key: " + t.Key + ", operator: " + string(t.Operator)
+	if t.Value != "" {
+		s += ", value: " + t.Value
+	}
+	if t.Effect != "" {
+		s += ", effect: " + string(t.Effect)
+	}
+	return s + "}"
+}
+
+func checkFargatePod(p *Pass, w *cluster.Workload, fp *cluster.FargateProfile) {
+	m := p.Model
+	ref := w.Ref()
+	spec := &w.Template.Spec
+	at := func(field string) cluster.Origin { return w.Object.At(podSpecPath(w) + "." + field) }
+	report := func(f Finding) {
+		f.Object, f.Summary = ref, ref.String()+" runs on Fargate (profile "+fmt.Sprintf("%q", fp.Name)+") but "+f.Summary
+		p.Report(f)
+	}
+	if spec.HostNetwork {
+		report(Finding{Origin: at("hostNetwork"), Summary: "uses hostNetwork, which Fargate does not support", Detail: "Fargate does not run pods with hostNetwork: the pods are never scheduled. Run them on a node group, or drop hostNetwork."})
+	}
+	if c, port, ok := hostPort(spec); ok {
+		report(Finding{Origin: at("containers"), Summary: fmt.Sprintf("container %s uses hostPort %d, which Fargate does not support", c, port), Detail: "Fargate does not run pods with host ports. Use a Service instead, or run the pods on a node group."})
+	}
+	if c, ok := privileged(spec); ok {
+		report(Finding{Origin: at("containers"), Summary: fmt.Sprintf("container %s is privileged, which Fargate does not support", c), Detail: "Fargate does not run privileged containers. Run the pods on a node group."})
+	}
+	sa := spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	for _, id := range m.Identity.ServiceAccounts {
+		if id.Mechanism != "pod-identity" || id.Namespace != w.Template.Namespace || id.Name != sa {
+			continue
+		}
+		report(Finding{
+			Origin:  id.Origin,
+			Summary: fmt.Sprintf("service account %s/%s gets its AWS credentials from EKS Pod Identity, which Fargate does not support", id.Namespace, id.Name),
+			Detail:  "The EKS Pod Identity agent is a DaemonSet and Fargate runs none: the pods get no AWS credentials (and no region: Karpenter panics `failed to get region from metadata server`). Fargate pods use IRSA: the service account annotated with eks.amazonaws.com/role-arn, trusted through the cluster's OIDC provider.",
+			Fix:     irsaFix(m, w, id),
+		})
+		break
+	}
+	if w.Component == "karpenter" && w.Object.Kind == "Deployment" {
+		if missing, ok := karpenterClusterNameMissing(w); ok {
+			report(Finding{
+				Origin:  w.Object.Origin,
+				Summary: "the Karpenter controller has no cluster name (" + missing + "), and Fargate has no instance metadata to discover it",
+				Detail:  "Fargate pods cannot reach the instance metadata service (IMDS), so Karpenter must be told its cluster name (settings.clusterName, the CLUSTER_NAME environment variable); without it the controller exits at start.",
+				Fix:     clusterNameFix(m, w),
+			})
+		}
+	}
+	if t, ok := toleratesFargate(spec.Tolerations); ok {
+		report(Finding{
+			Severity: Warning,
+			Origin:   at("tolerations"),
+			Summary:  fmt.Sprintf("also tolerates %s", sim.TaintText(fargateTaint)),
+			Detail:   fmt.Sprintf("Toleration %s is the wrong fix for pods created before their Fargate profile was active: such pods are scheduled by the default scheduler, which then binds them to other pods' Fargate nodes (`0/2 nodes are available: 2 Too many pods`). Create the pods after the profile instead (depends_on).", fargateTolerationText(t)),
+			Fix:      removeTolerationFix(m, w),
+		})
+	}
+	checkProfileDependency(p, w, fp, report)
+}
+
+func hostPort(spec *corev1.PodSpec) (string, int32, bool) {
+	for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				return c.Name, p.HostPort, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
+func privileged(spec *corev1.PodSpec) (string, bool) {
+	for _, c := range append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...) {
+		if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
+			return c.Name, true
+		}
+	}
+	return "", false
+}
+
+// karpenterClusterNameMissing reports whether the Karpenter controller is given no
+// cluster name: settings.clusterName (settings.aws.clusterName before v0.32) in
+// the release values, or CLUSTER_NAME in the container environment.
+func karpenterClusterNameMissing(w *cluster.Workload) (string, bool) {
+	if r := w.Release; r != nil && !r.Rendered {
+		for _, k := range []string{"settings.clusterName", "settings.aws.clusterName"} {
+			if v, ok := cluster.Lookup(r.Values, k).(string); ok && strings.TrimSpace(v) != "" {
+				return "", false
+			}
+		}
+		return "settings.clusterName is not set", true
+	}
+	for _, c := range w.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == "CLUSTER_NAME" && (e.Value != "" || e.ValueFrom != nil) {
+				return "", false
+			}
+		}
+		for _, a := range append(append([]string(nil), c.Args...), c.Command...) {
+			if strings.HasPrefix(a, "--cluster-name") {
+				return "", false
+			}
+		}
+	}
+	return "the container has no CLUSTER_NAME", true
+}
+
+// clusterNameValue is the cluster name to write into Karpenter's configuration:
+// a reference to the cluster in Terraform, else its name; "" when unknown.
+func clusterNameValue(m *cluster.Model, terraform bool) string {
+	a := m.Cluster.Address
+	if terraform && (strings.HasPrefix(a, "module.") || strings.HasPrefix(a, "aws_eks_cluster.")) {
+		return cluster.Unknown(clusterNameExpr(m))
+	}
+	if m.Cluster.Name != "" && !cluster.IsUnknown(m.Cluster.Name) {
+		return m.Cluster.Name
+	}
+	if !terraform {
+		// The shell variable the Karpenter getting-started guide uses.
+		return "${CLUSTER_NAME}"
+	}
+	return ""
+}
+
+func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
+	if r := w.Release; r != nil {
+		name := clusterNameValue(m, strings.HasSuffix(r.Origin.File, ".tf"))
+		if name == "" {
+			return nil
+		}
+		values := map[string]any{"settings": map[string]any{"clusterName": name}}
+		return &Fix{Summary: "set settings.clusterName in the Karpenter values", Edits: []Edit{releaseValuesEdit(r, values)}}
+	}
+	containers := copyJSONList(w.Object.Get(podSpecPath(w) + ".containers"))
+	if len(containers) == 0 {
+		return nil
+	}
+	c, ok := containers[0].(map[string]any)
+	if !ok {
+		return nil
+	}
+	env := copyJSONList(c["env"])
+	c["env"] = append(env, map[string]any{"name": "CLUSTER_NAME", "value": clusterNameValue(m, false)})
+	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"containers": containers}))
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: "give the Karpenter controller its cluster name (CLUSTER_NAME)", Edits: []Edit{e}}
+}
+
+// removeTolerationFix drops the Fargate toleration where the workload is
+// configured.
+func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
+	summary := "remove the toleration of " + sim.TaintText(fargateTaint)
+	if r := w.Release; r != nil {
+		key, ok := chartValuesKey(r, w, podSpecPath(w)+".tolerations")
+		if !ok {
+			key, ok = chartValuesKey(r, w, "spec.template.spec.tolerations")
+		}
+		if !ok {
+			return nil
+		}
+		var rest []any
+		for _, it := range copyJSONList(cluster.Lookup(r.Values, key)) {
+			if t, ok := it.(map[string]any); ok && t["key"] == fargateTaint.Key {
+				continue
+			}
+			rest = append(rest, it)
+		}
+		if len(rest) == 0 {
+			// Back to the chart's own tolerations: Helm's null would delete
+			// those too.
+			rest = chartDefaultList(r, w, key)
+		}
+		if rest == nil {
+			rest = []any{}
+		}
+		values := map[string]any{}
+		setPath(values, key, rest)
+		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
+	}
+	if w.Addon != nil {
+		return nil
+	}
+	var rest []corev1.Toleration
+	for _, t := range w.Template.Spec.Tolerations {
+		if t.Key != fargateTaint.Key {
+			rest = append(rest, t)
+		}
+	}
+	var value any = tolerationMaps(rest)
+	if len(rest) == 0 {
+		value = nil
+	}
+	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"tolerations": value}))
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: summary, Edits: []Edit{e}}
+}
+
+// irsaFix moves a service account from EKS Pod Identity to IRSA.
+func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIdentity) *Fix {
+	summary := fmt.Sprintf("give %s/%s its role through IRSA instead of EKS Pod Identity", id.Namespace, id.Name)
+	if o := eksctlObject(m); o != nil && strings.HasPrefix(id.Origin.Path, "iam.podIdentityAssociations.") {
+		assocs := copyJSONList(o.Get("iam.podIdentityAssociations"))
+		sas := copyJSONList(o.Get("iam.serviceAccounts"))
+		var kept []any
+		for _, it := range assocs {
+			a, ok := it.(map[string]any)
+			if !ok || a["namespace"] != id.Namespace || a["serviceAccountName"] != id.Name {
+				kept = append(kept, it)
+				continue
+			}
+			sa := map[string]any{"metadata": map[string]any{"name": id.Name, "namespace": id.Namespace}}
+			for from, to := range map[string]string{"roleARN": "attachRoleARN", "roleName": "roleName", "permissionPolicyARNs": "attachPolicyARNs", "permissionPolicy": "attachPolicy", "wellKnownPolicies": "wellKnownPolicies"} {
+				if v, ok := a[from]; ok {
+					sa[to] = v
+				}
+			}
+			sas = append(sas, sa)
+		}
+		iam := map[string]any{"withOIDC": true, "serviceAccounts": sas, "podIdentityAssociations": kept}
+		if len(kept) == 0 {
+			iam["podIdentityAssociations"] = nil
+		}
+		e, ok := objectPatch(m, o, map[string]any{"iam": iam})
+		if !ok {
+			return nil
+		}
+		return &Fix{Summary: summary + " (eksctl iam.serviceAccounts; eksctl annotates the service account)", Edits: []Edit{e}}
+	}
+	k := m.Karpenter
+	if m.Terraform == nil || k.Address == "" || !strings.HasPrefix(k.Address, "module.") {
+		return nil
+	}
+	mod, ok := blockEdit(m, k.Address, fmt.Sprintf("create_pod_identity_association = false\nenable_irsa = true\nirsa_oidc_provider_arn = %s\nirsa_namespace_service_accounts = [%q]\n", oidcProviderExpr(m), id.Namespace+":"+id.Name))
+	if !ok {
+		return nil
+	}
+	edits := []Edit{mod}
+	if r := w.Release; r != nil {
+		values := map[string]any{"serviceAccount": map[string]any{"annotations": map[string]any{identity.IRSAAnnotation: cluster.Unknown(k.Address + ".iam_role_arn")}}}
+		edits = append(edits, releaseValuesEdit(r, values))
+	}
+	return &Fix{Summary: summary + " (enable_irsa in the karpenter module, and the role annotation on the service account)", Edits: edits}
+}
+
+func oidcProviderExpr(m *cluster.Model) string {
+	if strings.HasPrefix(m.Cluster.Address, "module.") {
+		return m.Cluster.Address + ".oidc_provider_arn"
+	}
+	return "aws_iam_openid_connect_provider.this.arn"
+}
+
+// checkProfileDependency warns when Terraform may install a release before the
+// Fargate profile that must host its pods is active.
+func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargateProfile, report func(Finding)) {
+	m := p.Model
+	r := w.Release
+	if r == nil || r.Address == "" || m.Terraform == nil {
+		return
+	}
+	if _, ok := m.Terraform.Nodes[r.Address]; !ok {
+		return
+	}
+	node := profileNode(m, fp)
+	if node == "" || m.Terraform.DependsOn(r.Address, node) {
+		return
+	}
+	if ec2Fallback(p.Sim.Place(w, requiredPhase(w))) {
+		return
+	}
+	deps := append([]string(nil), m.Terraform.Nodes[r.Address].DependsOn...)
+	deps = append(deps, node)
+	e, ok := blockEdit(m, r.Address, "depends_on = ["+strings.Join(deps, ", ")+"]\n")
+	f := Finding{
+		Severity: Warning,
+		Origin:   r.Origin,
+		Summary:  fmt.Sprintf("%s does not depend on %s, so Terraform may create the pods before the profile is active", r.Address, node),
+		Detail:   fmt.Sprintf("Pods created before Fargate profile %q is ACTIVE are not mutated for Fargate: they keep the default scheduler and stay Pending with `untolerated taint {eks.amazonaws.com/compute-type: fargate}` until deleted. Terraform creates %s and the profile in parallel unless one depends on the other.", fp.Name, r.Address),
+	}
+	if ok {
+		f.Fix = &Fix{Summary: "create the release after its Fargate profile: depends_on = [" + node + "]", Edits: []Edit{e}}
+	}
+	report(f)
+}
+
+// profileNode is the graph node that creates a Fargate profile: its resource, or
+// the module call that contains it.
+func profileNode(m *cluster.Model, fp *cluster.FargateProfile) string {
+	if _, ok := m.Terraform.Nodes[fp.Address]; ok {
+		return fp.Address
+	}
+	if call, ok := moduleCallOf(fp.Address); ok {
+		if _, ok := m.Terraform.Nodes[call]; ok {
+			return call
+		}
+	}
+	return ""
+}
+
+// ec2Fallback reports whether EC2 capacity would take the pods if Fargate did
+// not select them.
+func ec2Fallback(pl *sim.Placement) bool {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindFargate || v.Result != sim.Refuses {
+			continue
+		}
+		if len(v.Reasons) == 1 && v.Reasons[0].Code == sim.CodeFargateSelected {
+			return true
+		}
+	}
+	return false
+}
+
+// reportLiveTooManyPods: pods tolerating the Fargate taint were bound by the
+// default scheduler to Fargate nodes that already hold their one pod.
+func reportLiveTooManyPods(p *Pass) {
+	groups := pendingPods(p.Model, func(pod *cluster.Pod) bool {
+		_, tol := toleratesFargate(pod.Spec.Tolerations)
+		_, ev := schedulingEvent(pod, "Too many pods")
+		return tol && ev && pod.Spec.SchedulerName != "fargate-scheduler"
+	})
+	for _, ref := range sortedOwners(groups) {
+		pods := groups[ref]
+		ev, _ := schedulingEvent(pods[0], "Too many pods")
+		p.Report(Finding{
+			Object:  ref,
+			Origin:  pods[0].Object.Origin,
+			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: they tolerate %s, so the default scheduler tries Fargate nodes, which hold one pod each", ref, len(pods), ev.Message, sim.TaintText(fargateTaint)),
+			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNameList(pods)),
+		})
+	}
+}

@@ -1,0 +1,401 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+// Pending pods of a running cluster: grouped by owner, judged by the same placement as inputs, reported as pod-unschedulable or bootstrap-deadlock.
+
+// pendingGroup is the unscheduled Pending pods of one owner.
+type pendingGroup struct {
+	owner    cluster.ObjectRef
+	workload *cluster.Workload
+	pods     []*cluster.Pod
+}
+
+// pendingGroups returns the Pending pods of a live cluster that kube-scheduler
+// has not placed, grouped by owner (a Deployment's pods together), in a stable
+// order. Pods of other schedulers (fargate-scheduler, custom ones) are left out:
+// eksdoctor judges placement as kube-scheduler does. So are pods held by
+// scheduling gates, and pods the live Fargate checks explain, which report them
+// under their own IDs.
+func pendingGroups(p *Pass) []pendingGroup {
+	m := p.Model
+	by := map[cluster.ObjectRef]*pendingGroup{}
+	var order []cluster.ObjectRef
+	for _, pod := range m.Pods {
+		if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" || deletionTimestamp(pod.Object) != "" {
+			continue
+		}
+		if len(pod.Spec.SchedulingGates) > 0 {
+			// Held back on purpose until its gates are removed.
+			continue
+		}
+		if s := pod.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
+			continue
+		}
+		if explainedByFargate(p, pod) {
+			continue
+		}
+		g, ok := by[pod.Owner]
+		if !ok {
+			g = &pendingGroup{owner: pod.Owner, workload: pod.Workload}
+			by[pod.Owner] = g
+			order = append(order, pod.Owner)
+		}
+		g.pods = append(g.pods, pod)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].Less(order[j]) })
+	out := make([]pendingGroup, 0, len(order))
+	for _, ref := range order {
+		g := by[ref]
+		sort.Slice(g.pods, func(i, j int) bool { return g.pods[i].Object.Name < g.pods[j].Object.Name })
+		out = append(out, *g)
+	}
+	return out
+}
+
+// explainedByFargate reports whether a Pending pod is one the live Fargate
+// checks explain and report under their own IDs in this run: fargate-scheduler
+// refusing a blocked profile (fargate-role-unauthorized), a pod tolerating the
+// Fargate taint bound to a full Fargate node (fargate-unsupported), and a pod
+// that only Fargate nodes could take but that was never handed to
+// fargate-scheduler (fargate-profile-mismatch). A pod that also had EC2 nodes to
+// choose from is judged here, whatever its message says about Fargate nodes; so
+// is every pod whose Fargate check does not run.
+func explainedByFargate(p *Pass, pod *cluster.Pod) bool {
+	m := p.Model
+	if ev, ok := schedulingEvent(pod, "Misconfigured Fargate Profile: fargate profile "); ok {
+		rest := ev.Message[strings.Index(ev.Message, "Misconfigured Fargate Profile: fargate profile ")+len("Misconfigured Fargate Profile: fargate profile "):]
+		name, _, _ := strings.Cut(rest, " ")
+		return p.covers(fargateRoleUnauthorized.ID, cluster.ObjectRef{Kind: "FargateProfile", Name: name})
+	}
+	_, tolerates := toleratesFargate(pod.Spec.Tolerations)
+	if _, tooMany := schedulingEvent(pod, "Too many pods"); tolerates && tooMany {
+		return p.covers(fargateUnsupported.ID, pod.Owner)
+	}
+	if _, ok := schedulingEvent(pod, fargateTaintEvent); !ok || len(m.Nodes) == 0 {
+		return false
+	}
+	for _, n := range m.Nodes {
+		if n.Labels["eks.amazonaws.com/compute-type"] != "fargate" {
+			return false
+		}
+	}
+	return p.covers(fargateProfileMismatch.ID, pod.Owner)
+}
+
+// pendingDetail renders the scheduler's words beside eksdoctor's explanation.
+func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
+	var b strings.Builder
+	if q := cluster.SchedulerMessage(g.pods); q.Message != "" {
+		fmt.Fprintf(&b, "kube-scheduler: %q (%s).\n", q.Message, q.From)
+	} else {
+		b.WriteString("kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour).\n")
+	}
+	b.WriteString("eksdoctor: " + pl.Summary())
+	if lines := pl.Explain(); len(lines) > 0 {
+		b.WriteString("\nSource by source, in the cluster as it is:")
+		for _, l := range lines {
+			b.WriteString("\n  - " + l)
+		}
+	}
+	for _, e := range extra {
+		if e != "" {
+			b.WriteString("\n" + e)
+		}
+	}
+	fmt.Fprintf(&b, "\nPending pods (%d): %s.", len(g.pods), podNames(g.pods))
+	return b.String()
+}
+
+func podNames(pods []*cluster.Pod) string {
+	names := make([]string, len(pods))
+	for i, p := range pods {
+		names[i] = p.Object.Name
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// oldestPending is how long the longest-waiting pod of a group has existed.
+func oldestPending(m *cluster.Model, g pendingGroup) (time.Duration, bool) {
+	now, ok := m.NowTime()
+	var oldest time.Duration
+	known := false
+	for _, p := range g.pods {
+		if age, ok := ageAt(now, ok, creationTimestamp(p.Object)); ok && age > oldest {
+			oldest, known = age, true
+		}
+	}
+	return oldest, known
+}
+
+// fitsExisting returns the fitting sources that exist now (nodes; node groups and
+// Fargate profiles when static inputs are read with the cluster).
+func fitsExisting(pl *sim.Placement) []sim.Verdict {
+	var out []sim.Verdict
+	for _, v := range pl.Fitting() {
+		if v.Source.Kind != cluster.KindNodePool {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func sourceNames(vs []sim.Verdict) string {
+	var names []string
+	for _, v := range vs {
+		names = append(names, describeSource(v.Source))
+	}
+	if len(names) > 4 {
+		names = append(names[:4], fmt.Sprintf("and %d more", len(names)-4))
+	}
+	return strings.Join(names, ", ")
+}
+
+// reportPendingPods explains the Pending pods of a live cluster, as
+// pod-unschedulable or bootstrap-deadlock depending on the check running; the
+// static variants of both checks leave live workloads to this function, so each
+// group of pods is reported once, under one ID.
+func reportPendingPods(p *Pass) {
+	m := p.Model
+	if m.Live == nil {
+		return
+	}
+	ctrl := sim.KarpenterController(m)
+	for _, g := range pendingGroups(p) {
+		pl := p.Sim.PlacePod(g.pods[0])
+		if g.owner.Kind == "DaemonSet" {
+			pl = withoutNodePools(pl)
+		}
+		if f, ok := judgePending(m, g, pl, ctrl); ok && f.Check == p.check.ID {
+			f.Check = ""
+			p.Report(f)
+		}
+	}
+}
+
+// withoutNodePools leaves NodePools out of a placement: Karpenter launches no
+// node for a DaemonSet's pod, which is bound to the node it was created for.
+func withoutNodePools(pl *sim.Placement) *sim.Placement {
+	out := *pl
+	out.Verdicts = nil
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind != cluster.KindNodePool {
+			out.Verdicts = append(out.Verdicts, v)
+		}
+	}
+	return &out
+}
+
+// judgePending decides what a group of Pending pods is, and under which check it
+// is reported. ok is false when the pods are not (yet) a problem.
+func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.Controller) (Finding, bool) {
+	f := Finding{Object: g.owner, Origin: g.pods[0].Object.Origin}
+	if w := g.workload; w != nil {
+		f.Origin = w.Object.Origin
+	}
+	n := len(g.pods)
+	existing := fitsExisting(pl)
+	pools, blocked := launchable(pl)
+	age, known := oldestPending(m, g)
+	waited := !known || age >= pendingGrace
+	waitedText := ""
+	if known {
+		waitedText = " for " + ageText(age)
+	}
+	w := g.workload
+	clause := firstClause(pl)
+	noController := blocked || ctrl.State == sim.ControllerNotReady || ctrl.State == sim.ControllerAbsent
+
+	switch {
+	case w != nil && w.Bootstrap != "" && len(existing) == 0:
+		f.Check, f.Severity = "bootstrap-deadlock", Error
+		what := "fit no node that exists"
+		if len(pools) > 0 {
+			what = "fit only Karpenter capacity (" + sourceNames(pools) + ")"
+		}
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: they %s, and %s: %s", g.owner, n, waitedText, what, lowerFirst(w.Bootstrap), clause)
+		f.Detail = pendingDetail(g, pl, "It must run before Karpenter can launch nodes: "+w.Bootstrap+". "+ctrl.Sentence())
+		f.Fix = livePendingFix(w, pl, true)
+		return f, true
+	case len(existing) == 0 && len(pools) == 0 && pl.Result() == sim.Unknown:
+		f.Check, f.Severity = "pod-unschedulable", Info
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s; could not verify whether they fit any capacity", g.owner, n, waitedText)
+		f.Detail = pendingDetail(g, pl)
+		return f, true
+	case len(existing) == 0 && len(pools) == 0:
+		f.Check, f.Severity = "pod-unschedulable", Error
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no capacity: %s", g.owner, n, waitedText, clause)
+		f.Detail = pendingDetail(g, pl)
+		if w != nil {
+			f.Fix = livePendingFix(w, pl, false)
+		}
+		return f, true
+	case len(existing) == 0 && noController:
+		// The root cause, the controller, is reported on its own pods
+		// (bootstrap-deadlock) or its deletion (finalizer-stuck).
+		f.Check, f.Severity = "pod-unschedulable", Warning
+		why := ctrl.Why
+		if blocked {
+			why = "the Karpenter controller fits no node that exists"
+		}
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, and no Karpenter controller is ready to launch a node: %s", g.owner, n, waitedText, sourceNames(pools), why)
+		f.Detail = pendingDetail(g, pl, ctrl.Sentence())
+		return f, true
+	case len(existing) == 0 && waited:
+		f.Check, f.Severity = "pod-unschedulable", Warning
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, yet no node has come for them", g.owner, n, waitedText, sourceNames(pools))
+		f.Detail = pendingDetail(g, pl, ctrl.Sentence(), launchHint(m, pools))
+		return f, true
+	case len(existing) > 0 && waited:
+		f.Check, f.Severity = "pod-unschedulable", Info
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s although %s fits what eksdoctor checks (taints, node selection, resources)", g.owner, n, waitedText, sourceNames(existing))
+		f.Detail = pendingDetail(g, pl, "The scheduler refuses for a reason eksdoctor does not model: inter-pod affinity or anti-affinity, topology spread, a volume's zone, host ports, or requests that changed since the pods were listed.")
+		return f, true
+	}
+	return Finding{}, false
+}
+
+// launchable returns the NodePools that could launch a node for the pods: those
+// that fit, and those that refuse only because the Karpenter controller cannot
+// run (blocked is then set).
+func launchable(pl *sim.Placement) (pools []sim.Verdict, blocked bool) {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind != cluster.KindNodePool {
+			continue
+		}
+		switch {
+		case v.Result == sim.Fits && pl.Fargate == nil:
+			pools = append(pools, v)
+		case v.Result == sim.Refuses && len(v.Reasons) == 1 && v.Reasons[0].Code == sim.CodeController:
+			pools = append(pools, v)
+			blocked = true
+		}
+	}
+	return pools, blocked
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// launchHint points at what keeps Karpenter from launching for NodePools that
+// fit: NodeClaims of those pools that never registered.
+func launchHint(m *cluster.Model, pools []sim.Verdict) string {
+	names := map[string]bool{}
+	for _, v := range pools {
+		if v.Source.NodePool != nil {
+			names[v.Source.NodePool.Name] = true
+		}
+	}
+	var claims []string
+	for _, nc := range m.NodeClaims {
+		if !names[nc.NodePool] {
+			continue
+		}
+		if reg := conditionOf(nc.Conditions, "Registered"); reg == nil || reg.Status != "True" {
+			claims = append(claims, nc.Name)
+		}
+	}
+	sort.Strings(claims)
+	if len(claims) == 0 {
+		return "No NodeClaim of those NodePools exists: the Karpenter controller's log says why it does not launch (limits, instance type availability, the EC2NodeClass not Ready)."
+	}
+	return fmt.Sprintf("NodeClaims of those NodePools that have not registered a node: %s (see nodeclaim-not-registered).", strings.Join(claims, ", "))
+}
+
+// lastingTaint reports whether a node taint describes the capacity rather than a
+// passing state of one node: tolerating a disruption, readiness or Fargate taint
+// is never the fix.
+func lastingTaint(t corev1.Taint) bool {
+	switch {
+	case t.Key == sim.DisruptedTaint.Key, t.Key == sim.DisruptingTaint.Key,
+		t.Key == "karpenter.sh/unregistered",
+		strings.HasPrefix(t.Key, "node.kubernetes.io/"),
+		strings.HasPrefix(t.Key, "node.cloudprovider.kubernetes.io/"),
+		t.Key == fargateTaint.Key,
+		t.Key == "ToBeDeletedByClusterAutoscaler", t.Key == "DeletionCandidateOfClusterAutoscaler":
+		return false
+	}
+	return true
+}
+
+// livePendingFix proposes, for Pending pods of a live workload, the smallest
+// change that lets one source take them, as commands against the cluster: the
+// tolerations for a NodePool's taints (or, for components that must run before
+// Karpenter, a node's that is not Karpenter's), or a NodePool label the pods
+// select.
+func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix {
+	if w.Object.Kind == "Job" || w.Object.Manager != "cluster" {
+		// A Job's pod template cannot be changed once created.
+		return nil
+	}
+	kinds := []cluster.CapacityKind{cluster.KindNodePool, cluster.KindNode}
+	if bootstrap {
+		kinds = []cluster.CapacityKind{cluster.KindNode}
+	}
+	for _, k := range kinds {
+		for _, v := range pl.Verdicts {
+			if v.Source.Kind != k || !onlyTaints(v) {
+				continue
+			}
+			if n := v.Source.Node; n != nil && (n.Labels["karpenter.sh/nodepool"] != "" && bootstrap || n.Deleting) {
+				continue
+			}
+			taints := blockingTaints(v.Source, w.Template.Spec.Tolerations)
+			lasting := len(taints) > 0
+			for _, t := range taints {
+				lasting = lasting && lastingTaint(t)
+			}
+			if !lasting {
+				continue
+			}
+			all, added := withTolerations(w.Template.Spec.Tolerations, taints)
+			if len(added) == 0 {
+				continue
+			}
+			var names []string
+			for _, t := range added {
+				names = append(names, fmt.Sprintf("%s:%s", t.Key, t.Effect))
+			}
+			patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
+			return &Fix{
+				Summary: fmt.Sprintf("tolerate %s so the pods can run on %s%s", strings.Join(names, ", "), describeSource(v.Source), helmNote(w.Object)),
+				Edits:   []Edit{livePatch(w.Object, patch)},
+			}
+		}
+	}
+	if bootstrap {
+		return nil
+	}
+	for _, v := range pl.Verdicts {
+		np := v.Source.NodePool
+		if np == nil || v.Result != sim.Refuses || len(v.Reasons) != 1 || v.Reasons[0].Code != sim.CodeRequirements || np.Object.Manager != "cluster" {
+			continue
+		}
+		key := v.Reasons[0].Key
+		value, ok := selectedValue(w, key)
+		if !ok || !strings.Contains(v.Reasons[0].Message, "does not have known values") {
+			continue
+		}
+		patch := nest("spec.template.metadata", map[string]any{"labels": map[string]any{key: value}})
+		return &Fix{
+			Summary: fmt.Sprintf("label the nodes of nodepool %q with %s=%s, the label the pods select (Karpenter replaces the NodePool's existing nodes, which drifted)%s", np.Name, key, value, helmNote(np.Object)),
+			Edits:   []Edit{livePatch(np.Object, patch)},
+		}
+	}
+	return nil
+}
