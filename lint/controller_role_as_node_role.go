@@ -1,0 +1,290 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/identity"
+)
+
+// controller-role-as-node-role: the Karpenter controller's role, or another non-node role, used or authorized as the nodes' role.
+
+var controllerRoleAsNodeRole = &Check{
+	ID:       "controller-role-as-node-role",
+	Title:    "Controller or Fargate role used as a node role",
+	Family:   "F4",
+	Severity: Error,
+	Doc: Doc{
+		What: "A role meant for pods, the Karpenter controller role (trusted by the cluster's OIDC provider for IRSA or by pods.eks.amazonaws.com for EKS Pod Identity), or a Fargate pod execution role, is used as a node role: it is an EC2NodeClass's spec.role, it is mapped in aws-auth with the node username `system:node:{{EC2PrivateDNSName}}` or the node groups, or it has an `EC2_LINUX`/`EC2_WINDOWS` access entry. The most common cause is the terraform-aws-eks v19 to v20 upgrade: v19's `module.karpenter.role_arn` was the node role, v20's `module.karpenter.iam_role_arn` is the controller role (the node role became `node_iam_role_arn`), so renaming `role_arn` to `iam_role_arn` in `aws_auth_roles` or in the EC2NodeClass silently swaps the roles.",
+		Why:  "EC2 cannot assume a role that only trusts pods, so Karpenter's instances never get node credentials and never register (NodeClaim `Launched=True, Registered=Unknown`), while the real node role stays unauthorized. Mapping a pod's role as a node also lets that pod act as a node in the cluster.",
+		Fix:  "Use the node role: `module.karpenter.node_iam_role_arn` / `node_iam_role_name` (v20+), `role_arn` / `role_name` (v19), or the role your node groups use; the fix proposes the node role the configuration already authorizes.",
+		Before: `module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 20.0"
+  authentication_mode = "API_AND_CONFIG_MAP"
+}
+
+module "aws_auth" {
+  source  = "terraform-aws-modules/eks/aws//modules/aws-auth"
+  version = "~> 20.0"
+  manage_aws_auth_configmap = true
+  aws_auth_roles = [{
+    rolearn  = module.karpenter.iam_role_arn     # the controller role since v20
+    username = "system:node:{{EC2PrivateDNSName}}"
+    groups   = ["system:bootstrappers", "system:nodes"]
+  }]
+}`,
+		After: `module "aws_auth" {
+  source  = "terraform-aws-modules/eks/aws//modules/aws-auth"
+  version = "~> 20.0"
+  manage_aws_auth_configmap = true
+  aws_auth_roles = [{
+    rolearn  = module.karpenter.node_iam_role_arn
+    username = "system:node:{{EC2PrivateDNSName}}"
+    groups   = ["system:bootstrappers", "system:nodes"]
+  }]
+}`,
+		Format: "hcl",
+	},
+	Run: runControllerRoleAsNodeRole,
+}
+
+func runControllerRoleAsNodeRole(p *Pass) {
+	m := p.Model
+	res := identity.New(m)
+	for _, nc := range sortedNodeClasses(m) {
+		ncr, ok := res.NodeClassRole(nc)
+		if !ok || ncr.Role.IsZero() {
+			continue
+		}
+		role := ncr.Role
+		if role.Kind != cluster.RoleController && role.Kind != cluster.RoleFargate {
+			continue
+		}
+		ref := nc.Object.Ref()
+		f := Finding{
+			Object:  ref,
+			Origin:  nc.Object.At(ncr.Field),
+			Summary: fmt.Sprintf("%s uses the %s %s as its node role", ref, role.Kind, asWritten(role)),
+			Detail:  misuseDetail(role),
+		}
+		if nr, ok := nodeRoleFor(res, role); ok {
+			if e, ok := nodeClassRoleEdit(m, nc, ncr, nr); ok {
+				f.Fix = &Fix{Summary: fmt.Sprintf("use the node role %s", nr), Edits: []Edit{e}}
+			}
+		}
+		p.Report(f)
+	}
+	if a := m.Identity.AwsAuth; a != nil {
+		for i := range a.Roles {
+			rm := &a.Roles[i]
+			role := res.Resolve(rm.RoleARN)
+			if !mapsAsNode(rm, role.Kind) {
+				continue
+			}
+			f := Finding{
+				Object:  awsAuthRef(m),
+				Origin:  rm.Origin,
+				Summary: fmt.Sprintf("aws-auth maps the %s %s as a node (username %s)", role.Kind, role, rm.Username),
+				Detail:  misuseDetail(role),
+			}
+			if nr, ok := nodeRoleFor(res, role); ok {
+				if fixed, ok := newNodeMapping(m, nr, identity.LinuxNode); ok {
+					fixed.Username, fixed.Groups = rm.Username, rm.Groups
+					if e, ok := rewriteAwsAuth(m, rm, &fixed); ok {
+						f.Fix = &Fix{Summary: fmt.Sprintf("map the node role %s instead", nr), Edits: []Edit{e}}
+					}
+				}
+			} else if e, ok := rewriteAwsAuth(m, rm, nil); ok {
+				f.Fix = &Fix{Summary: "remove the entry: the role is not a node role", Edits: []Edit{e}}
+			}
+			p.Report(f)
+		}
+	}
+	for i := range m.Identity.AccessEntries {
+		e := &m.Identity.AccessEntries[i]
+		typ := strings.ToUpper(e.Type)
+		if typ != cluster.AccessEC2Linux && typ != cluster.AccessEC2Windows {
+			continue
+		}
+		role := res.Resolve(e.PrincipalARN)
+		if role.Kind != cluster.RoleController && role.Kind != cluster.RoleFargate {
+			continue
+		}
+		f := Finding{
+			Object:  cluster.ObjectRef{Kind: "AccessEntry", Name: accessEntryName(e)},
+			Origin:  e.Origin,
+			Summary: fmt.Sprintf("access entry %s makes the %s %s a node (type %s)", accessEntryName(e), role.Kind, role, typ),
+			Detail:  misuseDetail(role),
+		}
+		if nr, ok := nodeRoleFor(res, role); ok {
+			if ed, ok := setEntryPrincipal(m, e, nr); ok {
+				f.Fix = &Fix{Summary: fmt.Sprintf("give the access entry to the node role %s", nr), Edits: []Edit{ed}}
+			}
+		}
+		p.Report(f)
+	}
+}
+
+// mapsAsNode reports whether an aws-auth entry makes a pod's or a Fargate role an
+// EC2 node. A Fargate role with the Fargate username is mapped correctly.
+func mapsAsNode(rm *cluster.RoleMapping, kind cluster.RoleKind) bool {
+	switch kind {
+	case cluster.RoleController:
+		if rm.Username == identity.NodeUsername {
+			return true
+		}
+		for _, g := range rm.Groups {
+			if g == "system:nodes" || g == "system:bootstrappers" {
+				return true
+			}
+		}
+	case cluster.RoleFargate:
+		return rm.Username == identity.NodeUsername
+	}
+	return false
+}
+
+func awsAuthRef(m *cluster.Model) cluster.ObjectRef {
+	if o := awsAuthObject(m); o != nil {
+		return o.Ref()
+	}
+	if a := m.Identity.AwsAuth; a != nil && a.Address == "iamIdentityMappings" {
+		if o := eksctlObject(m); o != nil {
+			return o.Ref()
+		}
+	}
+	return cluster.ObjectRef{Kind: "ConfigMap", Namespace: "kube-system", Name: "aws-auth"}
+}
+
+func accessEntryName(e *cluster.AccessEntry) string {
+	if e.Address != "" {
+		return e.Address
+	}
+	return e.PrincipalARN
+}
+
+func misuseDetail(role identity.Role) string {
+	var b strings.Builder
+	if role.Why != "" {
+		fmt.Fprintf(&b, "%s is a %s: %s.\n", role, role.Kind, role.Why)
+	}
+	switch role.Kind {
+	case cluster.RoleController:
+		b.WriteString("A controller role is assumed by a pod (IRSA or EKS Pod Identity); EC2 instances cannot assume it, so nodes launched with it never get credentials to register, and mapping it as a node lets the pod act as one.")
+	case cluster.RoleFargate:
+		b.WriteString("A Fargate pod execution role trusts eks-fargate-pods.amazonaws.com only; EC2 instances cannot assume it.")
+	}
+	b.WriteString("\n" + nodeJoinSymptom)
+	return b.String()
+}
+
+// nodeRoleFor proposes the node role a misused role should be replaced by: the
+// node role of the same karpenter module, else the one node role the
+// configuration authorizes or declares.
+func nodeRoleFor(res *identity.Resolver, wrong identity.Role) (identity.Role, bool) {
+	cands := res.NodeRoles()
+	if i := strings.LastIndexByte(wrong.Key, '#'); i > 0 {
+		want := wrong.Key[:i] + "#node"
+		for _, c := range cands {
+			if c.Key == want {
+				return c, true
+			}
+		}
+		// The module's node role even when the configuration does not show it.
+		nr := res.Resolve(cluster.Unknown(wrong.Key[:i] + ".node_iam_role_arn"))
+		if strings.HasPrefix(wrong.Ref, wrong.Key[:i]+".irsa") {
+			nr = res.Resolve(cluster.Unknown(wrong.Key[:i] + ".role_arn"))
+		}
+		return nr, true
+	}
+	// The node classes' own node roles come first: a mapping of the wrong role
+	// was almost always meant for them.
+	var others []identity.Role
+	for _, nc := range sortedNodeClasses(res.Model()) {
+		if ncr, ok := res.NodeClassRole(nc); ok && !ncr.Role.IsZero() && ncr.Role.Kind != cluster.RoleController && ncr.Role.Kind != cluster.RoleFargate && identity.Same(ncr.Role, wrong) != identity.Yes {
+			others = appendRole(others, ncr.Role)
+		}
+	}
+	if len(others) == 1 {
+		return others[0], true
+	}
+	if len(others) > 1 {
+		return identity.Role{}, false
+	}
+	for _, c := range cands {
+		if identity.Same(c, wrong) != identity.Yes {
+			others = appendRole(others, c)
+		}
+	}
+	if len(others) == 1 {
+		return others[0], true
+	}
+	return identity.Role{}, false
+}
+
+func appendRole(list []identity.Role, r identity.Role) []identity.Role {
+	for _, x := range list {
+		if identity.Same(x, r) == identity.Yes {
+			return list
+		}
+	}
+	return append(list, r)
+}
+
+// nodeClassRoleEdit points an EC2NodeClass at a node role.
+func nodeClassRoleEdit(m *cluster.Model, nc *cluster.NodeClass, ncr identity.NodeClassRole, nr identity.Role) (Edit, bool) {
+	var value string
+	switch {
+	case nr.Known():
+		value = nr.Name
+	case nc.Object.Via != "":
+		expr, ok := roleExpr(nr, "name")
+		if !ok {
+			return Edit{}, false
+		}
+		value = cluster.Unknown(expr)
+	default:
+		return Edit{}, false
+	}
+	spec := map[string]any{"role": value}
+	if ncr.Field == "spec.instanceProfile" {
+		spec["instanceProfile"] = nil
+	}
+	return objectPatch(m, nc.Object, map[string]any{"spec": spec})
+}
+
+// setEntryPrincipal gives an access entry to another role.
+func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Role) (Edit, bool) {
+	if strings.HasPrefix(e.Address, "accessConfig.accessEntries.") {
+		arn, ok := literalARN(m, nr, true)
+		if !ok {
+			return Edit{}, false
+		}
+		return eksctlAccessEntries(m, func(list []any) ([]any, bool) {
+			for _, it := range list {
+				if item, ok := it.(map[string]any); ok && item["principalARN"] == e.PrincipalARN {
+					item["principalARN"] = arn
+					return list, true
+				}
+			}
+			return nil, false
+		})
+	}
+	if m.Terraform == nil {
+		return Edit{}, false
+	}
+	if _, ok := m.Terraform.Nodes[e.Address]; !ok {
+		return Edit{}, false
+	}
+	principal, ok := roleExpr(nr, "arn")
+	if !ok {
+		lit, ok := literalARN(m, nr, true)
+		if !ok {
+			return Edit{}, false
+		}
+		principal = hclStringExpr(lit)
+	}
+	return blockEdit(m, e.Address, "principal_arn = "+principal+"\n")
+}

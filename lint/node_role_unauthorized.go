@@ -1,0 +1,297 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/identity"
+)
+
+// node-role-unauthorized: the role an EC2NodeClass gives its nodes is not authorized to join the cluster (aws-auth or access entries), so instances launch and never become nodes.
+
+var nodeRoleUnauthorized = &Check{
+	ID:       "node-role-unauthorized",
+	Title:    "EC2NodeClass node role cannot join the cluster",
+	Family:   "F4",
+	Severity: Error,
+	Doc: Doc{
+		What: "The IAM role an EC2NodeClass gives its instances (spec.role, or the role inside spec.instanceProfile) has no mapping that makes it a node under the cluster's authentication mode: no aws-auth mapRoles entry with username `system:node:{{EC2PrivateDNSName}}` and groups `system:bootstrappers` and `system:nodes` (no IAM path in the rolearn), and no access entry of type `EC2_LINUX` (`EC2_WINDOWS` for Windows). The finding says which mapping it looked for and what it found instead: an access entry whose type was omitted (EKS defaults it to STANDARD, which never makes a node), a wrong username, a missing group, an IAM path in the rolearn, an aws-auth entry that `authentication_mode = \"API\"` ignores, a STANDARD access entry that takes precedence over a correct aws-auth entry, or an EC2NodeClass that names a role by the prefix the karpenter module appends a random suffix to. Values not known before apply never make it an error; they give an info finding that says what could not be verified.",
+		Why:  "Karpenter launches the instance, but the kubelet cannot register: its logs say `Unable to register node with API server\" err=\"Unauthorized\"`, the NodeClaim stays `Launched=True, Registered=Unknown` and is replaced after the registration timeout, again and again, while pods stay Pending.",
+		Fix:  "Authorize the role where the configuration already does it: an `aws_eks_access_entry` (or the karpenter module's `create_access_entry = true`, `access_entry_type = \"EC2_LINUX\"`), an `accessConfig.accessEntries` entry in eksctl, or an aws-auth mapRoles entry (`aws_auth_roles`, eksctl `iamIdentityMappings`, the ConfigMap). Correct a wrong entry in place. With `node_iam_role_use_name_prefix` left at true, point the EC2NodeClass at `module.karpenter.node_iam_role_name`, or set `node_iam_role_use_name_prefix = false`.",
+		Before: `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: demo, region: eu-west-1}
+accessConfig:
+  authenticationMode: API
+  accessEntries:
+  - principalARN: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
+    kubernetesGroups: [system:nodes]     # type omitted: STANDARD
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole-demo
+  amiSelectorTerms: [{alias: al2023@latest}]`,
+		After: `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: demo, region: eu-west-1}
+accessConfig:
+  authenticationMode: API
+  accessEntries:
+  - principalARN: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
+    type: EC2_LINUX`,
+		Format: "yaml",
+	},
+	Run: runNodeRoleUnauthorized,
+}
+
+const nodeJoinSymptom = "Instances launch but never become nodes: the kubelet logs `Unable to register node with API server\" err=\"Unauthorized\"` and the NodeClaim stays `Launched=True, Registered=Unknown` until Karpenter replaces it."
+
+func runNodeRoleUnauthorized(p *Pass) {
+	m := p.Model
+	if !identityDeclared(m) {
+		return
+	}
+	res := identity.New(m)
+	for _, nc := range sortedNodeClasses(m) {
+		ncr, ok := res.NodeClassRole(nc)
+		if !ok {
+			continue
+		}
+		ref := nc.Object.Ref()
+		origin := nc.Object.At(ncr.Field)
+		if ncr.Unresolved != "" {
+			p.Report(Finding{
+				Severity: Info,
+				Object:   ref,
+				Origin:   origin,
+				Summary:  fmt.Sprintf("%s: could not verify that its node role may join the cluster: %s", ref, ncr.Unresolved),
+				Detail:   "The node role must be authorized as a node (an EC2_LINUX access entry, or an aws-auth entry with username system:node:{{EC2PrivateDNSName}} and groups system:bootstrappers, system:nodes). " + nodeJoinSymptom,
+			})
+			continue
+		}
+		if n := joinedNodes(m, nc.Object.Name); n > 0 {
+			// In a running cluster, nodes of the class that registered prove
+			// its role may join.
+			continue
+		}
+		role := ncr.Role
+		if role.Kind == cluster.RoleController || role.Kind == cluster.RoleFargate {
+			// controller-role-as-node-role reports it, with the right role.
+			continue
+		}
+		if trap := prefixTrapRole(res, role); trap != nil {
+			reportPrefixTrap(p, res, nc, ncr, *trap)
+			continue
+		}
+		auth := res.NodeAuthorization(role, ncr.Windows)
+		switch auth.Outcome {
+		case identity.Unauthorized:
+			p.Report(Finding{
+				Object:  ref,
+				Origin:  origin,
+				Summary: fmt.Sprintf("%s: node role %s cannot join the cluster: %s", ref, asWritten(role), shortReason(auth)),
+				Detail:  strings.Join(auth.Explain(), "\n") + "\n" + nodeJoinSymptom,
+				Fix:     nodeRoleFix(p, res, nc, ncr, auth),
+			})
+		case identity.Unverified:
+			p.Report(Finding{
+				Severity: Info,
+				Object:   ref,
+				Origin:   origin,
+				Summary:  fmt.Sprintf("%s: could not verify that node role %s may join the cluster%s", ref, asWritten(role), p.beforeApply()),
+				Detail:   strings.Join(auth.Explain(), "\n"),
+			})
+		}
+	}
+}
+
+// joinedNodes counts the registered nodes Karpenter launched for an EC2NodeClass
+// (labelled karpenter.k8s.aws/ec2nodeclass); none outside a running cluster.
+func joinedNodes(m *cluster.Model, class string) int {
+	n := 0
+	for _, node := range m.Nodes {
+		if node.Labels["karpenter.k8s.aws/ec2nodeclass"] == class && node.Labels["karpenter.sh/registered"] == "true" {
+			n++
+		}
+	}
+	return n
+}
+
+// shortReason is the gist of an unauthorized role for the summary.
+func shortReason(a identity.Authorization) string {
+	if probs := a.Problems(); len(probs) > 0 {
+		return probs[0]
+	}
+	switch a.Mode {
+	case cluster.AuthAPI:
+		if len(explicitMappings(a.AwsAuth.Found)) > 0 {
+			return "authentication mode API ignores its aws-auth entry, and no " + a.Purpose.EntryType() + " access entry exists"
+		}
+		return "no " + a.Purpose.EntryType() + " access entry exists for it"
+	case cluster.AuthConfigMap:
+		if len(explicitMappings(a.Access.Found)) > 0 {
+			return "authentication mode CONFIG_MAP ignores its access entry, and aws-auth does not map it"
+		}
+		return "aws-auth does not map it"
+	}
+	return "neither an access entry nor an aws-auth entry maps it"
+}
+
+func explicitMappings(fs []identity.Found) []identity.Found {
+	var out []identity.Found
+	for _, f := range fs {
+		if !f.Implicit {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// prefixTrapRole finds the configuration role an EC2NodeClass means when it names
+// a role by the prefix its real name starts with.
+func prefixTrapRole(res *identity.Resolver, role identity.Role) *identity.Role {
+	if role.Config != nil || !role.Known() {
+		return nil
+	}
+	for _, c := range res.Model().Identity.Roles {
+		if c == nil || !c.NamePrefix {
+			continue
+		}
+		cr := res.FromConfig(c)
+		if cr.Kind != cluster.RoleController && cr.Kind != cluster.RoleFargate && identity.PrefixTrap(cr, role.Name) {
+			return &cr
+		}
+	}
+	return nil
+}
+
+func reportPrefixTrap(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr identity.NodeClassRole, trap identity.Role) {
+	ref := nc.Object.Ref()
+	where := trap.String()
+	if trap.Config != nil && trap.Config.Address != "" {
+		where = trap.Config.Address
+	}
+	f := Finding{
+		Object:  ref,
+		Origin:  nc.Object.At(ncr.Field),
+		Summary: fmt.Sprintf("%s: node role %q is only the name prefix of %s; the real name ends in a random suffix, so no role has this name", ref, ncr.Role.Name, where),
+		Detail: fmt.Sprintf("%s is created with name_prefix %q (node_iam_role_use_name_prefix defaults to true), so its name is %q followed by a random suffix. Karpenter cannot create an instance profile for a role named %q, and the role that is authorized to join is the other one.\n%s",
+			where, trap.Name, trap.Name, ncr.Role.Name, nodeJoinSymptom),
+	}
+	if e, ok := setModuleArg(p.Model, trap, "node_iam_role_use_name_prefix = false\n"); ok {
+		f.Fix = &Fix{Summary: "create the node role with its exact name: node_iam_role_use_name_prefix = false", Edits: []Edit{e}}
+	}
+	p.Report(f)
+}
+
+// nodeRoleFix proposes the smallest change that authorizes the role: correct a
+// wrong mapping in place, else add one where the configuration already maps roles.
+func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr identity.NodeClassRole, a identity.Authorization) *Fix {
+	m := p.Model
+	readsAccess := a.Mode != cluster.AuthConfigMap
+	readsAwsAuth := a.Mode != cluster.AuthAPI
+	if readsAccess {
+		for _, f := range explicitMappings(a.Access.Found) {
+			if len(f.Problems) > 0 {
+				if e, ok := fixAccessEntry(m, f.Entry, a.Purpose); ok {
+					return &Fix{Summary: fmt.Sprintf("make the access entry for %s of type %s", a.Role, a.Purpose.EntryType()), Edits: []Edit{e}}
+				}
+			}
+		}
+	}
+	if readsAwsAuth && a.Access.State != identity.Invalid {
+		for _, f := range explicitMappings(a.AwsAuth.Found) {
+			if len(f.Problems) == 0 || f.Mapping == nil {
+				continue
+			}
+			fixed := *f.Mapping
+			if arn, ok := identity.ParseRoleARN(fixed.RoleARN); ok && arn.HasPath() {
+				fixed.RoleARN = arn.WithoutPath()
+			} else if f.PathInARN {
+				continue
+			}
+			fixed.Username = a.Purpose.Username()
+			fixed.Groups = unionGroups(fixed.Groups, a.Purpose.Groups())
+			if e, ok := rewriteAwsAuth(m, f.Mapping, &fixed); ok {
+				return &Fix{Summary: fmt.Sprintf("correct the aws-auth entry of %s: username %s, groups %s, no IAM path", a.Role, fixed.Username, strings.Join(fixed.Groups, ", ")), Edits: []Edit{e}}
+			}
+		}
+	}
+	var edits []Edit
+	var what []string
+	addAccess := func() bool {
+		if e, ok := addAccessEntry(m, res, nc, a.Role, a.Purpose); ok {
+			edits = append(edits, e)
+			what = append(what, "an access entry of type "+a.Purpose.EntryType())
+			return true
+		}
+		return false
+	}
+	addAwsAuth := func() bool {
+		rm, ok := newNodeMapping(m, a.Role, a.Purpose)
+		if !ok {
+			return false
+		}
+		if e, ok := rewriteAwsAuth(m, nil, &rm); ok {
+			edits = append(edits, e)
+			what = append(what, "an aws-auth entry")
+			return true
+		}
+		return false
+	}
+	switch a.Mode {
+	case cluster.AuthAPI:
+		addAccess()
+	case cluster.AuthConfigMap:
+		addAwsAuth()
+	case cluster.AuthAPIAndConfigMap:
+		if usesAwsAuth(m) && len(userAccessEntries(m)) == 0 {
+			if !addAwsAuth() {
+				addAccess()
+			}
+		} else if !addAccess() {
+			addAwsAuth()
+		}
+	default:
+		// The mode is not known: authorize the role for every mode.
+		addAccess()
+		addAwsAuth()
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	return &Fix{Summary: fmt.Sprintf("authorize %s as a %s: add %s", a.Role, a.Purpose, strings.Join(what, " and ")), Edits: edits}
+}
+
+func unionGroups(have, want []string) []string {
+	out := append([]string(nil), have...)
+	seen := map[string]bool{}
+	for _, g := range have {
+		seen[g] = true
+	}
+	for _, g := range want {
+		if !seen[g] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// usesAwsAuth reports whether the user writes aws-auth mappings.
+func usesAwsAuth(m *cluster.Model) bool {
+	a := m.Identity.AwsAuth
+	return a != nil && a.Managed == "user"
+}
+
+func userAccessEntries(m *cluster.Model) []cluster.AccessEntry {
+	var out []cluster.AccessEntry
+	for _, e := range m.Identity.AccessEntries {
+		if !e.Implicit && !strings.Contains(e.Address, `["cluster_creator"]`) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
