@@ -67,7 +67,7 @@ func runAddonTolerationUnsupported(p *Pass) {
 	}
 	for _, w := range p.Model.Workloads {
 		a := w.Addon
-		if a == nil || w.Replicas == 0 || !judgedStatically(p.Model, w) || leftToFargateCheck(p, w) {
+		if a == nil || w.Replicas == 0 || !judgedStatically(p.Model, w) {
 			continue
 		}
 		need, ok := schedulingNeed(p, w)
@@ -102,6 +102,7 @@ func runAddonTolerationUnsupported(p *Pass) {
 				Origin:   a.Origin,
 				Summary:  fmt.Sprintf("%s needs %s in the configuration of EKS add-on %s %s; could not verify that the version's schema accepts it", w.Ref(), key, a.Name, kb.Version),
 				Detail:   fmt.Sprintf("%s\nThe knowledge base does not say whether add-on %s %s accepts %s in configuration_values; EKS fails the apply with InvalidParameterException for keys its schema lacks (aws eks describe-addon-configuration --addon-name %s --addon-version %s shows the schema).", need.verdict.Line(), a.Name, kb.Version, key, a.Name, kb.Version),
+				causes:   []string{podsCause(w.Ref())},
 			})
 		}
 	}
@@ -216,6 +217,7 @@ func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key s
 		Origin:  a.Origin,
 		Summary: fmt.Sprintf("%s needs to tolerate %s to run on %s, and EKS add-on %s %s does not accept %s in its configuration", w.Ref(), strings.Join(taints, ", "), src, a.Name, kb.Version, key),
 		Detail:  b.String(),
+		causes:  []string{podsCause(w.Ref())},
 	}
 	if canUpgrade {
 		f.Fix = upgradeFix(p.Model, w, upgrade, c)

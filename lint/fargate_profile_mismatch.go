@@ -45,7 +45,8 @@ fargateProfiles:
     labels: {app.kubernetes.io/name: karpenter}`,
 		Format: "yaml",
 	},
-	Run: runFargateProfileMismatch,
+	Run:        runFargateProfileMismatch,
+	Supersedes: []*Check{bootstrapDeadlock, podUnschedulable, addonTolerationUnsupported},
 }
 
 // nearMiss is a selector that was meant for a pod and misses it.
@@ -116,32 +117,6 @@ func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
 		return fargateMiss{pl: pl, near: near, sev: Error}, true
 	}
 	return fargateMiss{}, false
-}
-
-// leftToFargateCheck reports whether the Fargate check explains the workload's
-// placement in this run: its pods were meant for Fargate and no profile selects
-// them. One root cause, one finding; with that check disabled (or ignored by the
-// object), the scheduling checks report the workload themselves.
-func leftToFargateCheck(p *Pass, w *cluster.Workload) bool {
-	return p.covers(fargateProfileMismatch.ID, w.Ref()) && missesFargateProfile(p, w)
-}
-
-// missesFargateProfile reports whether a workload fits nothing because its pods
-// were meant for Fargate and no profile selects them: fargate-profile-mismatch
-// reports that root cause, and the scheduling checks, which would report the
-// same pods as unschedulable, leave the workload to it.
-func missesFargateProfile(p *Pass, w *cluster.Workload) bool {
-	m := p.Model
-	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
-		return false
-	}
-	// The error case of fargateMismatch, without looking for near misses
-	// unless it depends on them: this runs for every workload.
-	pl := p.Sim.Place(w, requiredPhase(w))
-	if pl.Fargate != nil || fargateUnknown(pl) || ec2Result(pl) != sim.Refuses {
-		return false
-	}
-	return !hasEC2Capacity(pl) || len(nearMisses(m, w)) > 0
 }
 
 // reportUnverifiedSelection: only Fargate can run the pods, and whether a
@@ -324,6 +299,12 @@ func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []near
 	} else {
 		what += fmt.Sprintf(" (namespace %q, %s), and no node group can run them", w.Template.Namespace, labelSetText(templateLabels(w)))
 	}
+	// Pods that fit nothing because no profile selects them: this is the root
+	// cause the scheduling checks would report as unschedulable.
+	var causes []string
+	if sev == Error {
+		causes = []string{podsCause(ref)}
+	}
 	p.Report(Finding{
 		Severity: sev,
 		Object:   ref,
@@ -331,6 +312,7 @@ func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []near
 		Summary:  fmt.Sprintf("%s pods %s", ref, what),
 		Detail:   b.String(),
 		Fix:      mismatchFix(p.Model, w, near),
+		causes:   causes,
 	})
 }
 
@@ -556,7 +538,14 @@ func reportLiveMismatch(p *Pass) {
 				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelSetText(pod.Object.Labels))
 			}
 		}
+		// With only Fargate nodes, the pods fit nothing else: their
+		// placement is this check's to explain.
+		var causes []string
+		if allFargate {
+			causes = podCauses(pods)
+		}
 		p.Report(Finding{
+			causes:  causes,
 			Object:  ref,
 			Origin:  pod.Object.Origin,
 			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: %s", ref, len(pods), ev.Message, why),

@@ -43,7 +43,8 @@ data:
       groups: [system:bootstrappers, system:nodes, system:node-proxier]`,
 		Format: "yaml",
 	},
-	Run: runFargateRoleUnauthorized,
+	Run:        runFargateRoleUnauthorized,
+	Supersedes: []*Check{bootstrapDeadlock, podUnschedulable},
 }
 
 func runFargateRoleUnauthorized(p *Pass) {
@@ -147,6 +148,7 @@ func reportLiveBlockedProfiles(p *Pass) {
 		p.Report(Finding{
 			Object:  cluster.ObjectRef{Kind: "FargateProfile", Name: name},
 			Origin:  pods[0].Object.Origin,
+			causes:  podCauses(pods),
 			Summary: fmt.Sprintf("Fargate profile %q is blocked for new launches: %s", name, events[name]),
 			Detail:  fmt.Sprintf("fargate-scheduler does not find the profile's pod execution role in the cluster's authentication configuration. With authentication mode CONFIG_MAP, aws-auth must map it with username %s and groups %s; a ConfigMap written whole by kubectl or Terraform drops the entry EKS added. Pending pods: %s.", identity.FargateUsername, strings.Join(identity.FargatePods.Groups(), ", "), podNameList(pods)),
 		})

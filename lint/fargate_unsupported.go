@@ -41,7 +41,8 @@ var fargateUnsupported = &Check{
 }`,
 		Format: "hcl",
 	},
-	Run: runFargateUnsupported,
+	Run:        runFargateUnsupported,
+	Supersedes: []*Check{bootstrapDeadlock, podUnschedulable},
 }
 
 func runFargateUnsupported(p *Pass) {
@@ -439,6 +440,7 @@ func reportLiveTooManyPods(p *Pass) {
 			Object:  ref,
 			Origin:  pods[0].Object.Origin,
 			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: they tolerate %s, so the default scheduler tries Fargate nodes, which hold one pod each", ref, len(pods), ev.Message, sim.TaintText(fargateTaint)),
+			causes:  podCauses(pods),
 			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNameList(pods)),
 		})
 	}

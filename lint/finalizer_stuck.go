@@ -39,7 +39,8 @@ metadata: {name: karpenter, namespace: kube-system}
 status: {replicas: 2, readyReplicas: 2}`,
 		Format: "yaml",
 	},
-	Run: runFinalizerStuck,
+	Run:      runFinalizerStuck,
+	Requires: []*Fact{karpenterControllerFact},
 }
 
 // isKarpenterFinalizer reports finalizers only the Karpenter controller removes.
@@ -84,7 +85,7 @@ func runFinalizerStuck(p *Pass) {
 	if len(stuck) == 0 {
 		return
 	}
-	ctrl := sim.KarpenterController(m)
+	ctrl := resultOf[sim.Controller](p, karpenterControllerFact)
 	if ctrl.State == sim.ControllerReady {
 		return
 	}

@@ -69,6 +69,11 @@ type Check struct {
 	Live bool
 	Doc  Doc
 	Run  func(*Pass)
+	// Requires lists the shared facts the check reads (resultOf).
+	Requires []*Fact
+	// Supersedes lists the checks whose findings this check's findings replace
+	// when they explain the same cause (see arbitrate).
+	Supersedes []*Check
 }
 
 // Finding is one problem found.
@@ -83,6 +88,9 @@ type Finding struct {
 	Summary  string
 	Detail   string
 	Fix      *Fix
+
+	// causes name the root causes the finding explains, for arbitrate.
+	causes []string
 }
 
 // Fix is a change the user can paste.
@@ -117,8 +125,7 @@ type Pass struct {
 	check    *Check
 	findings []Finding
 	ignored  func(ref cluster.ObjectRef) *cluster.Object
-	// running holds the IDs of the checks of this run.
-	running map[string]bool
+	facts    *factStore
 }
 
 // Report records a finding for the running check; the check's ID and default
@@ -144,18 +151,6 @@ func (p *Pass) beforeApply() string {
 	return " before apply"
 }
 
-// covers reports whether the check with an ID runs in this pass and its findings
-// on the object are shown (the object does not opt out of it). A check leaves a
-// workload to another that explains the same root cause only when this holds,
-// so disabling or ignoring that check never hides the problem.
-func (p *Pass) covers(id string, ref cluster.ObjectRef) bool {
-	if !p.running[id] {
-		return false
-	}
-	o := p.ignored(ref)
-	return o == nil || !o.Ignores(id)
-}
-
 // Run runs checks over a model and returns their findings, sorted.
 func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	objects := map[cluster.ObjectRef]*cluster.Object{}
@@ -165,10 +160,7 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 		}
 	}
 	lookup := func(ref cluster.ObjectRef) *cluster.Object { return objects[ref] }
-	running := map[string]bool{}
-	for _, c := range checks {
-		running[c.ID] = true
-	}
+	facts := newFactStore(m, s)
 	// Most checks ask where workloads run; answer for all of them at once, in
 	// parallel, before the checks run one after the other.
 	s.Prepare(m.Workloads, cluster.Steady)
@@ -183,7 +175,7 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 		go func(i int, c *Check) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, running: running}
+			p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, facts: facts}
 			c.Run(p)
 			results[i] = p.findings
 		}(i, c)
@@ -193,6 +185,7 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	for _, r := range results {
 		all = append(all, r...)
 	}
+	all = arbitrate(all, checks)
 	conditional(m, all)
 	Sort(all)
 	return dedupe(all)

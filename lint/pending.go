@@ -25,10 +25,9 @@ type pendingGroup struct {
 // has not placed, grouped by owner (a Deployment's pods together), in a stable
 // order. Pods of other schedulers (fargate-scheduler, custom ones) are left out:
 // eksdoctor judges placement as kube-scheduler does. So are pods held by
-// scheduling gates, and pods the live Fargate checks explain, which report them
-// under their own IDs.
-func pendingGroups(p *Pass) []pendingGroup {
-	m := p.Model
+// scheduling gates. Pods the live Fargate checks explain are settled by
+// arbitrate: each finding names its pods as causes.
+func pendingGroups(m *cluster.Model) []pendingGroup {
 	by := map[cluster.ObjectRef]*pendingGroup{}
 	var order []cluster.ObjectRef
 	for _, pod := range m.Pods {
@@ -40,9 +39,6 @@ func pendingGroups(p *Pass) []pendingGroup {
 			continue
 		}
 		if s := pod.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
-			continue
-		}
-		if explainedByFargate(p, pod) {
 			continue
 		}
 		g, ok := by[pod.Owner]
@@ -61,36 +57,6 @@ func pendingGroups(p *Pass) []pendingGroup {
 		out = append(out, *g)
 	}
 	return out
-}
-
-// explainedByFargate reports whether a Pending pod is one the live Fargate
-// checks explain and report under their own IDs in this run: fargate-scheduler
-// refusing a blocked profile (fargate-role-unauthorized), a pod tolerating the
-// Fargate taint bound to a full Fargate node (fargate-unsupported), and a pod
-// that only Fargate nodes could take but that was never handed to
-// fargate-scheduler (fargate-profile-mismatch). A pod that also had EC2 nodes to
-// choose from is judged here, whatever its message says about Fargate nodes; so
-// is every pod whose Fargate check does not run.
-func explainedByFargate(p *Pass, pod *cluster.Pod) bool {
-	m := p.Model
-	if ev, ok := schedulingEvent(pod, "Misconfigured Fargate Profile: fargate profile "); ok {
-		rest := ev.Message[strings.Index(ev.Message, "Misconfigured Fargate Profile: fargate profile ")+len("Misconfigured Fargate Profile: fargate profile "):]
-		name, _, _ := strings.Cut(rest, " ")
-		return p.covers(fargateRoleUnauthorized.ID, cluster.ObjectRef{Kind: "FargateProfile", Name: name})
-	}
-	_, tolerates := toleratesFargate(pod.Spec.Tolerations)
-	if _, tooMany := schedulingEvent(pod, "Too many pods"); tolerates && tooMany {
-		return p.covers(fargateUnsupported.ID, pod.Owner)
-	}
-	if _, ok := schedulingEvent(pod, fargateTaintEvent); !ok || len(m.Nodes) == 0 {
-		return false
-	}
-	for _, n := range m.Nodes {
-		if n.Labels["eks.amazonaws.com/compute-type"] != "fargate" {
-			return false
-		}
-	}
-	return p.covers(fargateProfileMismatch.ID, pod.Owner)
 }
 
 // pendingDetail renders the scheduler's words beside eksdoctor's explanation.
@@ -162,24 +128,51 @@ func sourceNames(vs []sim.Verdict) string {
 	return strings.Join(names, ", ")
 }
 
-// reportPendingPods explains the Pending pods of a live cluster, as
-// pod-unschedulable or bootstrap-deadlock depending on the check running; the
-// static variants of both checks leave live workloads to this function, so each
-// group of pods is reported once, under one ID.
-func reportPendingPods(p *Pass) {
-	m := p.Model
-	if m.Live == nil {
-		return
-	}
-	ctrl := sim.KarpenterController(m)
-	for _, g := range pendingGroups(p) {
-		pl := p.Sim.PlacePod(g.pods[0])
-		if g.owner.Kind == "DaemonSet" {
-			pl = withoutNodePools(pl)
+// pendingKind is the check a group of Pending pods is reported under.
+type pendingKind int
+
+const (
+	pendingUnschedulable pendingKind = iota + 1 // pod-unschedulable
+	pendingBootstrap                            // bootstrap-deadlock
+)
+
+// pendingJudgment is what a group of Pending pods is.
+type pendingJudgment struct {
+	kind    pendingKind
+	finding Finding
+}
+
+// livePendingFact judges the Pending pods of a running cluster once for the
+// two checks that report them: each group is reported once, under one ID.
+var livePendingFact = &Fact{
+	Name: "Pending pods of a running cluster",
+	compute: func(fs *factStore) any {
+		m, s := fs.m, fs.s
+		if m.Live == nil {
+			return []pendingJudgment(nil)
 		}
-		if f, ok := judgePending(m, g, pl, ctrl); ok && f.Check == p.check.ID {
-			f.Check = ""
-			p.Report(f)
+		ctrl := fs.get(karpenterControllerFact).(sim.Controller)
+		var out []pendingJudgment
+		for _, g := range pendingGroups(m) {
+			pl := s.PlacePod(g.pods[0])
+			if g.owner.Kind == "DaemonSet" {
+				pl = withoutNodePools(pl)
+			}
+			if kind, f, ok := judgePending(m, g, pl, ctrl); ok {
+				f.causes = podCauses(g.pods)
+				out = append(out, pendingJudgment{kind: kind, finding: f})
+			}
+		}
+		return out
+	},
+}
+
+// reportPendingPods reports the Pending pods of a live cluster judged to be of
+// a kind; the static variants of both checks leave live workloads to this.
+func reportPendingPods(p *Pass, kind pendingKind) {
+	for _, j := range resultOf[[]pendingJudgment](p, livePendingFact) {
+		if j.kind == kind {
+			p.Report(j.finding)
 		}
 	}
 }
@@ -199,7 +192,7 @@ func withoutNodePools(pl *sim.Placement) *sim.Placement {
 
 // judgePending decides what a group of Pending pods is, and under which check it
 // is reported. ok is false when the pods are not (yet) a problem.
-func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.Controller) (Finding, bool) {
+func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.Controller) (pendingKind, Finding, bool) {
 	f := Finding{Object: g.owner, Origin: g.pods[0].Object.Origin}
 	if w := g.workload; w != nil {
 		f.Origin = w.Object.Origin
@@ -219,7 +212,8 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 
 	switch {
 	case w != nil && w.Bootstrap != "" && len(existing) == 0:
-		f.Check, f.Severity = "bootstrap-deadlock", Error
+		f.Severity = Error
+		kind := pendingBootstrap
 		what := "fit no node that exists"
 		if len(pools) > 0 {
 			what = "fit only Karpenter capacity (" + sourceNames(pools) + ")"
@@ -227,43 +221,48 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: they %s, and %s: %s", g.owner, n, waitedText, what, lowerFirst(w.Bootstrap), clause)
 		f.Detail = pendingDetail(g, pl, "It must run before Karpenter can launch nodes: "+w.Bootstrap+". "+ctrl.Sentence())
 		f.Fix = livePendingFix(w, pl, true)
-		return f, true
+		return kind, f, true
 	case len(existing) == 0 && len(pools) == 0 && pl.Result() == sim.Unknown:
-		f.Check, f.Severity = "pod-unschedulable", Info
+		kind := pendingUnschedulable
+		f.Severity = Info
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s; could not verify whether they fit any capacity", g.owner, n, waitedText)
 		f.Detail = pendingDetail(g, pl)
-		return f, true
+		return kind, f, true
 	case len(existing) == 0 && len(pools) == 0:
-		f.Check, f.Severity = "pod-unschedulable", Error
+		kind := pendingUnschedulable
+		f.Severity = Error
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no capacity: %s", g.owner, n, waitedText, clause)
 		f.Detail = pendingDetail(g, pl)
 		if w != nil {
 			f.Fix = livePendingFix(w, pl, false)
 		}
-		return f, true
+		return kind, f, true
 	case len(existing) == 0 && noController:
 		// The root cause, the controller, is reported on its own pods
 		// (bootstrap-deadlock) or its deletion (finalizer-stuck).
-		f.Check, f.Severity = "pod-unschedulable", Warning
+		kind := pendingUnschedulable
+		f.Severity = Warning
 		why := ctrl.Why
 		if blocked {
 			why = "the Karpenter controller fits no node that exists"
 		}
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, and no Karpenter controller is ready to launch a node: %s", g.owner, n, waitedText, sourceNames(pools), why)
 		f.Detail = pendingDetail(g, pl, ctrl.Sentence())
-		return f, true
+		return kind, f, true
 	case len(existing) == 0 && waited:
-		f.Check, f.Severity = "pod-unschedulable", Warning
+		kind := pendingUnschedulable
+		f.Severity = Warning
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, yet no node has come for them", g.owner, n, waitedText, sourceNames(pools))
 		f.Detail = pendingDetail(g, pl, ctrl.Sentence(), launchHint(m, pools))
-		return f, true
+		return kind, f, true
 	case len(existing) > 0 && waited:
-		f.Check, f.Severity = "pod-unschedulable", Info
+		kind := pendingUnschedulable
+		f.Severity = Info
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s although %s fits what eksdoctor checks (taints, node selection, resources)", g.owner, n, waitedText, sourceNames(existing))
 		f.Detail = pendingDetail(g, pl, "The scheduler refuses for a reason eksdoctor does not model: inter-pod affinity or anti-affinity, topology spread, a volume's zone, host ports, or requests that changed since the pods were listed.")
-		return f, true
+		return kind, f, true
 	}
-	return Finding{}, false
+	return 0, Finding{}, false
 }
 
 // launchable returns the NodePools that could launch a node for the pods: those

@@ -52,7 +52,8 @@ spec:
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}`,
 		Format: "yaml",
 	},
-	Run: runPodUnschedulable,
+	Run:      runPodUnschedulable,
+	Requires: []*Fact{livePendingFact},
 }
 
 func runPodUnschedulable(p *Pass) {
@@ -69,13 +70,12 @@ func runPodUnschedulable(p *Pass) {
 			reportDaemonSetTaints(p, w, pl)
 			continue
 		}
-		if leftToFargateCheck(p, w) || (p.covers(bootstrapDeadlock.ID, w.Ref()) && deadlocked(p, w)) {
-			// One root cause, one error: the other check explains it.
-			continue
-		}
+		// A workload meant for Fargate (fargate-profile-mismatch) or needed
+		// before Karpenter (bootstrap-deadlock) is explained by those checks
+		// when they report it: see arbitrate.
 		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
 	}
-	reportPendingPods(p)
+	reportPendingPods(p, pendingUnschedulable)
 }
 
 // reportDaemonSetTaints: a DaemonSet only creates pods for the nodes it matches, so
@@ -116,6 +116,7 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 			Origin:   origin,
 			Summary:  fmt.Sprintf("%s: could not verify that its pods fit any capacity%s", ref, p.beforeApply()),
 			Detail:   placementDetail(pl),
+			causes:   []string{podsCause(ref)},
 		})
 		return
 	}
@@ -133,6 +134,7 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 		Origin:   origin,
 		Summary:  fmt.Sprintf("%s %s: %s", ref, what, firstClause(pl)),
 		Detail:   placementDetail(pl),
+		causes:   []string{podsCause(ref)},
 	}
 	if pl.Fargate == nil {
 		f.Fix = taintFix(p.Model, w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
@@ -277,25 +279,21 @@ spec:
       - {key: karpenter.sh/controller, operator: Equal, value: "true", effect: NoSchedule}`,
 		Format: "yaml",
 	},
-	Run: runBootstrapDeadlock,
+	Run:        runBootstrapDeadlock,
+	Requires:   []*Fact{livePendingFact},
+	Supersedes: []*Check{podUnschedulable},
 }
 
 // bootstrapJudged reports whether bootstrap-deadlock judges a workload: a
 // component needed before Karpenter capacity exists, from the configuration.
 func bootstrapJudged(p *Pass, w *cluster.Workload) bool {
-	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(p.Model, w) && !leftToFargateCheck(p, w) && !addonAfterKarpenter(p.Model, w)
-}
-
-// deadlocked reports whether bootstrap-deadlock reports a (non-DaemonSet)
-// workload: it fits nothing in the bootstrap phase.
-func deadlocked(p *Pass, w *cluster.Workload) bool {
-	return !w.IsDaemonSet() && bootstrapJudged(p, w) && p.Sim.Place(w, cluster.Bootstrap).Result() == sim.Refuses
+	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(p.Model, w) && !addonAfterKarpenter(p.Model, w)
 }
 
 func runBootstrapDeadlock(p *Pass) {
 	// Live workloads are judged by their Pending pods: the bootstrap phase of a
 	// running cluster is not what its nodes show.
-	defer reportPendingPods(p)
+	defer reportPendingPods(p, pendingBootstrap)
 	for _, w := range p.Model.Workloads {
 		if !bootstrapJudged(p, w) {
 			continue
@@ -327,6 +325,7 @@ func runBootstrapDeadlock(p *Pass) {
 			Summary: fmt.Sprintf("%s %s: %s", w.Ref(), what, firstClause(boot)),
 			Detail:  detail,
 			Fix:     taintFix(p.Model, w, boot, cluster.KindNodeGroup, cluster.KindNode),
+			causes:  []string{podsCause(w.Ref())},
 		})
 	}
 }

@@ -1,0 +1,76 @@
+package lint
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+func TestArbitrateKeepsOneFindingPerCause(t *testing.T) {
+	low := &Check{ID: "low"}
+	high := &Check{ID: "high", Supersedes: []*Check{low}}
+	other := &Check{ID: "other"}
+	web := podsCause(cluster.ObjectRef{Kind: "Deployment", Namespace: "apps", Name: "web"})
+	api := podsCause(cluster.ObjectRef{Kind: "Deployment", Namespace: "apps", Name: "api"})
+	fs := []Finding{
+		{Check: "low", Summary: "web low", causes: []string{web}},
+		{Check: "low", Summary: "api low", causes: []string{api}},
+		{Check: "low", Summary: "both low", causes: []string{web, api}},
+		{Check: "low", Summary: "no cause"},
+		{Check: "high", Summary: "web high", causes: []string{web}},
+		{Check: "other", Summary: "api other", causes: []string{api}},
+	}
+	var got []string
+	for _, f := range arbitrate(fs, []*Check{low, high, other}) {
+		got = append(got, f.Summary)
+	}
+	// "web low" is superseded; "both low" still explains api, which no
+	// superseding finding explains; "api other" explains api but does not
+	// supersede "low".
+	want := "api low|both low|no cause|web high|api other"
+	if strings.Join(got, "|") != want {
+		t.Errorf("arbitrate kept %q, want %q", strings.Join(got, "|"), want)
+	}
+	// Without the superseding check in the run, nothing is dropped.
+	if n := len(arbitrate(append([]Finding(nil), fs...), []*Check{low, other})); n != len(fs) {
+		t.Errorf("without the superseding check, arbitrate kept %d of %d findings", n, len(fs))
+	}
+}
+
+func TestSupersededChecksAreRegistered(t *testing.T) {
+	for _, c := range registry {
+		for _, s := range c.Supersedes {
+			if _, ok := Lookup(s.ID); !ok || s == c {
+				t.Errorf("%s supersedes %q, which is not another registered check", c.ID, s.ID)
+			}
+		}
+	}
+}
+
+func TestFactReadWithoutRequiringPanics(t *testing.T) {
+	m := &cluster.Model{}
+	c := &Check{ID: "reader"}
+	p := &Pass{Model: m, check: c, facts: newFactStore(m, sim.New(m))}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "without requiring it") {
+			t.Errorf("reading an undeclared fact: recover() = %v", r)
+		}
+	}()
+	resultOf[sim.Controller](p, karpenterControllerFact)
+}
+
+func TestFactComputedOnce(t *testing.T) {
+	m := &cluster.Model{}
+	n := 0
+	f := &Fact{Name: "counter", compute: func(*factStore) any { n++; return n }}
+	c := &Check{ID: "reader", Requires: []*Fact{f}}
+	store := newFactStore(m, sim.New(m))
+	for range 3 {
+		p := &Pass{Model: m, check: c, facts: store}
+		if v := resultOf[int](p, f); v != 1 {
+			t.Fatalf("fact = %d, want 1 (computed once)", v)
+		}
+	}
+}
