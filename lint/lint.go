@@ -99,23 +99,16 @@ type Fix struct {
 	Edits   []Edit
 }
 
-// Edit formats.
+// Edit formats (see cluster.Edit).
 const (
-	FormatYAML   = "yaml"   // a YAML merge patch for the object that starts at File:Line
-	FormatHCL    = "hcl"    // HCL to set in the block at File:Line
-	FormatValues = "values" // Helm values to merge into the release at File:Line
-	FormatShell  = "shell"  // a command to run
+	FormatYAML   = cluster.FormatYAML
+	FormatHCL    = cluster.FormatHCL
+	FormatValues = cluster.FormatValues
+	FormatShell  = cluster.FormatShell
 )
 
-// Edit is one change: Text, in Format, applied at File:Line. For FormatYAML the
-// text is a merge patch (RFC 7386: maps merge, lists are replaced whole, so lists
-// in a fix are complete) for the object that starts at that line.
-type Edit struct {
-	File   string
-	Line   int
-	Format string
-	Text   string
-}
+// Edit is one change of a fix, written by the source package of its format.
+type Edit = cluster.Edit
 
 // Pass is what a check's Run receives.
 type Pass struct {

@@ -4,37 +4,30 @@
 package fixapply
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/eksdoctor/eksdoctor/lint"
-	"github.com/eksdoctor/eksdoctor/schema"
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
-// Applier applies one edit format to a file's content. Formats other packages own
-// (HCL, Helm values in Terraform) register theirs with Register.
-type Applier func(content []byte, e lint.Edit) ([]byte, error)
-
-var appliers = map[string]Applier{
-	lint.FormatYAML: applyYAML,
+// appliers apply each edit format to a file's content; each format's is in
+// the source package that reads and writes that format.
+var appliers = map[string]func(content []byte, e cluster.Edit) ([]byte, error){
+	cluster.FormatYAML:   manifest.ApplyYAML,
+	cluster.FormatHCL:    terraform.ApplyHCL,
+	cluster.FormatValues: terraform.ApplyHelmValues,
 }
-
-// Register adds an applier for a format.
-func Register(format string, a Applier) { appliers[format] = a }
 
 // Apply applies edits to files; relative edit paths are resolved against dir, and
 // edits to one file are applied bottom-up so earlier line numbers stay valid.
-func Apply(dir string, edits []lint.Edit) error {
-	byFile := map[string][]lint.Edit{}
+func Apply(dir string, edits []cluster.Edit) error {
+	byFile := map[string][]cluster.Edit{}
 	var order []string
 	for _, e := range edits {
-		if e.Format == lint.FormatShell {
+		if e.Format == cluster.FormatShell {
 			continue
 		}
 		if _, ok := byFile[e.File]; !ok {
@@ -75,68 +68,4 @@ func Apply(dir string, edits []lint.Edit) error {
 		}
 	}
 	return nil
-}
-
-// applyYAML merges the edit's patch into the YAML document whose object starts at
-// the edit's line, re-rendering that document (comments in it are lost; the other
-// documents are kept byte for byte).
-func applyYAML(content []byte, e lint.Edit) ([]byte, error) {
-	var patch map[string]any
-	if err := yaml.Unmarshal([]byte(e.Text), &patch); err != nil {
-		return nil, fmt.Errorf("patch is not YAML: %w", err)
-	}
-	docs := splitDocs(content)
-	for i, d := range docs {
-		objs, _ := manifest.DecodeAt("", d.line, d.text)
-		for _, o := range objs {
-			if o.Origin.Line != e.Line {
-				continue
-			}
-			merged := schema.ApplyMergePatch(o.Content, patch)
-			out, err := yaml.Marshal(merged)
-			if err != nil {
-				return nil, fmt.Errorf("render patched object: %w", err)
-			}
-			docs[i].text = out
-			return joinDocs(docs), nil
-		}
-	}
-	return nil, fmt.Errorf("no object starts at line %d", e.Line)
-}
-
-type doc struct {
-	line int
-	sep  []byte // the separator line before the document, if any
-	text []byte
-}
-
-func splitDocs(content []byte) []doc {
-	var docs []doc
-	cur := doc{line: 1}
-	line := 1
-	for _, l := range bytes.SplitAfter(content, []byte("\n")) {
-		if len(l) == 0 {
-			continue
-		}
-		if t := strings.TrimRight(string(l), "\r\n"); t == "---" || strings.HasPrefix(t, "--- ") {
-			docs = append(docs, cur)
-			cur = doc{line: line + 1, sep: l}
-		} else {
-			cur.text = append(cur.text, l...)
-		}
-		line++
-	}
-	return append(docs, cur)
-}
-
-func joinDocs(docs []doc) []byte {
-	var b bytes.Buffer
-	for _, d := range docs {
-		b.Write(d.sep)
-		b.Write(d.text)
-		if len(d.text) > 0 && d.text[len(d.text)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-	}
-	return b.Bytes()
 }

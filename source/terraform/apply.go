@@ -1,4 +1,4 @@
-package fixapply
+package terraform
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"sigs.k8s.io/yaml"
 
-	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/schema"
 )
 
-// HCL edits (lint.FormatHCL) change Terraform files the way a user would: by
+// HCL edits (cluster.FormatHCL) change Terraform files the way a user would: by
 // setting arguments and adding blocks, keeping everything else as written.
 //
 // Edit.Line > 0 names the block whose header is on that line (a resource, a
@@ -44,7 +44,7 @@ import (
 //
 // The result must parse; it is then formatted like `terraform fmt`.
 //
-// Helm values edits (lint.FormatValues) are a YAML document to merge into a
+// Helm values edits (cluster.FormatValues) are a YAML document to merge into a
 // release's values, the way Helm merges values files: maps key by key, every
 // other value replaced, null removing a key. In a Terraform file, Edit.Line names
 // the helm_release block and the document is appended to its `values` list as a
@@ -52,13 +52,9 @@ import (
 // wins; the user's own documents stay as written). In a YAML values file, the
 // document is merged into the file.
 
-func init() {
-	Register(lint.FormatHCL, applyHCL)
-	Register(lint.FormatValues, applyHelmValues)
-}
-
-// applyHelmValues merges a values document into a release's values.
-func applyHelmValues(content []byte, e lint.Edit) ([]byte, error) {
+// ApplyHelmValues merges a values document into a release's values
+// (cluster.FormatValues).
+func ApplyHelmValues(content []byte, e cluster.Edit) ([]byte, error) {
 	var patch map[string]any
 	if err := yaml.Unmarshal([]byte(e.Text), &patch); err != nil {
 		return nil, fmt.Errorf("values are not YAML: %w", err)
@@ -141,7 +137,9 @@ type replacement struct {
 	text       string
 }
 
-func applyHCL(content []byte, e lint.Edit) ([]byte, error) {
+// ApplyHCL applies an HCL edit (cluster.FormatHCL) to a Terraform file's
+// content.
+func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
 	editSrc := []byte(e.Text)
 	if e.Line == 0 {
 		out := append([]byte{}, content...)
@@ -187,7 +185,7 @@ func applyHCL(content []byte, e lint.Edit) ([]byte, error) {
 			start, end := lineSpan(content, old.SrcRange.Start.Byte, old.SrcRange.End.Byte)
 			reps = append(reps, replacement{start, end, ""})
 		default:
-			r, err := setValue(content, old.Expr, editSrc, na.Expr)
+			r, err := setHCLValue(content, old.Expr, editSrc, na.Expr)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", na.Name, err)
 			}
@@ -235,7 +233,7 @@ func applyToEntry(content []byte, obj *hclsyntax.ObjectConsExpr, editSrc []byte,
 			start, end := itemSpan(content, obj.Items[idx])
 			reps = append(reps, replacement{start, end, ""})
 		default:
-			r, err := setValue(content, obj.Items[idx].ValueExpr, editSrc, na.Expr)
+			r, err := setHCLValue(content, obj.Items[idx].ValueExpr, editSrc, na.Expr)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", na.Name, err)
 			}
@@ -318,7 +316,7 @@ func isNull(e hclsyntax.Expression) bool {
 func source(src []byte, r hcl.Range) string { return string(src[r.Start.Byte:r.End.Byte]) }
 
 // setValue replaces an existing value by a new one, merging object constructors.
-func setValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hclsyntax.Expression) ([]replacement, error) {
+func setHCLValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hclsyntax.Expression) ([]replacement, error) {
 	oo, okOld := old.(*hclsyntax.ObjectConsExpr)
 	no, okNew := nu.(*hclsyntax.ObjectConsExpr)
 	if !okOld || !okNew {
@@ -347,7 +345,7 @@ func setValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hclsy
 			start, end := itemSpan(content, oo.Items[idx])
 			reps = append(reps, replacement{start, end, ""})
 		default:
-			r, err := setValue(content, oo.Items[idx].ValueExpr, editSrc, item.ValueExpr)
+			r, err := setHCLValue(content, oo.Items[idx].ValueExpr, editSrc, item.ValueExpr)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
