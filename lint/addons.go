@@ -9,6 +9,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 var addonTolerationUnsupported = &Check{
@@ -395,12 +396,12 @@ func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[st
 	}
 	var lines []string
 	if version != "" {
-		lines = append(lines, "addon_version = "+hclString(version))
+		lines = append(lines, "addon_version = "+terraform.Quote(version))
 	}
 	if len(config) == 0 {
 		lines = append(lines, "configuration_values = null")
 	} else {
-		lines = append(lines, "configuration_values = jsonencode("+terraformValue(config, 0)+")")
+		lines = append(lines, "configuration_values = jsonencode("+terraform.ConfigValue(config, 0)+")")
 	}
 	sort.Strings(lines)
 	return Edit{File: a.Origin.File, Line: a.Origin.Line, Format: FormatHCL, Text: strings.Join(lines, "\n") + "\n"}, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // Edits that authorize a role for the cluster, in the format that declares the authorization: aws-auth in eksctl, a ConfigMap manifest, Terraform (module input, kubernetes_config_map, kubectl_manifest), and access entries.
@@ -27,34 +28,11 @@ func setModuleArg(m *cluster.Model, role identity.Role, text string) (Edit, bool
 	if role.Config == nil {
 		return Edit{}, false
 	}
-	call, ok := moduleCallOf(role.Config.Address)
+	call, ok := terraform.ModuleCall(role.Config.Address)
 	if !ok {
 		return Edit{}, false
 	}
 	return blockEdit(m, call, text)
-}
-
-// moduleCallOf returns the top-level module call ("module.karpenter") of an
-// address inside it.
-func moduleCallOf(addr string) (string, bool) {
-	if !strings.HasPrefix(addr, "module.") {
-		return "", false
-	}
-	rest := addr[len("module."):]
-	depth := 0
-	for i := 0; i < len(rest); i++ {
-		switch rest[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				return "module." + rest[:i], true
-			}
-		}
-	}
-	return addr, true
 }
 
 // roleExpr returns a Terraform expression for a role's "arn" or "name".
@@ -401,7 +379,7 @@ func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Ed
 		entries = append(entries, *nu)
 	}
 	list := hclMappings(entries)
-	if call, ok := moduleCallOf(a.Address); ok {
+	if call, ok := terraform.ModuleCall(a.Address); ok {
 		return blockEdit(m, call, "aws_auth_roles = "+list+"\n")
 	}
 	if _, ok := m.Terraform.Nodes[a.Address]; ok {
@@ -434,41 +412,12 @@ func hclMappings(entries []cluster.RoleMapping) string {
 	for _, rm := range entries {
 		var groups []string
 		for _, g := range rm.Groups {
-			groups = append(groups, hclStringExpr(g))
+			groups = append(groups, terraform.StringExpr(g))
 		}
-		fmt.Fprintf(&b, "  {\n    rolearn  = %s\n    username = %s\n    groups   = [%s]\n  },\n", hclStringExpr(rm.RoleARN), hclStringExpr(rm.Username), strings.Join(groups, ", "))
+		fmt.Fprintf(&b, "  {\n    rolearn  = %s\n    username = %s\n    groups   = [%s]\n  },\n", terraform.StringExpr(rm.RoleARN), terraform.StringExpr(rm.Username), strings.Join(groups, ", "))
 	}
 	b.WriteString("]")
 	return b.String()
-}
-
-// hclStringExpr renders a model string as an HCL expression: a value that is one
-// placeholder becomes its expression; other placeholders stay interpolations.
-func hclStringExpr(s string) string {
-	if e, ok := cluster.UnknownExpr(s); ok {
-		return e
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	rest := s
-	for _, e := range cluster.UnknownExprs(s) {
-		ph := cluster.Unknown(e)
-		i := strings.Index(rest, ph)
-		if i < 0 {
-			break
-		}
-		b.WriteString(hclEscapeLiteral(rest[:i]))
-		b.WriteString(ph)
-		rest = rest[i+len(ph):]
-	}
-	b.WriteString(hclEscapeLiteral(rest))
-	b.WriteByte('"')
-	return b.String()
-}
-
-func hclEscapeLiteral(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "%{", "%%{", "${", "$${")
-	return r.Replace(s)
 }
 
 // fixAccessEntry makes an access entry the type the purpose needs.
@@ -498,7 +447,7 @@ func fixAccessEntry(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose
 	if _, ok := m.Terraform.Nodes[e.Address]; ok {
 		return blockEdit(m, e.Address, "type = "+typ+"\nkubernetes_groups = null\n")
 	}
-	call, ok := moduleCallOf(e.Address)
+	call, ok := terraform.ModuleCall(e.Address)
 	if !ok || call == e.Address {
 		return Edit{}, false
 	}
@@ -506,29 +455,10 @@ func fixAccessEntry(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose
 		// The karpenter module's own entry for its node role.
 		return blockEdit(m, call, "access_entry_type = "+typ+"\n")
 	}
-	if key, ok := forEachKey(e.Address); ok {
-		return blockEdit(m, call, fmt.Sprintf("access_entries = {\n  %s = {\n    type = %s\n    kubernetes_groups = null\n  }\n}\n", hclMapKey(key), typ))
+	if key, ok := terraform.ForEachKey(e.Address); ok {
+		return blockEdit(m, call, fmt.Sprintf("access_entries = {\n  %s = {\n    type = %s\n    kubernetes_groups = null\n  }\n}\n", terraform.MapKey(key), typ))
 	}
 	return Edit{}, false
-}
-
-// forEachKey returns the for_each key of the last resource instance in an address.
-func forEachKey(addr string) (string, bool) {
-	i := strings.LastIndex(addr, `["`)
-	j := strings.LastIndex(addr, `"]`)
-	if i < 0 || j < i {
-		return "", false
-	}
-	return addr[i+2 : j], true
-}
-
-func hclMapKey(k string) string {
-	for _, r := range k {
-		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return fmt.Sprintf("%q", k)
-		}
-	}
-	return k
 }
 
 func eksctlAccessEntries(m *cluster.Model, change func([]any) ([]any, bool)) (Edit, bool) {
@@ -562,7 +492,7 @@ func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeCl
 	}
 	typ := fmt.Sprintf("%q", p.EntryType())
 	if role.Config != nil && strings.HasSuffix(role.Key, "#node") {
-		if call, ok := moduleCallOf(role.Config.Address); ok {
+		if call, ok := terraform.ModuleCall(role.Config.Address); ok {
 			return blockEdit(m, call, "create_access_entry = true\naccess_entry_type = "+typ+"\n")
 		}
 	}
@@ -572,7 +502,7 @@ func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeCl
 		if !ok {
 			return Edit{}, false
 		}
-		principal = hclStringExpr(lit)
+		principal = terraform.StringExpr(lit)
 	}
 	file := m.Cluster.Origin.File
 	if !strings.HasSuffix(file, ".tf") {
@@ -590,7 +520,7 @@ func clusterNameExpr(m *cluster.Model) string {
 	case strings.HasPrefix(a, "aws_eks_cluster."):
 		return a + ".name"
 	}
-	return hclStringExpr(m.Cluster.Name)
+	return terraform.StringExpr(m.Cluster.Name)
 }
 
 // freeResourceName returns a resource name of a type that is not taken yet.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // controller-role-as-node-role: the Karpenter controller's role, or another non-node role, used or authorized as the nodes' role.
@@ -284,7 +285,7 @@ func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Rol
 		if !ok {
 			return Edit{}, false
 		}
-		principal = hclStringExpr(lit)
+		principal = terraform.StringExpr(lit)
 	}
 	return blockEdit(m, e.Address, "principal_arn = "+principal+"\n")
 }

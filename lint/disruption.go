@@ -13,6 +13,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 var disruptionTolerationMissing = &Check{
@@ -517,7 +518,7 @@ func joinKey(prefix, key string) string {
 // written in place merge key by key, and the values already there stay as
 // written, before the new document, which Helm applies last.
 func moduleValuesEdit(in *cluster.ModuleInput, values map[string]any) Edit {
-	doc := "yamlencode(" + hclValue(values, 2) + ")"
+	doc := "yamlencode(" + terraform.Literal(values, 2) + ")"
 	var text string
 	switch {
 	case in.Expr != "":

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // The eksctl add-on edit replaces the whole addons list (a merge patch replaces
@@ -49,7 +50,7 @@ func TestEksctlAddonEdit(t *testing.T) {
 }
 
 func TestHCLValue(t *testing.T) {
-	got := hclValue(map[string]any{
+	got := terraform.Literal(map[string]any{
 		"node": map[string]any{
 			"tolerateAllTaints": false,
 			"tolerations":       []any{map[string]any{"key": "karpenter.sh/disrupted", "operator": "Exists", "effect": "NoSchedule"}},
@@ -70,6 +71,6 @@ func TestHCLValue(t *testing.T) {
   }
 }`
 	if got != want {
-		t.Errorf("hclValue() =\n%s\nwant\n%s", got, want)
+		t.Errorf("terraform.Literal() =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 func selectorMap(s cluster.FargateSelector) map[string]any {
@@ -21,13 +22,13 @@ func selectorMap(s cluster.FargateSelector) map[string]any {
 
 func hclSelector(s cluster.FargateSelector) string {
 	if len(s.Labels) == 0 {
-		return "{ namespace = " + hclStringExpr(s.Namespace) + " }"
+		return "{ namespace = " + terraform.StringExpr(s.Namespace) + " }"
 	}
 	var labels []string
 	for _, k := range labelKeys(s.Labels) {
-		labels = append(labels, hclStringExpr(k)+" = "+hclStringExpr(s.Labels[k]))
+		labels = append(labels, terraform.StringExpr(k)+" = "+terraform.StringExpr(s.Labels[k]))
 	}
-	return "{ namespace = " + hclStringExpr(s.Namespace) + ", labels = { " + strings.Join(labels, ", ") + " } }"
+	return "{ namespace = " + terraform.StringExpr(s.Namespace) + ", labels = { " + strings.Join(labels, ", ") + " } }"
 }
 
 func hclSelectors(sels []cluster.FargateSelector) string {
@@ -61,7 +62,7 @@ func profileDeclaration(m *cluster.Model, fp *cluster.FargateProfile) (profileDe
 	if n, ok := m.Terraform.Nodes[fp.Address]; ok && n.Type == "aws_eks_fargate_profile" {
 		return declResource, fp.Address
 	}
-	call, ok := moduleCallOf(fp.Address)
+	call, ok := terraform.ModuleCall(fp.Address)
 	if !ok {
 		return declUnknown, ""
 	}
@@ -100,7 +101,7 @@ func addSelectorEdit(m *cluster.Model, fp *cluster.FargateProfile, sel cluster.F
 		})
 	case declModuleEntry:
 		if full {
-			return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", hclMapKey(fp.Name+"-2"), hclSelector(sel)))
+			return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", terraform.MapKey(fp.Name+"-2"), hclSelector(sel)))
 		}
 		if fp.Origin.Line <= 0 {
 			return Edit{}, false
@@ -110,11 +111,11 @@ func addSelectorEdit(m *cluster.Model, fp *cluster.FargateProfile, sel cluster.F
 		if full {
 			return Edit{}, false
 		}
-		text := "selector {\n  namespace = " + hclStringExpr(sel.Namespace) + "\n"
+		text := "selector {\n  namespace = " + terraform.StringExpr(sel.Namespace) + "\n"
 		if len(sel.Labels) > 0 {
 			var labels []string
 			for _, k := range labelKeys(sel.Labels) {
-				labels = append(labels, hclStringExpr(k)+" = "+hclStringExpr(sel.Labels[k]))
+				labels = append(labels, terraform.StringExpr(k)+" = "+terraform.StringExpr(sel.Labels[k]))
 			}
 			text += "  labels = { " + strings.Join(labels, ", ") + " }\n"
 		}
@@ -148,7 +149,7 @@ func newProfileEdit(m *cluster.Model, name string, sel cluster.FargateSelector) 
 			return append(list, map[string]any{"name": name, "selectors": []any{selectorMap(sel)}})
 		})
 	case declModuleEntry:
-		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", hclMapKey(name), hclSelector(sel)))
+		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = [%s]\n  }\n}\n", terraform.MapKey(name), hclSelector(sel)))
 	}
 	return Edit{}, false
 }
@@ -182,7 +183,7 @@ func splitProfileEdit(m *cluster.Model, fp *cluster.FargateProfile) (Edit, bool)
 			return append(list, np)
 		})
 	case declModuleEntry:
-		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = %s\n  }\n  %s = {\n    selectors = %s\n  }\n}\n", hclMapKey(fp.Name), hclSelectors(keep), hclMapKey(fp.Name+"-2"), hclSelectors(move)))
+		return blockEdit(m, addr, fmt.Sprintf("fargate_profiles = {\n  %s = {\n    selectors = %s\n  }\n  %s = {\n    selectors = %s\n  }\n}\n", terraform.MapKey(fp.Name), hclSelectors(keep), terraform.MapKey(fp.Name+"-2"), hclSelectors(move)))
 	}
 	return Edit{}, false
 }

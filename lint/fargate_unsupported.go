@@ -9,6 +9,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // fargate-unsupported: pods a Fargate profile takes that Fargate cannot run (DaemonSets, host ports, privileged containers, Karpenter without its cluster name or role).
@@ -218,15 +219,15 @@ func karpenterClusterNameMissing(w *cluster.Workload) (string, bool) {
 
 // clusterNameValue is the cluster name to write into Karpenter's configuration:
 // a reference to the cluster in Terraform, else its name; "" when unknown.
-func clusterNameValue(m *cluster.Model, terraform bool) string {
+func clusterNameValue(m *cluster.Model, inTerraform bool) string {
 	a := m.Cluster.Address
-	if terraform && (strings.HasPrefix(a, "module.") || strings.HasPrefix(a, "aws_eks_cluster.")) {
+	if inTerraform && (strings.HasPrefix(a, "module.") || strings.HasPrefix(a, "aws_eks_cluster.")) {
 		return cluster.Unknown(clusterNameExpr(m))
 	}
 	if m.Cluster.Name != "" && !cluster.IsUnknown(m.Cluster.Name) {
 		return m.Cluster.Name
 	}
-	if !terraform {
+	if !inTerraform {
 		// The shell variable the Karpenter getting-started guide uses.
 		return "${CLUSTER_NAME}"
 	}
@@ -403,7 +404,7 @@ func profileNode(m *cluster.Model, fp *cluster.FargateProfile) string {
 	if _, ok := m.Terraform.Nodes[fp.Address]; ok {
 		return fp.Address
 	}
-	if call, ok := moduleCallOf(fp.Address); ok {
+	if call, ok := terraform.ModuleCall(fp.Address); ok {
 		if _, ok := m.Terraform.Nodes[call]; ok {
 			return call
 		}

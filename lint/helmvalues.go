@@ -10,6 +10,8 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 var helmValuesUnknown = &Check{
@@ -294,7 +296,7 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 		}
 		return &Fix{Summary: summary + " in the set block", Edits: []Edit{{
 			File: origin.File, Line: origin.Line, Format: FormatHCL,
-			Text: "name = " + hclString(instead) + "\n",
+			Text: "name = " + terraform.Quote(instead) + "\n",
 		}}}
 	}
 	value := cluster.Lookup(r.Values, key)
@@ -303,7 +305,7 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 	if instead != "" {
 		setPath(patch, instead, copyJSON(value))
 	}
-	if isManifestFile(origin.File) && origin.Line > 0 && (instead == "" || !containsUnknown(value)) {
+	if manifest.IsManifestFile(origin.File) && origin.Line > 0 && (instead == "" || !containsUnknown(value)) {
 		// A values file the release reads: merge the change into it.
 		return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{{File: origin.File, Line: origin.Line, Format: FormatValues, Text: yamlText(patch)}}}
 	}

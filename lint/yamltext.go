@@ -1,83 +1,8 @@
 package lint
 
-import (
-	"bytes"
-	"fmt"
-	"sort"
-	"strconv"
-
-	"go.yaml.in/yaml/v3"
-)
-
-// keyRank orders the keys of rendered YAML the way people write Kubernetes objects
-// (key before operator before value before effect), then alphabetically.
-var keyRank = map[string]int{
-	"apiVersion": 0, "kind": 1, "metadata": 2, "name": 3, "namespace": 4, "labels": 5, "annotations": 6,
-	"spec": 7, "key": 10, "operator": 11, "value": 12, "values": 13, "effect": 14, "tolerationSeconds": 15,
-	"rolearn": 20, "username": 21, "groups": 22,
-}
+import "github.com/eksdoctor/eksdoctor/source/manifest"
 
 // YAMLText renders a value as block YAML with keys in conventional order. It is
-// used for every YAML snippet a fix proposes.
-func YAMLText(v any) string {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(node(v)); err != nil {
-		return fmt.Sprintf("# cannot render: %v\n", err)
-	}
-	enc.Close()
-	return b.String()
-}
-
-func node(v any) *yaml.Node {
-	switch t := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			ri, oki := keyRank[keys[i]]
-			rj, okj := keyRank[keys[j]]
-			switch {
-			case oki && okj:
-				return ri < rj
-			case oki != okj:
-				return oki
-			}
-			return keys[i] < keys[j]
-		})
-		n := &yaml.Node{Kind: yaml.MappingNode}
-		for _, k := range keys {
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, node(t[k]))
-		}
-		return n
-	case []any:
-		n := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, it := range t {
-			n.Content = append(n.Content, node(it))
-		}
-		return n
-	case []string:
-		n := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, it := range t {
-			n.Content = append(n.Content, node(it))
-		}
-		return n
-	case string:
-		n := &yaml.Node{Kind: yaml.ScalarNode, Value: t, Tag: "!!str"}
-		return n
-	case bool:
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatBool(t), Tag: "!!bool"}
-	case int:
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.Itoa(t), Tag: "!!int"}
-	case int64:
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatInt(t, 10), Tag: "!!int"}
-	case float64:
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(t, 'g', -1, 64), Tag: "!!float"}
-	case nil:
-		return &yaml.Node{Kind: yaml.ScalarNode, Value: "null", Tag: "!!null"}
-	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprint(v)}
-}
+// used for every YAML snippet a fix proposes; the YAML writer is the manifest
+// source's.
+func YAMLText(v any) string { return manifest.YAMLText(v) }
