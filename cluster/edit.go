@@ -21,3 +21,61 @@ type Edit struct {
 	Format string
 	Text   string
 }
+
+// CopyJSON deep-copies a JSON-like value; whole numbers decoded as float64 become
+// int64, so fixes render 300 rather than 300.0.
+func CopyJSON(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t)
+		}
+		return t
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = CopyJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = CopyJSON(x)
+		}
+		return out
+	}
+	return v
+}
+
+// DeclKind is how a model entry is declared.
+type DeclKind int
+
+const (
+	// DeclUnknown: the entry cannot be changed where it is declared.
+	DeclUnknown DeclKind = iota
+	// DeclEksctl: an item of a list of an eksctl ClusterConfig.
+	DeclEksctl
+	// DeclModuleEntry: an entry of a map input of a terraform-aws-eks module
+	// call (a fargate_profiles key).
+	DeclModuleEntry
+	// DeclResource: a Terraform resource block.
+	DeclResource
+	// DeclSubmodule: a call of a terraform-aws-eks sub-module.
+	DeclSubmodule
+)
+
+// Decl is the declaration handle a loader attaches to a model entry: which
+// format declares it and where, so that the writer of that format changes it
+// where the user wrote it. Only the source package of the format reads the
+// fields past Kind.
+type Decl struct {
+	Kind DeclKind
+	// Object is the eksctl ClusterConfig that declares the entry; List is the
+	// list's path in it ("fargateProfiles") and Index the item's position.
+	Object *Object
+	List   string
+	Index  int
+	// Block is the Terraform address of the declaring block: the resource, the
+	// module call whose map input holds the entry, the sub-module call.
+	Block string
+}

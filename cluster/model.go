@@ -217,6 +217,8 @@ type FargateProfile struct {
 	Unknown          []string
 	Origin           Origin
 	Address          string
+	// Decl is how the profile is declared, for the writers of fixes.
+	Decl Decl
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.
 	Conditional string

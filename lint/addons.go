@@ -319,7 +319,7 @@ func addonConfig(a *cluster.Addon) map[string]any {
 	if a.ConfigurationValues == nil {
 		return map[string]any{}
 	}
-	return copyJSON(a.ConfigurationValues).(map[string]any)
+	return cluster.CopyJSON(a.ConfigurationValues).(map[string]any)
 }
 
 func deletePath(m map[string]any, key string) {

@@ -545,7 +545,7 @@ func freeResourceName(m *cluster.Model, typ, base string) string {
 }
 
 func copyJSONList(v any) []any {
-	l, _ := copyJSON(v).([]any)
+	l, _ := cluster.CopyJSON(v).([]any)
 	return l
 }
 

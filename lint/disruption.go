@@ -583,7 +583,7 @@ func eksctlAddonFields(m *cluster.Model, a *cluster.Addon, fields map[string]any
 		if !ok || idx < 0 || idx >= len(list) {
 			continue
 		}
-		list = copyJSON(list).([]any)
+		list = cluster.CopyJSON(list).([]any)
 		entry, ok := list[idx].(map[string]any)
 		if !ok {
 			continue
@@ -630,31 +630,6 @@ func setPath(m map[string]any, key string, v any) {
 		m = next
 	}
 	m[parts[len(parts)-1]] = v
-}
-
-// copyJSON deep-copies a JSON-like value; whole numbers decoded as float64 become
-// int64, so fixes render 300 rather than 300.0.
-func copyJSON(v any) any {
-	switch t := v.(type) {
-	case float64:
-		if t == float64(int64(t)) {
-			return int64(t)
-		}
-		return t
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = copyJSON(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = copyJSON(x)
-		}
-		return out
-	}
-	return v
 }
 
 func jsonText(v any) string {

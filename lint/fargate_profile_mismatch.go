@@ -423,7 +423,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 		}
 		labels := map[string]any{}
 		if cur, ok := cluster.Lookup(r.Values, key).(map[string]any); ok {
-			labels = copyJSON(cur).(map[string]any)
+			labels = cluster.CopyJSON(cur).(map[string]any)
 		}
 		for k, v := range want {
 			labels[k] = v

@@ -303,7 +303,7 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 	patch := map[string]any{}
 	setPath(patch, key, nil)
 	if instead != "" {
-		setPath(patch, instead, copyJSON(value))
+		setPath(patch, instead, cluster.CopyJSON(value))
 	}
 	if manifest.IsManifestFile(origin.File) && origin.Line > 0 && (instead == "" || !containsUnknown(value)) {
 		// A values file the release reads: merge the change into it.
@@ -420,7 +420,7 @@ func changedValue(user, defaults map[string]any, key string, c PodChange) (any, 
 	if c.Added == nil {
 		return c.Value, true
 	}
-	list, _ := copyJSON(cur).([]any)
+	list, _ := cluster.CopyJSON(cur).([]any)
 	for _, item := range c.Added {
 		dup := false
 		for _, have := range list {
@@ -430,7 +430,7 @@ func changedValue(user, defaults map[string]any, key string, c PodChange) (any, 
 			}
 		}
 		if !dup {
-			list = append(list, copyJSON(item))
+			list = append(list, cluster.CopyJSON(item))
 		}
 	}
 	return list, true

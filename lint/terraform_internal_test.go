@@ -159,7 +159,7 @@ func TestSourceFieldEdits(t *testing.T) {
 		if len(l) == 0 {
 			t.Fatal("no default controller tolerations")
 		}
-		return copyJSON(l).([]any)
+		return cluster.CopyJSON(l).([]any)
 	}
 	addTol := PodChange{Field: "tolerations", Value: []any{tol}, Added: []any{tol}}
 	selector := map[string]any{"kubernetes.io/os": "linux", "node-role": "system"}

@@ -60,7 +60,7 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			continue
 		}
 		path := "fargateProfiles." + strconv.Itoa(i)
-		fp := &cluster.FargateProfile{Origin: o.At(path), Address: path}
+		fp := &cluster.FargateProfile{Origin: o.At(path), Address: path, Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: o, List: "fargateProfiles", Index: i}}
 		fp.Name, _ = p["name"].(string)
 		fp.PodExecutionRole, _ = p["podExecutionRoleARN"].(string)
 		sels, _ := p["selectors"].([]any)

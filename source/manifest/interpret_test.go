@@ -236,6 +236,9 @@ fargateProfiles:
 	if fp.Name != "fp" || fp.Selectors[0].Namespace != "karpenter" || fp.Selectors[0].Labels["app"] != "x" {
 		t.Errorf("profile = %+v", fp)
 	}
+	if d := fp.Decl; d.Kind != cluster.DeclEksctl || d.List != "fargateProfiles" || d.Index != 0 || d.Object == nil || d.Object.Kind != "ClusterConfig" {
+		t.Errorf("profile declaration = %+v, want item 0 of the ClusterConfig's fargateProfiles", d)
+	}
 }
 
 func TestRecognizeComponents(t *testing.T) {

@@ -153,6 +153,7 @@ var readsFiles = map[string]bool{"kubectl_path_documents": true, "local_file": t
 // finish completes the model with what follows from the whole configuration, and sorts
 // every list.
 func (b *builder) finish() {
+	b.fargateDecls()
 	b.linkProfiles()
 	b.implicitIdentity()
 	b.karpenter()

@@ -321,6 +321,7 @@ func TestRawResources(t *testing.T) {
 		PodExecutionRole: "${aws_iam_role.fargate.arn}",
 		Origin:           cluster.Origin{File: main, Line: 79},
 		Address:          "aws_eks_fargate_profile.karpenter",
+		Decl:             cluster.Decl{Kind: cluster.DeclResource, Block: "aws_eks_fargate_profile.karpenter"},
 	}}
 	if diff := cmp.Diff(wantFP, m.FargateProfiles); diff != "" {
 		t.Errorf("Fargate profiles (-want +got):\n%s", diff)
