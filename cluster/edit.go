@@ -56,12 +56,16 @@ const (
 	// DeclEksctl: an item of a list of an eksctl ClusterConfig.
 	DeclEksctl
 	// DeclModuleEntry: an entry of a map input of a terraform-aws-eks module
-	// call (a fargate_profiles key).
+	// call (a fargate_profiles or access_entries key).
 	DeclModuleEntry
 	// DeclResource: a Terraform resource block.
 	DeclResource
-	// DeclSubmodule: a call of a terraform-aws-eks sub-module.
-	DeclSubmodule
+	// DeclModule: made by a module call from its own inputs (a call of the
+	// fargate-profile sub-module, the karpenter module's access entry).
+	DeclModule
+	// DeclConfigFile: written in a Terraform configuration file, at the
+	// entry's origin (an aws_eks_addon block or a cluster_addons entry).
+	DeclConfigFile
 )
 
 // Decl is the declaration handle a loader attaches to a model entry: which
@@ -76,6 +80,8 @@ type Decl struct {
 	List   string
 	Index  int
 	// Block is the Terraform address of the declaring block: the resource, the
-	// module call whose map input holds the entry, the sub-module call.
+	// module call whose map input holds the entry (Key names the entry), the
+	// module call that makes it.
 	Block string
+	Key   string
 }

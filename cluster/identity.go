@@ -89,6 +89,8 @@ type AccessEntry struct {
 	KubernetesGroups []string
 	Origin           Origin
 	Address          string
+	// Decl is how the entry is declared, for the writers of fixes.
+	Decl Decl
 	// Implicit marks entries EKS creates by itself (managed node groups, Fargate
 	// profiles, the terraform-aws-eks karpenter module).
 	Implicit bool

@@ -398,6 +398,8 @@ type Addon struct {
 	BeforeCompute bool
 	Origin        Origin
 	Address       string
+	// Decl is how the add-on is declared, for the writers of fixes.
+	Decl Decl
 	// Unknown lists fields that could not be resolved ("configuration_values").
 	Unknown []string
 	// Conditional is the count or for_each expression, not known before apply,

@@ -3,7 +3,6 @@ package lint
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/catalog"
@@ -381,7 +380,7 @@ func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, s
 // the add-on is declared: the add-on block or map entry in Terraform, the entry
 // of an eksctl ClusterConfig's addons list.
 func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[string]any) (Edit, bool) {
-	if strings.HasPrefix(a.Address, "addons.") {
+	if a.Decl.Kind == cluster.DeclEksctl {
 		fields := map[string]any{"configurationValues": jsonText(config)}
 		if len(config) == 0 {
 			fields["configurationValues"] = nil
@@ -391,18 +390,5 @@ func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[st
 		}
 		return eksctlAddonFields(m, a, fields)
 	}
-	if !strings.HasSuffix(a.Origin.File, ".tf") || a.Origin.Line <= 0 {
-		return Edit{}, false
-	}
-	var lines []string
-	if version != "" {
-		lines = append(lines, "addon_version = "+terraform.Quote(version))
-	}
-	if len(config) == 0 {
-		lines = append(lines, "configuration_values = null")
-	} else {
-		lines = append(lines, "configuration_values = jsonencode("+terraform.ConfigValue(config, 0)+")")
-	}
-	sort.Strings(lines)
-	return Edit{File: a.Origin.File, Line: a.Origin.Line, Format: FormatHCL, Text: strings.Join(lines, "\n") + "\n"}, true
+	return terraform.AddonEdit(a, version, config)
 }

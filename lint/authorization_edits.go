@@ -5,10 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
@@ -28,11 +27,7 @@ func setModuleArg(m *cluster.Model, role identity.Role, text string) (Edit, bool
 	if role.Config == nil {
 		return Edit{}, false
 	}
-	call, ok := terraform.ModuleCall(role.Config.Address)
-	if !ok {
-		return Edit{}, false
-	}
-	return blockEdit(m, call, text)
+	return terraform.ModuleArgsEdit(m.Terraform, role.Config.Address, text)
 }
 
 // roleExpr returns a Terraform expression for a role's "arn" or "name".
@@ -45,46 +40,9 @@ func roleExpr(role identity.Role, want string) (string, bool) {
 		}
 	}
 	if role.Ref != "" {
-		refs = append(refs, role.Ref, swapRefSuffix(role.Ref))
+		refs = append(refs, role.Ref, terraform.SwapRefSuffix(role.Ref))
 	}
-	best := ""
-	for _, r := range refs {
-		if r == "" || !(strings.HasSuffix(r, "_"+want) || strings.HasSuffix(r, "."+want)) {
-			continue
-		}
-		if best == "" || refRank(r) < refRank(best) || (refRank(r) == refRank(best) && r < best) {
-			best = r
-		}
-	}
-	return best, best != ""
-}
-
-// refRank prefers module outputs and top-level resources (what users write) over
-// resources inside modules, and map keys in brackets over dotted ones.
-func refRank(r string) int {
-	rank := len(r)
-	if strings.Count(r, "module.") > 1 || (strings.HasPrefix(r, "module.") && strings.Contains(r, ".aws_")) {
-		rank += 1000
-	}
-	if strings.HasPrefix(r, "module.") && !strings.Contains(r, "[") && strings.Count(r, ".") > 2 {
-		rank += 500
-	}
-	return rank
-}
-
-// swapRefSuffix turns the reference of a role's ARN into that of its name and back.
-func swapRefSuffix(r string) string {
-	switch {
-	case strings.HasSuffix(r, "_arn"):
-		return strings.TrimSuffix(r, "_arn") + "_name"
-	case strings.HasSuffix(r, "_name"):
-		return strings.TrimSuffix(r, "_name") + "_arn"
-	case strings.HasSuffix(r, ".arn"):
-		return strings.TrimSuffix(r, ".arn") + ".name"
-	case strings.HasSuffix(r, ".name"):
-		return strings.TrimSuffix(r, ".name") + ".arn"
-	}
-	return ""
+	return terraform.BestRef(refs, want)
 }
 
 // literalARN returns the role's ARN as text usable in YAML (no Terraform
@@ -235,118 +193,24 @@ func awsAuthObject(m *cluster.Model) *cluster.Object {
 	return nil
 }
 
-func sameMapping(item map[string]any, arnKey string, rm *cluster.RoleMapping) bool {
-	arn, _ := item[arnKey].(string)
-	user, _ := item["username"].(string)
-	return arn == rm.RoleARN && user == rm.Username
-}
-
-func mappingItem(arnKey string, rm *cluster.RoleMapping) map[string]any {
-	groups := make([]any, len(rm.Groups))
-	for i, g := range rm.Groups {
-		groups[i] = g
-	}
-	return map[string]any{arnKey: rm.RoleARN, "username": rm.Username, "groups": groups}
-}
-
-// editList replaces (or appends) one mapping in a raw list of mapping items.
-func editList(list []any, arnKey string, old, nu *cluster.RoleMapping) ([]any, bool) {
-	out := copyJSONList(list)
-	if old == nil {
-		return append(out, mappingItem(arnKey, nu)), true
-	}
-	for i, it := range out {
-		item, ok := it.(map[string]any)
-		if !ok || !sameMapping(item, arnKey, old) {
-			continue
-		}
-		if nu == nil {
-			return append(out[:i], out[i+1:]...), true
-		}
-		for k, v := range mappingItem(arnKey, nu) {
-			item[k] = v
-		}
-		return out, true
-	}
-	return nil, false
-}
-
 func rewriteEksctlMappings(m *cluster.Model, old, nu *cluster.RoleMapping) (Edit, bool) {
 	o := eksctlObject(m)
 	if o == nil {
 		return Edit{}, false
 	}
-	list, _ := o.Get("iamIdentityMappings").([]any)
-	out, ok := editList(list, "arn", old, nu)
+	patch, ok := manifest.EksctlMappingsPatch(o, old, nu)
 	if !ok {
 		return Edit{}, false
 	}
-	return objectPatch(m, o, map[string]any{"iamIdentityMappings": out})
+	return objectPatch(m, o, patch)
 }
 
 func rewriteConfigMap(m *cluster.Model, o *cluster.Object, old, nu *cluster.RoleMapping) (Edit, bool) {
-	raw, _ := o.Get("data.mapRoles").(string)
-	var list []any
-	if strings.TrimSpace(raw) != "" {
-		v, err := parseMapRolesList(raw)
-		if err != nil {
-			return Edit{}, false
-		}
-		list = v
-	}
-	out, ok := editList(list, "rolearn", old, nu)
+	patch, ok := manifest.AwsAuthPatch(o, old, nu)
 	if !ok {
 		return Edit{}, false
 	}
-	return objectPatch(m, o, map[string]any{"data": map[string]any{"mapRoles": mapRolesText(out)}})
-}
-
-// mapRolesText renders mapRoles the way the aws-auth documentation writes it:
-// rolearn, username, groups, in that order.
-func mapRolesText(list []any) string {
-	var b strings.Builder
-	for _, it := range list {
-		item, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		first := true
-		line := func(k string, v any) {
-			prefix := "  "
-			if first {
-				prefix = "- "
-				first = false
-			}
-			b.WriteString(prefix + k + ": " + strings.TrimSpace(yamlText(v)) + "\n")
-		}
-		for _, k := range []string{"rolearn", "username"} {
-			if v, ok := item[k]; ok {
-				line(k, v)
-			}
-		}
-		if gs, ok := item["groups"].([]any); ok {
-			if first {
-				b.WriteString("- groups:\n")
-				first = false
-			} else {
-				b.WriteString("  groups:\n")
-			}
-			for _, g := range gs {
-				b.WriteString("  - " + strings.TrimSpace(yamlText(g)) + "\n")
-			}
-		}
-		var rest []string
-		for k := range item {
-			if k != "rolearn" && k != "username" && k != "groups" {
-				rest = append(rest, k)
-			}
-		}
-		sort.Strings(rest)
-		for _, k := range rest {
-			line(k, item[k])
-		}
-	}
-	return b.String()
+	return objectPatch(m, o, patch)
 }
 
 // rewriteTerraformAwsAuth rewrites aws_auth_roles of the module that manages
@@ -360,7 +224,7 @@ func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Ed
 	var entries []cluster.RoleMapping
 	found := old == nil
 	for _, rm := range a.Roles {
-		if implicitTerraformMapping(m, rm) {
+		if terraform.ImplicitMapping(m.Cluster, rm) {
 			continue
 		}
 		if old != nil && !found && rm.RoleARN == old.RoleARN && rm.Username == old.Username {
@@ -378,46 +242,7 @@ func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Ed
 	if old == nil {
 		entries = append(entries, *nu)
 	}
-	list := hclMappings(entries)
-	if call, ok := terraform.ModuleCall(a.Address); ok {
-		return blockEdit(m, call, "aws_auth_roles = "+list+"\n")
-	}
-	if _, ok := m.Terraform.Nodes[a.Address]; ok {
-		return blockEdit(m, a.Address, "data = {\n  mapRoles = yamlencode("+list+")\n}\n")
-	}
-	return Edit{}, false
-}
-
-// implicitTerraformMapping tells the entries terraform-aws-eks adds to aws-auth by
-// itself (its node groups' and Fargate profiles' roles) from the user's
-// aws_auth_roles.
-func implicitTerraformMapping(m *cluster.Model, rm cluster.RoleMapping) bool {
-	c := m.Cluster.Address
-	if c == "" {
-		return false
-	}
-	for _, e := range cluster.UnknownExprs(rm.RoleARN) {
-		for _, in := range []string{".fargate_profiles", ".eks_managed_node_groups", ".self_managed_node_groups"} {
-			if strings.HasPrefix(e, c+in) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func hclMappings(entries []cluster.RoleMapping) string {
-	var b strings.Builder
-	b.WriteString("[\n")
-	for _, rm := range entries {
-		var groups []string
-		for _, g := range rm.Groups {
-			groups = append(groups, terraform.StringExpr(g))
-		}
-		fmt.Fprintf(&b, "  {\n    rolearn  = %s\n    username = %s\n    groups   = [%s]\n  },\n", terraform.StringExpr(rm.RoleARN), terraform.StringExpr(rm.Username), strings.Join(groups, ", "))
-	}
-	b.WriteString("]")
-	return b.String()
+	return terraform.AwsAuthRolesEdit(m.Terraform, a, entries)
 }
 
 // fixAccessEntry makes an access entry the type the purpose needs.
@@ -425,76 +250,36 @@ func fixAccessEntry(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose
 	if e == nil {
 		return Edit{}, false
 	}
-	if strings.HasPrefix(e.Address, "accessConfig.accessEntries.") {
-		return eksctlAccessEntries(m, func(list []any) ([]any, bool) {
-			for _, it := range list {
-				item, ok := it.(map[string]any)
-				if !ok || item["principalARN"] != e.PrincipalARN {
-					continue
-				}
-				item["type"] = p.EntryType()
-				delete(item, "kubernetesGroups")
-				delete(item, "accessPolicies")
-				return list, true
-			}
-			return nil, false
-		})
+	if e.Decl.Kind == cluster.DeclEksctl {
+		patch, ok := manifest.AccessEntryTypePatch(e.Decl.Object, e.PrincipalARN, p.EntryType())
+		if !ok {
+			return Edit{}, false
+		}
+		return objectPatch(m, e.Decl.Object, patch)
 	}
-	if m.Terraform == nil {
-		return Edit{}, false
-	}
-	typ := fmt.Sprintf("%q", p.EntryType())
-	if _, ok := m.Terraform.Nodes[e.Address]; ok {
-		return blockEdit(m, e.Address, "type = "+typ+"\nkubernetes_groups = null\n")
-	}
-	call, ok := terraform.ModuleCall(e.Address)
-	if !ok || call == e.Address {
-		return Edit{}, false
-	}
-	if strings.Contains(e.Address, ".aws_eks_access_entry.node") {
-		// The karpenter module's own entry for its node role.
-		return blockEdit(m, call, "access_entry_type = "+typ+"\n")
-	}
-	if key, ok := terraform.ForEachKey(e.Address); ok {
-		return blockEdit(m, call, fmt.Sprintf("access_entries = {\n  %s = {\n    type = %s\n    kubernetes_groups = null\n  }\n}\n", terraform.MapKey(key), typ))
-	}
-	return Edit{}, false
-}
-
-func eksctlAccessEntries(m *cluster.Model, change func([]any) ([]any, bool)) (Edit, bool) {
-	o := eksctlObject(m)
-	if o == nil {
-		return Edit{}, false
-	}
-	list, _ := o.Get("accessConfig.accessEntries").([]any)
-	out, ok := change(copyJSONList(list))
-	if !ok {
-		return Edit{}, false
-	}
-	return objectPatch(m, o, map[string]any{"accessConfig": map[string]any{"accessEntries": out}})
+	return terraform.AccessEntryTypeEdit(m.Terraform, e, p.EntryType())
 }
 
 // addAccessEntry creates an access entry for the role: in eksctl's accessConfig,
 // through the karpenter module's own inputs when it creates the role, or as an
 // aws_eks_access_entry resource next to the cluster.
 func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeClass, role identity.Role, p identity.Purpose) (Edit, bool) {
-	if eksctlObject(m) != nil && m.Cluster.Defined && !strings.HasSuffix(m.Cluster.Origin.File, ".tf") {
+	if o := eksctlObject(m); o != nil && m.Cluster.Defined && !terraform.WrittenInConfig(m.Cluster.Origin.File) {
 		arn, ok := literalARN(m, role, true)
 		if !ok {
 			return Edit{}, false
 		}
-		return eksctlAccessEntries(m, func(list []any) ([]any, bool) {
-			return append(list, map[string]any{"principalARN": arn, "type": p.EntryType()}), true
-		})
+		patch, ok := manifest.NewAccessEntryPatch(o, arn, p.EntryType())
+		if !ok {
+			return Edit{}, false
+		}
+		return objectPatch(m, o, patch)
 	}
 	if m.Terraform == nil {
 		return Edit{}, false
 	}
-	typ := fmt.Sprintf("%q", p.EntryType())
-	if role.Config != nil && strings.HasSuffix(role.Key, "#node") {
-		if call, ok := terraform.ModuleCall(role.Config.Address); ok {
-			return blockEdit(m, call, "create_access_entry = true\naccess_entry_type = "+typ+"\n")
-		}
+	if role.Config != nil && strings.HasSuffix(role.Key, "#node") && terraform.InModule(role.Config.Address) {
+		return terraform.ModuleArgsEdit(m.Terraform, role.Config.Address, fmt.Sprintf("create_access_entry = true\naccess_entry_type = %q\n", p.EntryType()))
 	}
 	principal, ok := roleExpr(role, "arn")
 	if !ok {
@@ -504,56 +289,10 @@ func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeCl
 		}
 		principal = terraform.StringExpr(lit)
 	}
-	file := m.Cluster.Origin.File
-	if !strings.HasSuffix(file, ".tf") {
-		return Edit{}, false
-	}
-	name := freeResourceName(m, "aws_eks_access_entry", nc.Name+"_node")
-	return Edit{File: file, Format: FormatHCL, Text: fmt.Sprintf("resource \"aws_eks_access_entry\" %q {\n  cluster_name  = %s\n  principal_arn = %s\n  type          = %s\n}\n", name, clusterNameExpr(m), principal, typ)}, true
-}
-
-func clusterNameExpr(m *cluster.Model) string {
-	a := m.Cluster.Address
-	switch {
-	case strings.HasPrefix(a, "module."):
-		return a + ".cluster_name"
-	case strings.HasPrefix(a, "aws_eks_cluster."):
-		return a + ".name"
-	}
-	return terraform.StringExpr(m.Cluster.Name)
-}
-
-// freeResourceName returns a resource name of a type that is not taken yet.
-func freeResourceName(m *cluster.Model, typ, base string) string {
-	var b strings.Builder
-	for _, r := range base {
-		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	name := b.String()
-	if name == "" || name[0] >= '0' && name[0] <= '9' {
-		name = "r_" + name
-	}
-	cand := name
-	for i := 2; m.Terraform != nil && m.Terraform.Nodes[typ+"."+cand] != nil; i++ {
-		cand = fmt.Sprintf("%s_%d", name, i)
-	}
-	return cand
+	return terraform.NewAccessEntry(m.Terraform, m.Cluster, nc.Name+"_node", principal, p.EntryType())
 }
 
 func copyJSONList(v any) []any {
 	l, _ := cluster.CopyJSON(v).([]any)
 	return l
-}
-
-// parseMapRolesList decodes a YAML list (aws-auth mapRoles).
-func parseMapRolesList(text string) ([]any, error) {
-	var out []any
-	if err := yaml.Unmarshal([]byte(text), &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
@@ -258,25 +259,18 @@ func nodeClassRoleEdit(m *cluster.Model, nc *cluster.NodeClass, ncr identity.Nod
 
 // setEntryPrincipal gives an access entry to another role.
 func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Role) (Edit, bool) {
-	if strings.HasPrefix(e.Address, "accessConfig.accessEntries.") {
+	if e.Decl.Kind == cluster.DeclEksctl {
 		arn, ok := literalARN(m, nr, true)
 		if !ok {
 			return Edit{}, false
 		}
-		return eksctlAccessEntries(m, func(list []any) ([]any, bool) {
-			for _, it := range list {
-				if item, ok := it.(map[string]any); ok && item["principalARN"] == e.PrincipalARN {
-					item["principalARN"] = arn
-					return list, true
-				}
-			}
-			return nil, false
-		})
+		patch, ok := manifest.AccessEntryPrincipalPatch(e.Decl.Object, e.PrincipalARN, arn)
+		if !ok {
+			return Edit{}, false
+		}
+		return objectPatch(m, e.Decl.Object, patch)
 	}
-	if m.Terraform == nil {
-		return Edit{}, false
-	}
-	if _, ok := m.Terraform.Nodes[e.Address]; !ok {
+	if e.Decl.Kind != cluster.DeclResource {
 		return Edit{}, false
 	}
 	principal, ok := roleExpr(nr, "arn")
@@ -287,5 +281,5 @@ func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Rol
 		}
 		principal = terraform.StringExpr(lit)
 	}
-	return blockEdit(m, e.Address, "principal_arn = "+principal+"\n")
+	return terraform.AccessEntryPrincipalEdit(m.Terraform, e, principal)
 }

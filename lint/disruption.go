@@ -13,6 +13,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
@@ -571,33 +572,11 @@ func eksctlAddonEdit(m *cluster.Model, a *cluster.Addon, field string, value any
 // eksctlAddonFields sets fields of one entry of an eksctl ClusterConfig's addons
 // list (a nil value removes the field).
 func eksctlAddonFields(m *cluster.Model, a *cluster.Addon, fields map[string]any) (Edit, bool) {
-	var idx int
-	if _, err := fmt.Sscanf(a.Address, "addons.%d", &idx); err != nil {
+	patch, ok := manifest.EksctlItemPatch(a.Decl, fields)
+	if !ok {
 		return Edit{}, false
 	}
-	for _, o := range m.Objects {
-		if o.Kind != "ClusterConfig" || o.Origin.File != a.Origin.File {
-			continue
-		}
-		list, ok := o.Get("addons").([]any)
-		if !ok || idx < 0 || idx >= len(list) {
-			continue
-		}
-		list = cluster.CopyJSON(list).([]any)
-		entry, ok := list[idx].(map[string]any)
-		if !ok {
-			continue
-		}
-		for k, v := range fields {
-			if v == nil {
-				delete(entry, k)
-				continue
-			}
-			entry[k] = v
-		}
-		return objectPatch(m, o, map[string]any{"addons": list})
-	}
-	return Edit{}, false
+	return objectPatch(m, a.Decl.Object, patch)
 }
 
 // ---- JSON-like values ----

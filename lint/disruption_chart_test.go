@@ -216,7 +216,7 @@ func TestDisruptionHelmAndAddons(t *testing.T) {
 			name: "EKS add-on with tolerateAllTaints false",
 			in: chartCase{karpenter: "1.6.0", addon: &cluster.Addon{
 				Name: "aws-ebs-csi-driver", Version: "v1.35.0-eksbuild.1", ConfigurationValues: tolerateNone,
-				Address: "module.eks", Origin: cluster.Origin{File: "main.tf", Line: 66},
+				Address: "module.eks", Origin: cluster.Origin{File: "main.tf", Line: 66}, Decl: cluster.Decl{Kind: cluster.DeclConfigFile},
 			}},
 			want:   []string{f3 + " error DaemonSet/kube-system/ebs-csi-node"},
 			detail: []string{"The EKS add-on's configuration_values set node.tolerateAllTaints: false"},
@@ -226,7 +226,7 @@ func TestDisruptionHelmAndAddons(t *testing.T) {
 			name: "EKS add-on that accepts no tolerations list",
 			in: chartCase{karpenter: "1.6.0", addon: &cluster.Addon{
 				Name: "aws-ebs-csi-driver", Version: "v1.12.0-eksbuild.1", ConfigurationValues: tolerateNone,
-				Address: "aws_eks_addon.ebs", Origin: cluster.Origin{File: "addons.tf", Line: 1},
+				Address: "aws_eks_addon.ebs", Origin: cluster.Origin{File: "addons.tf", Line: 1}, Decl: cluster.Decl{Kind: cluster.DeclConfigFile},
 			}},
 			want: []string{f3 + " error DaemonSet/kube-system/ebs-csi-node"},
 			fix:  "accepts no node.tolerations",

@@ -22,7 +22,8 @@ func TestEksctlAddonEdit(t *testing.T) {
 		}},
 	}
 	m := &cluster.Model{Objects: []*cluster.Object{cfg}}
-	a := &cluster.Addon{Name: "aws-ebs-csi-driver", Address: "addons.1", Origin: cluster.Origin{File: "cluster.yaml", Line: 12}}
+	a := &cluster.Addon{Name: "aws-ebs-csi-driver", Address: "addons.1", Origin: cluster.Origin{File: "cluster.yaml", Line: 12},
+		Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: cfg, List: "addons", Index: 1}}
 	e, ok := eksctlAddonEdit(m, a, "configurationValues", `{"node":{"tolerateAllTaints":true}}`)
 	if !ok {
 		t.Fatal("no edit")
@@ -44,7 +45,7 @@ func TestEksctlAddonEdit(t *testing.T) {
 	if old := cfg.Content["addons"].([]any)[1].(map[string]any)["configurationValues"]; old != `{"node":{"tolerateAllTaints":false}}` {
 		t.Errorf("the model was modified: %v", old)
 	}
-	if _, ok := eksctlAddonEdit(m, &cluster.Addon{Address: "addons.7", Origin: a.Origin}, "version", "x"); ok {
+	if _, ok := eksctlAddonEdit(m, &cluster.Addon{Address: "addons.7", Origin: a.Origin, Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: cfg, List: "addons", Index: 7}}, "version", "x"); ok {
 		t.Error("an edit for an entry the list does not have")
 	}
 }

@@ -220,9 +220,8 @@ func karpenterClusterNameMissing(w *cluster.Workload) (string, bool) {
 // clusterNameValue is the cluster name to write into Karpenter's configuration:
 // a reference to the cluster in Terraform, else its name; "" when unknown.
 func clusterNameValue(m *cluster.Model, inTerraform bool) string {
-	a := m.Cluster.Address
-	if inTerraform && (strings.HasPrefix(a, "module.") || strings.HasPrefix(a, "aws_eks_cluster.")) {
-		return cluster.Unknown(clusterNameExpr(m))
+	if e, ok := terraform.ClusterNameRef(m.Cluster); ok && inTerraform {
+		return cluster.Unknown(e)
 	}
 	if m.Cluster.Name != "" && !cluster.IsUnknown(m.Cluster.Name) {
 		return m.Cluster.Name
@@ -236,7 +235,7 @@ func clusterNameValue(m *cluster.Model, inTerraform bool) string {
 
 func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if r := w.Release; r != nil {
-		name := clusterNameValue(m, strings.HasSuffix(r.Origin.File, ".tf"))
+		name := clusterNameValue(m, terraform.WrittenInConfig(r.Origin.File))
 		if name == "" {
 			return nil
 		}
@@ -343,10 +342,10 @@ func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIde
 		return &Fix{Summary: summary + " (eksctl iam.serviceAccounts; eksctl annotates the service account)", Edits: []Edit{e}}
 	}
 	k := m.Karpenter
-	if m.Terraform == nil || k.Address == "" || !strings.HasPrefix(k.Address, "module.") {
+	if m.Terraform == nil || k.Address == "" || !terraform.InModule(k.Address) {
 		return nil
 	}
-	mod, ok := blockEdit(m, k.Address, fmt.Sprintf("create_pod_identity_association = false\nenable_irsa = true\nirsa_oidc_provider_arn = %s\nirsa_namespace_service_accounts = [%q]\n", oidcProviderExpr(m), id.Namespace+":"+id.Name))
+	mod, ok := blockEdit(m, k.Address, fmt.Sprintf("create_pod_identity_association = false\nenable_irsa = true\nirsa_oidc_provider_arn = %s\nirsa_namespace_service_accounts = [%q]\n", terraform.OIDCProviderExpr(m.Cluster), id.Namespace+":"+id.Name))
 	if !ok {
 		return nil
 	}
@@ -356,13 +355,6 @@ func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIde
 		edits = append(edits, releaseValuesEdit(r, values))
 	}
 	return &Fix{Summary: summary + " (enable_irsa in the karpenter module, and the role annotation on the service account)", Edits: edits}
-}
-
-func oidcProviderExpr(m *cluster.Model) string {
-	if strings.HasPrefix(m.Cluster.Address, "module.") {
-		return m.Cluster.Address + ".oidc_provider_arn"
-	}
-	return "aws_iam_openid_connect_provider.this.arn"
 }
 
 // checkProfileDependency warns when Terraform may install a release before the
@@ -376,7 +368,7 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 	if _, ok := m.Terraform.Nodes[r.Address]; !ok {
 		return
 	}
-	node := profileNode(m, fp)
+	node := terraform.NodeOf(m.Terraform, fp.Address)
 	if node == "" || m.Terraform.DependsOn(r.Address, node) {
 		return
 	}
@@ -396,20 +388,6 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 		f.Fix = &Fix{Summary: "create the release after its Fargate profile: depends_on = [" + node + "]", Edits: []Edit{e}}
 	}
 	report(f)
-}
-
-// profileNode is the graph node that creates a Fargate profile: its resource, or
-// the module call that contains it.
-func profileNode(m *cluster.Model, fp *cluster.FargateProfile) string {
-	if _, ok := m.Terraform.Nodes[fp.Address]; ok {
-		return fp.Address
-	}
-	if call, ok := terraform.ModuleCall(fp.Address); ok {
-		if _, ok := m.Terraform.Nodes[call]; ok {
-			return call
-		}
-	}
-	return ""
 }
 
 // ec2Fallback reports whether EC2 capacity would take the pods if Fargate did

@@ -284,7 +284,7 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 	if instead != "" {
 		summary = fmt.Sprintf("rename %s to %s", key, instead)
 	}
-	if r.Address != "" && !strings.HasSuffix(r.Origin.File, ".tf") {
+	if r.Address != "" && !terraform.WrittenInConfig(r.Origin.File) {
 		// A plan: the configuration it came from is not among the inputs.
 		return nil
 	}
@@ -366,7 +366,7 @@ func releaseFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit,
 	if !ok {
 		return Edit{}, "", false
 	}
-	if r.Address != "" && !strings.HasSuffix(r.Origin.File, ".tf") {
+	if r.Address != "" && !terraform.WrittenInConfig(r.Origin.File) {
 		return Edit{}, "", false
 	}
 	values := map[string]any{}

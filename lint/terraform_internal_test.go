@@ -144,7 +144,8 @@ func TestSourceFieldEdits(t *testing.T) {
 	}
 	addon := func(version string, config map[string]any, unknown ...string) *cluster.Addon {
 		return &cluster.Addon{Name: "aws-ebs-csi-driver", Version: version, ConfigurationValues: config, Unknown: unknown,
-			Address: `module.eks.aws_eks_addon.this["aws-ebs-csi-driver"]`, Origin: cluster.Origin{File: "main.tf", Line: 20}}
+			Address: `module.eks.aws_eks_addon.this["aws-ebs-csi-driver"]`, Origin: cluster.Origin{File: "main.tf", Line: 20},
+			Decl: cluster.Decl{Kind: cluster.DeclConfigFile}}
 	}
 	release := func(values map[string]any) *cluster.HelmRelease {
 		return &cluster.HelmRelease{Name: "aws-ebs-csi-driver", Namespace: "kube-system", Chart: "aws-ebs-csi-driver", Version: "2.35.1",

@@ -82,7 +82,7 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			continue
 		}
 		path := "addons." + strconv.Itoa(i)
-		ad := &cluster.Addon{Origin: o.At(path), Address: path}
+		ad := &cluster.Addon{Origin: o.At(path), Address: path, Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: o, List: "addons", Index: i}}
 		ad.Name, _ = a["name"].(string)
 		if v, ok := a["version"].(string); ok && v != "latest" {
 			ad.Version = v
@@ -239,7 +239,7 @@ func interpretEksctlIdentity(m *cluster.Model, o *cluster.Object) {
 			continue
 		}
 		path := "accessConfig.accessEntries." + strconv.Itoa(i)
-		ae := cluster.AccessEntry{Origin: o.At(path), Address: path}
+		ae := cluster.AccessEntry{Origin: o.At(path), Address: path, Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: o, List: "accessConfig.accessEntries", Index: i}}
 		ae.PrincipalARN, _ = e["principalARN"].(string)
 		ae.Type, _ = e["type"].(string)
 		ae.Username, _ = e["username"].(string)

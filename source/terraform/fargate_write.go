@@ -30,7 +30,7 @@ func fargateDecl(g *cluster.Graph, addr string) cluster.Decl {
 		return cluster.Decl{Kind: cluster.DeclModuleEntry, Block: call}
 	}
 	if n, ok := g.Nodes[call]; ok && n.Type == "module" {
-		return cluster.Decl{Kind: cluster.DeclSubmodule, Block: call}
+		return cluster.Decl{Kind: cluster.DeclModule, Block: call}
 	}
 	return cluster.Decl{}
 }
@@ -89,7 +89,7 @@ func AddFargateSelector(g *cluster.Graph, fp *cluster.FargateProfile, sel cluste
 			text += "  labels = { " + labelsHCL(sel.Labels) + " }\n"
 		}
 		return BlockEdit(g, fp.Decl.Block, text+"}\n")
-	case cluster.DeclSubmodule:
+	case cluster.DeclModule:
 		return BlockEdit(g, fp.Decl.Block, "selectors = "+selectorsHCL(sels)+"\n")
 	}
 	return cluster.Edit{}, false

@@ -17,7 +17,7 @@ func TestFargateDecl(t *testing.T) {
 	}{
 		{"aws_eks_fargate_profile.karpenter", cluster.Decl{Kind: cluster.DeclResource, Block: "aws_eks_fargate_profile.karpenter"}},
 		{`module.eks.module.fargate_profile["kube-system"].aws_eks_fargate_profile.this[0]`, cluster.Decl{Kind: cluster.DeclModuleEntry, Block: "module.eks"}},
-		{"module.fp.aws_eks_fargate_profile.this[0]", cluster.Decl{Kind: cluster.DeclSubmodule, Block: "module.fp"}},
+		{"module.fp.aws_eks_fargate_profile.this[0]", cluster.Decl{Kind: cluster.DeclModule, Block: "module.fp"}},
 		{"module.other.aws_eks_fargate_profile.this[0]", cluster.Decl{}},
 		{"fargateProfiles.0", cluster.Decl{}},
 	} {

@@ -156,6 +156,7 @@ func (b *builder) finish() {
 	b.fargateDecls()
 	b.linkProfiles()
 	b.implicitIdentity()
+	b.identityDecls()
 	b.karpenter()
 	b.sort()
 }

@@ -43,7 +43,8 @@ var ignoreOrigins = cmp.Options{
 	cmpopts.IgnoreFields(cluster.NodeGroup{}, "Origin"),
 	cmpopts.IgnoreFields(cluster.FargateProfile{}, "Origin"),
 	cmpopts.IgnoreFields(cluster.FargateSelector{}, "Origin"),
-	cmpopts.IgnoreFields(cluster.Addon{}, "Origin"),
+	// Whether an add-on can be edited where it is written follows its origin.
+	cmpopts.IgnoreFields(cluster.Addon{}, "Origin", "Decl"),
 	cmpopts.IgnoreFields(cluster.HelmRelease{}, "Origin"),
 	cmpopts.IgnoreFields(cluster.Object{}, "Origin"),
 	cmpopts.IgnoreFields(cluster.AccessEntry{}, "Origin"),

@@ -1,0 +1,296 @@
+package terraform
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Who may join the cluster, as Terraform declares it: aws_eks_access_entry
+// resources, terraform-aws-eks access_entries, the karpenter module's own
+// access entry, aws_auth_roles and kubernetes_config_map resources. The loader
+// attaches each entry's declaration; the writers below change it there.
+
+// accessEntryDecl says how the access entry at an address is declared.
+func accessEntryDecl(g *cluster.Graph, addr string) cluster.Decl {
+	if g == nil {
+		return cluster.Decl{}
+	}
+	if _, ok := g.Nodes[addr]; ok {
+		return cluster.Decl{Kind: cluster.DeclResource, Block: addr}
+	}
+	call, ok := ModuleCall(addr)
+	if !ok || call == addr {
+		return cluster.Decl{}
+	}
+	if strings.Contains(addr, ".aws_eks_access_entry.node") {
+		// The karpenter module's own entry for its node role.
+		return cluster.Decl{Kind: cluster.DeclModule, Block: call}
+	}
+	if key, ok := ForEachKey(addr); ok {
+		return cluster.Decl{Kind: cluster.DeclModuleEntry, Block: call, Key: key}
+	}
+	return cluster.Decl{}
+}
+
+// addonDecl says whether an add-on is written in a configuration file, where
+// an edit at its origin changes it.
+func addonDecl(a *cluster.Addon) cluster.Decl {
+	if !WrittenInConfig(a.Origin.File) || a.Origin.Line <= 0 {
+		return cluster.Decl{}
+	}
+	return cluster.Decl{Kind: cluster.DeclConfigFile, Block: a.Address}
+}
+
+// identityDecls attaches their declarations to the access entries and add-ons.
+func (b *builder) identityDecls() {
+	for i := range b.m.Identity.AccessEntries {
+		e := &b.m.Identity.AccessEntries[i]
+		if e.Decl.Kind == cluster.DeclUnknown {
+			e.Decl = accessEntryDecl(b.m.Terraform, e.Address)
+		}
+	}
+	for _, a := range b.m.Addons {
+		if a.Decl.Kind == cluster.DeclUnknown {
+			a.Decl = addonDecl(a)
+		}
+	}
+}
+
+// WrittenInConfig reports whether a file is a Terraform configuration file a
+// user edits (not a plan or a JSON configuration).
+func WrittenInConfig(file string) bool { return strings.HasSuffix(file, ".tf") }
+
+// InModule reports whether an address is inside a module call.
+func InModule(addr string) bool { return strings.HasPrefix(addr, "module.") }
+
+// AccessEntryTypeEdit makes an access entry of the given type, with no
+// Kubernetes groups, where it is declared.
+func AccessEntryTypeEdit(g *cluster.Graph, e *cluster.AccessEntry, entryType string) (cluster.Edit, bool) {
+	typ := fmt.Sprintf("%q", entryType)
+	switch e.Decl.Kind {
+	case cluster.DeclResource:
+		return BlockEdit(g, e.Decl.Block, "type = "+typ+"\nkubernetes_groups = null\n")
+	case cluster.DeclModule:
+		return BlockEdit(g, e.Decl.Block, "access_entry_type = "+typ+"\n")
+	case cluster.DeclModuleEntry:
+		return BlockEdit(g, e.Decl.Block, fmt.Sprintf("access_entries = {\n  %s = {\n    type = %s\n    kubernetes_groups = null\n  }\n}\n", MapKey(e.Decl.Key), typ))
+	}
+	return cluster.Edit{}, false
+}
+
+// AccessEntryPrincipalEdit gives an access entry resource another principal,
+// an HCL expression.
+func AccessEntryPrincipalEdit(g *cluster.Graph, e *cluster.AccessEntry, principal string) (cluster.Edit, bool) {
+	if e.Decl.Kind != cluster.DeclResource {
+		return cluster.Edit{}, false
+	}
+	return BlockEdit(g, e.Decl.Block, "principal_arn = "+principal+"\n")
+}
+
+// ModuleArgsEdit sets arguments (an HCL body) of the module call that makes
+// the resource at an address.
+func ModuleArgsEdit(g *cluster.Graph, addr, text string) (cluster.Edit, bool) {
+	call, ok := ModuleCall(addr)
+	if !ok {
+		return cluster.Edit{}, false
+	}
+	return BlockEdit(g, call, text)
+}
+
+// NewAccessEntry declares an aws_eks_access_entry resource for a principal
+// (an HCL expression) at the end of the file that declares the cluster; base
+// names the resource, made unique.
+func NewAccessEntry(g *cluster.Graph, c cluster.EKSCluster, base, principal, entryType string) (cluster.Edit, bool) {
+	if !WrittenInConfig(c.Origin.File) {
+		return cluster.Edit{}, false
+	}
+	name := freeResourceName(g, "aws_eks_access_entry", base)
+	return cluster.Edit{File: c.Origin.File, Format: cluster.FormatHCL, Text: fmt.Sprintf("resource \"aws_eks_access_entry\" %q {\n  cluster_name  = %s\n  principal_arn = %s\n  type          = %s\n}\n", name, ClusterNameExpr(c), principal, fmt.Sprintf("%q", entryType))}, true
+}
+
+// ClusterNameExpr is an expression for the cluster's name: the module's or
+// resource's attribute, else the name as a string.
+func ClusterNameExpr(c cluster.EKSCluster) string {
+	if e, ok := clusterAttr(c, "cluster_name", "name"); ok {
+		return e
+	}
+	return StringExpr(c.Name)
+}
+
+// ClusterNameRef is the expression for the cluster's name when the cluster is
+// a terraform-aws-eks module call or an aws_eks_cluster resource.
+func ClusterNameRef(c cluster.EKSCluster) (string, bool) {
+	return clusterAttr(c, "cluster_name", "name")
+}
+
+// OIDCProviderExpr is an expression for the ARN of the cluster's IAM OIDC
+// provider.
+func OIDCProviderExpr(c cluster.EKSCluster) string {
+	if InModule(c.Address) {
+		return c.Address + ".oidc_provider_arn"
+	}
+	return "aws_iam_openid_connect_provider.this.arn"
+}
+
+func clusterAttr(c cluster.EKSCluster, moduleOutput, resourceAttr string) (string, bool) {
+	a := c.Address
+	switch {
+	case strings.HasPrefix(a, "module."):
+		return a + "." + moduleOutput, true
+	case strings.HasPrefix(a, "aws_eks_cluster."):
+		return a + "." + resourceAttr, true
+	}
+	return "", false
+}
+
+// freeResourceName returns a resource name of a type that is not taken yet.
+func freeResourceName(g *cluster.Graph, typ, base string) string {
+	var b strings.Builder
+	for _, r := range base {
+		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		name = "r_" + name
+	}
+	cand := name
+	for i := 2; g != nil && g.Nodes[typ+"."+cand] != nil; i++ {
+		cand = fmt.Sprintf("%s_%d", name, i)
+	}
+	return cand
+}
+
+// NodeOf is the graph node that creates what an address names: its own
+// resource, or the module call that contains it; "" when neither is in the
+// graph.
+func NodeOf(g *cluster.Graph, addr string) string {
+	if g == nil {
+		return ""
+	}
+	if _, ok := g.Nodes[addr]; ok {
+		return addr
+	}
+	if call, ok := ModuleCall(addr); ok {
+		if _, ok := g.Nodes[call]; ok {
+			return call
+		}
+	}
+	return ""
+}
+
+// BestRef picks, among expressions that refer to a role, the one for its
+// "arn" or "name" a user would write: module outputs and top-level resources
+// before resources inside modules, map keys in brackets before dotted ones,
+// shorter first.
+func BestRef(refs []string, want string) (string, bool) {
+	best := ""
+	for _, r := range refs {
+		if r == "" || !(strings.HasSuffix(r, "_"+want) || strings.HasSuffix(r, "."+want)) {
+			continue
+		}
+		if best == "" || refRank(r) < refRank(best) || (refRank(r) == refRank(best) && r < best) {
+			best = r
+		}
+	}
+	return best, best != ""
+}
+
+func refRank(r string) int {
+	rank := len(r)
+	if strings.Count(r, "module.") > 1 || (strings.HasPrefix(r, "module.") && strings.Contains(r, ".aws_")) {
+		rank += 1000
+	}
+	if strings.HasPrefix(r, "module.") && !strings.Contains(r, "[") && strings.Count(r, ".") > 2 {
+		rank += 500
+	}
+	return rank
+}
+
+// SwapRefSuffix turns the reference of a role's ARN into that of its name and
+// back; "" when it is neither.
+func SwapRefSuffix(r string) string {
+	switch {
+	case strings.HasSuffix(r, "_arn"):
+		return strings.TrimSuffix(r, "_arn") + "_name"
+	case strings.HasSuffix(r, "_name"):
+		return strings.TrimSuffix(r, "_name") + "_arn"
+	case strings.HasSuffix(r, ".arn"):
+		return strings.TrimSuffix(r, ".arn") + ".name"
+	case strings.HasSuffix(r, ".name"):
+		return strings.TrimSuffix(r, ".name") + ".arn"
+	}
+	return ""
+}
+
+// AwsAuthRolesEdit writes the user's aws-auth role mappings where Terraform
+// declares them: aws_auth_roles of the module that manages aws-auth
+// (terraform-aws-eks v19, or its v20 aws-auth sub-module), or the mapRoles of
+// a kubernetes_config_map resource.
+func AwsAuthRolesEdit(g *cluster.Graph, a *cluster.AwsAuth, entries []cluster.RoleMapping) (cluster.Edit, bool) {
+	if a == nil || g == nil {
+		return cluster.Edit{}, false
+	}
+	list := mappingsHCL(entries)
+	if call, ok := ModuleCall(a.Address); ok {
+		return BlockEdit(g, call, "aws_auth_roles = "+list+"\n")
+	}
+	if _, ok := g.Nodes[a.Address]; ok {
+		return BlockEdit(g, a.Address, "data = {\n  mapRoles = yamlencode("+list+")\n}\n")
+	}
+	return cluster.Edit{}, false
+}
+
+// ImplicitMapping tells the entries terraform-aws-eks adds to aws-auth by
+// itself (its node groups' and Fargate profiles' roles) from the user's
+// aws_auth_roles.
+func ImplicitMapping(c cluster.EKSCluster, rm cluster.RoleMapping) bool {
+	if c.Address == "" {
+		return false
+	}
+	for _, e := range cluster.UnknownExprs(rm.RoleARN) {
+		for _, in := range []string{".fargate_profiles", ".eks_managed_node_groups", ".self_managed_node_groups"} {
+			if strings.HasPrefix(e, c.Address+in) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mappingsHCL(entries []cluster.RoleMapping) string {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for _, rm := range entries {
+		var groups []string
+		for _, g := range rm.Groups {
+			groups = append(groups, StringExpr(g))
+		}
+		fmt.Fprintf(&b, "  {\n    rolearn  = %s\n    username = %s\n    groups   = [%s]\n  },\n", StringExpr(rm.RoleARN), StringExpr(rm.Username), strings.Join(groups, ", "))
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// AddonEdit sets an add-on's version (when not empty) and configuration
+// where it is written.
+func AddonEdit(a *cluster.Addon, version string, config map[string]any) (cluster.Edit, bool) {
+	if a.Decl.Kind != cluster.DeclConfigFile {
+		return cluster.Edit{}, false
+	}
+	var lines []string
+	if version != "" {
+		lines = append(lines, "addon_version = "+Quote(version))
+	}
+	if len(config) == 0 {
+		lines = append(lines, "configuration_values = null")
+	} else {
+		lines = append(lines, "configuration_values = jsonencode("+ConfigValue(config, 0)+")")
+	}
+	return cluster.Edit{File: a.Origin.File, Line: a.Origin.Line, Format: cluster.FormatHCL, Text: strings.Join(lines, "\n") + "\n"}, true
+}
