@@ -22,14 +22,6 @@ func asWritten(r identity.Role) string {
 	return r.String()
 }
 
-// setModuleArg sets arguments of the module call that creates a role.
-func setModuleArg(m *cluster.Model, role identity.Role, text string) (Edit, bool) {
-	if role.Config == nil {
-		return Edit{}, false
-	}
-	return terraform.ModuleArgsEdit(m.Terraform, role.Config.Address, text)
-}
-
 // roleExpr returns a Terraform expression for a role's "arn" or "name".
 func roleExpr(role identity.Role, want string) (string, bool) {
 	var refs []string

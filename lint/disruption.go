@@ -514,38 +514,11 @@ func joinKey(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// moduleValuesEdit adds a values document to the input of a module call that
-// creates a release, keeping the documents and settings the input has: objects
-// written in place merge key by key, and the values already there stay as
-// written, before the new document, which Helm applies last.
-func moduleValuesEdit(in *cluster.ModuleInput, values map[string]any) Edit {
-	doc := "yamlencode(" + terraform.Literal(values, 2) + ")"
-	var text string
-	switch {
-	case in.Expr != "":
-		text = fmt.Sprintf("%s = merge(%s, { values = concat(try((%s).values, []), [%s]) })", in.Name, in.Expr, in.Expr, doc)
-	case in.ValuesExpr != "":
-		text = fmt.Sprintf("%s = {\n  values = concat(%s, [%s])\n}", in.Name, in.ValuesExpr, doc)
-	default:
-		var b strings.Builder
-		for _, v := range in.Values {
-			b.WriteString(v)
-			if strings.HasPrefix(strings.TrimSpace(v), "<<") {
-				// A heredoc's closing marker stays alone on its line.
-				b.WriteString("\n")
-			}
-			b.WriteString(",\n")
-		}
-		text = fmt.Sprintf("%s = {\n  values = [\n%s%s,\n  ]\n}", in.Name, b.String(), doc)
-	}
-	return Edit{File: in.Origin.File, Line: in.Origin.Line, Format: FormatHCL, Text: text}
-}
-
 // valuesEdit merges values into a release: at the helm_release (or chart) that
 // declares it, or into the last values file given for a local chart.
 func valuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
 	if in := r.Input; in != nil {
-		return moduleValuesEdit(in, values)
+		return terraform.ModuleValuesEdit(in, values)
 	}
 	e := Edit{File: r.Origin.File, Line: r.Origin.Line, Format: FormatValues, Text: yamlText(values)}
 	if r.Address == "" && r.ChartDir != "" {

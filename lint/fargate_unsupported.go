@@ -9,6 +9,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
@@ -313,29 +314,8 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 // irsaFix moves a service account from EKS Pod Identity to IRSA.
 func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIdentity) *Fix {
 	summary := fmt.Sprintf("give %s/%s its role through IRSA instead of EKS Pod Identity", id.Namespace, id.Name)
-	if o := eksctlObject(m); o != nil && strings.HasPrefix(id.Origin.Path, "iam.podIdentityAssociations.") {
-		assocs := copyJSONList(o.Get("iam.podIdentityAssociations"))
-		sas := copyJSONList(o.Get("iam.serviceAccounts"))
-		var kept []any
-		for _, it := range assocs {
-			a, ok := it.(map[string]any)
-			if !ok || a["namespace"] != id.Namespace || a["serviceAccountName"] != id.Name {
-				kept = append(kept, it)
-				continue
-			}
-			sa := map[string]any{"metadata": map[string]any{"name": id.Name, "namespace": id.Namespace}}
-			for from, to := range map[string]string{"roleARN": "attachRoleARN", "roleName": "roleName", "permissionPolicyARNs": "attachPolicyARNs", "permissionPolicy": "attachPolicy", "wellKnownPolicies": "wellKnownPolicies"} {
-				if v, ok := a[from]; ok {
-					sa[to] = v
-				}
-			}
-			sas = append(sas, sa)
-		}
-		iam := map[string]any{"withOIDC": true, "serviceAccounts": sas, "podIdentityAssociations": kept}
-		if len(kept) == 0 {
-			iam["podIdentityAssociations"] = nil
-		}
-		e, ok := objectPatch(m, o, map[string]any{"iam": iam})
+	if o := eksctlObject(m); o != nil && manifest.FromPodIdentityAssociation(id) {
+		e, ok := objectPatch(m, o, manifest.IRSAPatch(o, id.Namespace, id.Name))
 		if !ok {
 			return nil
 		}
@@ -345,13 +325,13 @@ func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIde
 	if m.Terraform == nil || k.Address == "" || !terraform.InModule(k.Address) {
 		return nil
 	}
-	mod, ok := blockEdit(m, k.Address, fmt.Sprintf("create_pod_identity_association = false\nenable_irsa = true\nirsa_oidc_provider_arn = %s\nirsa_namespace_service_accounts = [%q]\n", terraform.OIDCProviderExpr(m.Cluster), id.Namespace+":"+id.Name))
+	mod, ok := terraform.KarpenterIRSAEdit(m.Terraform, k.Address, m.Cluster, id.Namespace+":"+id.Name)
 	if !ok {
 		return nil
 	}
 	edits := []Edit{mod}
 	if r := w.Release; r != nil {
-		values := map[string]any{"serviceAccount": map[string]any{"annotations": map[string]any{identity.IRSAAnnotation: cluster.Unknown(k.Address + ".iam_role_arn")}}}
+		values := map[string]any{"serviceAccount": map[string]any{"annotations": map[string]any{identity.IRSAAnnotation: cluster.Unknown(terraform.KarpenterRoleARNExpr(k.Address))}}}
 		edits = append(edits, releaseValuesEdit(r, values))
 	}
 	return &Fix{Summary: summary + " (enable_irsa in the karpenter module, and the role annotation on the service account)", Edits: edits}
@@ -377,7 +357,7 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 	}
 	deps := append([]string(nil), m.Terraform.Nodes[r.Address].DependsOn...)
 	deps = append(deps, node)
-	e, ok := blockEdit(m, r.Address, "depends_on = ["+strings.Join(deps, ", ")+"]\n")
+	e, ok := terraform.DependsOnEdit(m.Terraform, r.Address, deps)
 	f := Finding{
 		Severity: Warning,
 		Origin:   r.Origin,

@@ -294,10 +294,7 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 		if instead == "" {
 			return nil
 		}
-		return &Fix{Summary: summary + " in the set block", Edits: []Edit{{
-			File: origin.File, Line: origin.Line, Format: FormatHCL,
-			Text: "name = " + terraform.Quote(instead) + "\n",
-		}}}
+		return &Fix{Summary: summary + " in the set block", Edits: []Edit{terraform.SetBlockNameEdit(origin, instead)}}
 	}
 	value := cluster.Lookup(r.Values, key)
 	patch := map[string]any{}

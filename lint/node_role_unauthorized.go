@@ -6,6 +6,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // node-role-unauthorized: the role an EC2NodeClass gives its nodes is not authorized to join the cluster (aws-auth or access entries), so instances launch and never become nodes.
@@ -181,8 +182,10 @@ func reportPrefixTrap(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, nc
 		Detail: fmt.Sprintf("%s is created with name_prefix %q (node_iam_role_use_name_prefix defaults to true), so its name is %q followed by a random suffix. Karpenter cannot create an instance profile for a role named %q, and the role that is authorized to join is the other one.\n%s",
 			where, trap.Name, trap.Name, ncr.Role.Name, nodeJoinSymptom),
 	}
-	if e, ok := setModuleArg(p.Model, trap, "node_iam_role_use_name_prefix = false\n"); ok {
-		f.Fix = &Fix{Summary: "create the node role with its exact name: node_iam_role_use_name_prefix = false", Edits: []Edit{e}}
+	if trap.Config != nil {
+		if e, ok := terraform.ExactNodeRoleNameEdit(p.Model.Terraform, trap.Config.Address); ok {
+			f.Fix = &Fix{Summary: "create the node role with its exact name: node_iam_role_use_name_prefix = false", Edits: []Edit{e}}
+		}
 	}
 	p.Report(f)
 }

@@ -208,3 +208,37 @@ func nestPatch(path string, v any) map[string]any {
 	}
 	return out
 }
+
+// FromPodIdentityAssociation reports whether a service account's role comes
+// from an eksctl iam.podIdentityAssociations entry.
+func FromPodIdentityAssociation(id cluster.ServiceAccountIdentity) bool {
+	return strings.HasPrefix(id.Origin.Path, "iam.podIdentityAssociations.")
+}
+
+// IRSAPatch moves a service account of an eksctl ClusterConfig from EKS Pod
+// Identity (iam.podIdentityAssociations) to IRSA (iam.serviceAccounts, with
+// withOIDC), keeping its role and policies.
+func IRSAPatch(o *cluster.Object, namespace, name string) map[string]any {
+	assocs, _ := cluster.CopyJSON(o.Get("iam.podIdentityAssociations")).([]any)
+	sas, _ := cluster.CopyJSON(o.Get("iam.serviceAccounts")).([]any)
+	var kept []any
+	for _, it := range assocs {
+		a, ok := it.(map[string]any)
+		if !ok || a["namespace"] != namespace || a["serviceAccountName"] != name {
+			kept = append(kept, it)
+			continue
+		}
+		sa := map[string]any{"metadata": map[string]any{"name": name, "namespace": namespace}}
+		for from, to := range map[string]string{"roleARN": "attachRoleARN", "roleName": "roleName", "permissionPolicyARNs": "attachPolicyARNs", "permissionPolicy": "attachPolicy", "wellKnownPolicies": "wellKnownPolicies"} {
+			if v, ok := a[from]; ok {
+				sa[to] = v
+			}
+		}
+		sas = append(sas, sa)
+	}
+	iam := map[string]any{"withOIDC": true, "serviceAccounts": sas, "podIdentityAssociations": kept}
+	if len(kept) == 0 {
+		iam["podIdentityAssociations"] = nil
+	}
+	return map[string]any{"iam": iam}
+}

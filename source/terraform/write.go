@@ -250,3 +250,58 @@ func ManifestEdit(g *cluster.Graph, o *cluster.Object, patch map[string]any) (cl
 	// interpolation of the expression the user wrote.
 	return BlockEdit(g, o.Via, "yaml_body = <<-YAML\n"+body+"\nYAML\n")
 }
+
+// ModuleValuesEdit adds a values document to the input of a module call that
+// creates a release, keeping the documents and settings the input has: objects
+// written in place merge key by key, and the values already there stay as
+// written, before the new document, which Helm applies last.
+func ModuleValuesEdit(in *cluster.ModuleInput, values map[string]any) cluster.Edit {
+	doc := "yamlencode(" + Literal(values, 2) + ")"
+	var text string
+	switch {
+	case in.Expr != "":
+		text = fmt.Sprintf("%s = merge(%s, { values = concat(try((%s).values, []), [%s]) })", in.Name, in.Expr, in.Expr, doc)
+	case in.ValuesExpr != "":
+		text = fmt.Sprintf("%s = {\n  values = concat(%s, [%s])\n}", in.Name, in.ValuesExpr, doc)
+	default:
+		var b strings.Builder
+		for _, v := range in.Values {
+			b.WriteString(v)
+			if strings.HasPrefix(strings.TrimSpace(v), "<<") {
+				// A heredoc's closing marker stays alone on its line.
+				b.WriteString("\n")
+			}
+			b.WriteString(",\n")
+		}
+		text = fmt.Sprintf("%s = {\n  values = [\n%s%s,\n  ]\n}", in.Name, b.String(), doc)
+	}
+	return cluster.Edit{File: in.Origin.File, Line: in.Origin.Line, Format: cluster.FormatHCL, Text: text}
+}
+
+// DependsOnEdit sets the depends_on of the block at an address.
+func DependsOnEdit(g *cluster.Graph, addr string, deps []string) (cluster.Edit, bool) {
+	return BlockEdit(g, addr, "depends_on = ["+strings.Join(deps, ", ")+"]\n")
+}
+
+// SetBlockNameEdit renames the value a helm_release set block sets.
+func SetBlockNameEdit(set cluster.Origin, name string) cluster.Edit {
+	return cluster.Edit{File: set.File, Line: set.Line, Format: cluster.FormatHCL, Text: "name = " + Quote(name) + "\n"}
+}
+
+// ExactNodeRoleNameEdit makes the terraform-aws-eks karpenter module that
+// creates the node role at an address name it exactly, without a random
+// suffix.
+func ExactNodeRoleNameEdit(g *cluster.Graph, roleAddr string) (cluster.Edit, bool) {
+	return ModuleArgsEdit(g, roleAddr, "node_iam_role_use_name_prefix = false\n")
+}
+
+// KarpenterIRSAEdit makes the terraform-aws-eks karpenter module call at an
+// address give the controller its role through IRSA rather than EKS Pod
+// Identity, for a service account (namespace:name).
+func KarpenterIRSAEdit(g *cluster.Graph, karpenter string, c cluster.EKSCluster, serviceAccount string) (cluster.Edit, bool) {
+	return BlockEdit(g, karpenter, fmt.Sprintf("create_pod_identity_association = false\nenable_irsa = true\nirsa_oidc_provider_arn = %s\nirsa_namespace_service_accounts = [%q]\n", OIDCProviderExpr(c), serviceAccount))
+}
+
+// KarpenterRoleARNExpr is the expression for the controller role the
+// terraform-aws-eks karpenter module call at an address creates.
+func KarpenterRoleARNExpr(karpenter string) string { return karpenter + ".iam_role_arn" }
