@@ -3,8 +3,10 @@ package lint_test
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/eksdoctor/eksdoctor/lint/linttest"
 )
 
 func TestFargateFixtures(t *testing.T) {
-	runTwinFixtures(t, filepath.Join("testdata", "fargate"))
+	linttest.RunFixtures(t, filepath.Join("testdata", "fargate"), nodeIdentityChecks)
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
@@ -28,80 +27,6 @@ var nodeIdentityChecks = []string{
 	"node-role-unauthorized",
 }
 
-// twinFixture is a txtar fixture with a broken configuration and its fixed twin.
-// The comment lists what the broken files must produce and which fixes are
-// verified:
-//
-//	want CHECK SEVERITY OBJECT   a finding of the broken configuration
-//	fix CHECK                    apply CHECK's fixes; its findings must go, none may appear
-//	twin CHECK SEVERITY OBJECT   a finding the fixed twin still has (usually none)
-//
-// Files named fixed/PATH replace PATH in the twin; the broken configuration is
-// every other file.
-type twinFixture struct {
-	name        string
-	broken      *txtar.Archive
-	twin        *txtar.Archive
-	wants       []string
-	fixes       []string
-	twinWants   []string
-	hasTwinFile bool
-}
-
-func readTwinFixtures(t *testing.T, dir string) []twinFixture {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in %s (%v)", dir, err)
-	}
-	sort.Strings(paths)
-	var out []twinFixture
-	for _, p := range paths {
-		a, err := txtar.ParseFile(p)
-		if err != nil {
-			t.Fatalf("read %s: %v", p, err)
-		}
-		fx := twinFixture{name: strings.TrimSuffix(filepath.Base(p), ".txtar"), broken: &txtar.Archive{}, twin: &txtar.Archive{}}
-		for _, line := range strings.Split(string(a.Comment), "\n") {
-			fields := strings.Fields(line)
-			switch {
-			case len(fields) == 4 && fields[0] == "want":
-				fx.wants = append(fx.wants, strings.Join(fields[1:], " "))
-			case len(fields) == 4 && fields[0] == "twin":
-				fx.twinWants = append(fx.twinWants, strings.Join(fields[1:], " "))
-			case len(fields) == 2 && fields[0] == "fix":
-				fx.fixes = append(fx.fixes, fields[1])
-			}
-		}
-		fixed := map[string][]byte{}
-		for _, f := range a.Files {
-			if name, ok := strings.CutPrefix(f.Name, "fixed/"); ok {
-				fixed[name] = f.Data
-				fx.hasTwinFile = true
-				continue
-			}
-			fx.broken.Files = append(fx.broken.Files, f)
-		}
-		for _, f := range fx.broken.Files {
-			if data, ok := fixed[f.Name]; ok {
-				f.Data = data
-				delete(fixed, f.Name)
-			}
-			fx.twin.Files = append(fx.twin.Files, f)
-		}
-		var extra []string
-		for name := range fixed {
-			extra = append(extra, name)
-		}
-		sort.Strings(extra)
-		for _, name := range extra {
-			fx.twin.Files = append(fx.twin.Files, txtar.File{Name: name, Data: fixed[name]})
-		}
-		out = append(out, fx)
-	}
-	return out
-}
-
 // findingsOf renders the findings of the given checks as "check severity object".
 func findingsOf(fs []lint.Finding, ids []string) []string {
 	out := []string{}
@@ -116,40 +41,8 @@ func findingsOf(fs []lint.Finding, ids []string) []string {
 	return out
 }
 
-// runTwinFixtures checks every fixture of a directory: the broken configuration
-// has exactly the wanted findings of the F2/F4 checks, every listed fix removes its
-// findings without causing new ones, and the fixed twin has none but its own.
-func runTwinFixtures(t *testing.T, dir string) {
-	for _, fx := range readTwinFixtures(t, dir) {
-		t.Run(fx.name, func(t *testing.T) {
-			root := linttest.ExtractArchive(t, fx.broken)
-			got := linttest.Run(t, root)
-			want := append([]string{}, fx.wants...)
-			sort.Strings(want)
-			if diff := cmp.Diff(findingsOf(got, nodeIdentityChecks), want); diff != "" {
-				t.Fatalf("findings of the broken configuration (-got +want):\n%s\nall findings:%s", diff, linttest.Describe(got))
-			}
-			for _, id := range fx.fixes {
-				after := linttest.ApplyFixes(t, root, id, got)
-				if left := findingsOf(after, []string{id}); len(left) > 0 {
-					t.Errorf("after the fixes, %s still reports %v", id, left)
-				}
-			}
-			if !fx.hasTwinFile {
-				return
-			}
-			twin := linttest.Run(t, linttest.ExtractArchive(t, fx.twin))
-			twinWant := append([]string{}, fx.twinWants...)
-			sort.Strings(twinWant)
-			if diff := cmp.Diff(findingsOf(twin, nodeIdentityChecks), twinWant); diff != "" {
-				t.Errorf("findings of the fixed twin (-got +want):\n%s\nall findings:%s", diff, linttest.Describe(twin))
-			}
-		})
-	}
-}
-
 func TestIdentityFixtures(t *testing.T) {
-	runTwinFixtures(t, filepath.Join("testdata", "identity"))
+	linttest.RunFixtures(t, filepath.Join("testdata", "identity"), nodeIdentityChecks)
 }
 
 // copyTree copies a testdata directory into dst, keeping its relative path, so

@@ -3,8 +3,10 @@ package lint_test
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/eksdoctor/eksdoctor/lint/linttest"
 )
 
 func TestTeardownFixtures(t *testing.T) {
-	runFamilyFixtures(t, filepath.Join("testdata", "teardown"), []string{"teardown-order", "teardown-orphans", "karpenter-schema"})
+	linttest.RunFixtures(t, filepath.Join("testdata", "teardown"), []string{"teardown-order", "teardown-orphans", "karpenter-schema"})
 }

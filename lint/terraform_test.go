@@ -25,69 +25,6 @@ var terraformChecks = []string{
 	"pod-unschedulable",
 }
 
-// runTerraformFixtures runs the fixtures of a directory like runFamilyFixtures
-// (`want`, `fix` lines), and also checks, against the wanted findings:
-//
-//	mentions TEXT    a finding's summary or detail contains TEXT
-//	at FILE:LINE     a finding points at FILE:LINE
-//	fixtext TEXT     an edit of a finding's fix contains TEXT
-//	format FORMAT    every edit of the findings' fixes is in FORMAT (hcl, values, yaml)
-//
-// Every fixture also has to report no error outside the wanted findings.
-func runTerraformFixtures(t *testing.T, dir string) {
-	for _, fx := range readFixtures(t, dir) {
-		t.Run(fx.name, func(t *testing.T) {
-			root := linttest.ExtractArchive(t, fx.arch)
-			got := linttest.Run(t, root)
-			want := append([]string(nil), fx.wants...)
-			sort.Strings(want)
-			if diff := cmp.Diff(want, describe(got, terraformChecks)); diff != "" {
-				t.Fatalf("findings (-want +got):\n%s\nall findings:%s", diff, linttest.Describe(got))
-			}
-			wanted := wantedFindings(got, fx.wants)
-			for _, f := range linttest.AtLeast(got, lint.Error) {
-				if !contains(fx.wants, f.Check+" "+f.Severity.String()+" "+f.Object.String()) {
-					t.Errorf("an error the fixture does not want: %s %s %s", f.Check, f.Object, f.Summary)
-				}
-			}
-			for _, line := range strings.Split(string(fx.arch.Comment), "\n") {
-				directive, arg, _ := strings.Cut(line, " ")
-				switch directive {
-				case "mentions":
-					if !anyFinding(wanted, func(f lint.Finding) bool { return strings.Contains(f.Summary+"\n"+f.Detail, arg) }) {
-						t.Errorf("no finding mentions %q:%s", arg, detailed(wanted))
-					}
-				case "at":
-					if !anyFinding(wanted, func(f lint.Finding) bool { return f.Origin.String() == arg }) {
-						t.Errorf("no finding at %s:%s", arg, linttest.Describe(wanted))
-					}
-				case "fixtext":
-					if !anyFinding(wanted, func(f lint.Finding) bool { return fixContains(f, arg) }) {
-						t.Errorf("no fix contains %q:%s", arg, fixes(wanted))
-					}
-				case "format":
-					for _, f := range wanted {
-						if f.Fix == nil {
-							continue
-						}
-						for _, e := range f.Fix.Edits {
-							if e.Format != arg {
-								t.Errorf("%s fix edit %s:%d is %s, want %s", f.Check, e.File, e.Line, e.Format, arg)
-							}
-						}
-					}
-				}
-			}
-			for _, id := range fx.fixes {
-				after := linttest.ApplyFixes(t, root, id, got)
-				if left := describe(after, []string{id}); len(left) > 0 {
-					t.Errorf("after the fixes, %s still reports %v", id, left)
-				}
-			}
-		})
-	}
-}
-
 func wantedFindings(fs []lint.Finding, wants []string) []lint.Finding {
 	var out []lint.Finding
 	for _, f := range fs {
@@ -155,7 +92,7 @@ func fixes(fs []lint.Finding) string {
 }
 
 func TestTerraformHelmValuesFixtures(t *testing.T) {
-	runTerraformFixtures(t, filepath.Join("testdata", "terraform", "helmvalues"))
+	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "helmvalues"), terraformChecks)
 }
 
 // ---- reference configurations ----
@@ -374,7 +311,7 @@ func TestTerraformReferenceConfigurations(t *testing.T) {
 }
 
 func TestTerraformSchedulingFixtures(t *testing.T) {
-	runTerraformFixtures(t, filepath.Join("testdata", "terraform", "scheduling"))
+	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "scheduling"), terraformChecks)
 }
 
 // Pods meant for Fargate that no profile selects fit nothing: that is one root
@@ -473,5 +410,5 @@ func TestFargateMismatchIsOneError(t *testing.T) {
 }
 
 func TestTerraformSchemaFixtures(t *testing.T) {
-	runTerraformFixtures(t, filepath.Join("testdata", "terraform", "schema"))
+	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "schema"), terraformChecks)
 }
