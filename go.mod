@@ -3,6 +3,7 @@ module github.com/eksdoctor/eksdoctor
 go 1.26.6
 
 require (
+	github.com/apparentlymart/go-cidr v1.1.0
 	github.com/go-logr/logr v1.4.3
 	github.com/google/cel-go v0.26.0
 	github.com/google/go-cmp v0.7.0

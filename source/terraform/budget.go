@@ -139,10 +139,11 @@ func (l *loader) checkCall(e *hclsyntax.FunctionCallExpr, name string, args []ct
 		s, ok1 := str(0)
 		search, ok2 := str(1)
 		repl, ok3 := str(2)
-		if ok1 && ok2 && ok3 && search != "" {
+		if ok1 && ok2 && ok3 {
 			if len(search) > 1 && search[0] == '/' && search[len(search)-1] == '/' {
 				grows = len(repl) * (len(s) + 1)
 			} else {
+				// An empty search string matches around every character.
 				grows = len(repl) * strings.Count(s, search)
 			}
 		}

@@ -1,19 +1,11 @@
 package terraform
 
 import (
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"math/big"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -27,9 +19,9 @@ import (
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
-// stdFuncs are the Terraform functions whose go-cty implementation matches Terraform's.
-// They are called only with known arguments at the top level; an unknown argument makes
-// the call unknown.
+// stdFuncs are the Terraform functions whose go-cty implementation matches Terraform's;
+// tfFuncs are the others. They are called through callStd, only with known arguments
+// at the top level: an unknown argument makes the call unknown.
 var stdFuncs = map[string]function.Function{
 	"abs":             stdlib.AbsoluteFunc,
 	"ceil":            stdlib.CeilFunc,
@@ -68,34 +60,36 @@ var stdFuncs = map[string]function.Function{
 	"trimsuffix":      stdlib.TrimSuffixFunc,
 	"upper":           stdlib.UpperFunc,
 	"yamldecode":      ctyyaml.YAMLDecodeFunc,
+	// Functions that move values about (moves).
+	"merge":   stdlib.MergeFunc,
+	"concat":  stdlib.ConcatFunc,
+	"element": stdlib.ElementFunc,
+	"values":  stdlib.ValuesFunc,
+	"keys":    stdlib.KeysFunc,
+	"zipmap":  stdlib.ZipmapFunc,
+	"reverse": stdlib.ReverseListFunc,
+	"slice":   stdlib.SliceFunc,
+	// Functions whose arguments are checked against the budgets first (guards).
+	"format":     stdlib.FormatFunc,
+	"formatlist": stdlib.FormatListFunc,
+	"range":      stdlib.RangeFunc,
+	"setproduct": stdlib.SetProductFunc,
+	"chunklist":  stdlib.ChunklistFunc,
 }
 
-// builtin is a function implemented here: one that keeps the unknowns inside its
-// arguments where they are (merge, concat, lookup, ...), needs the file system, or is
-// Terraform's own. It receives evaluated arguments with the top-level unknown check
-// already done unless it is listed in lazyArgs.
+// builtin is a function that needs the loader: one that reads files, keeps the
+// placeholders of unknowns in the text it makes (jsonencode, yamlencode), or deals
+// with unknowns in its own way (coalesce, the conversions). It receives evaluated
+// arguments with the top-level unknown check already done.
 type builtin func(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError)
 
 var builtins map[string]builtin
 
 func init() {
 	builtins = map[string]builtin{
-		"merge": fnMerge,
 		// Not a Terraform function: provider::kubernetes::manifest_decode_multi
 		// is evaluated under this name (providerFuncs).
 		"manifest_decode_multi": fnManifestDecodeMulti,
-		"concat":                fnConcat,
-		"flatten":               fnFlatten,
-		"lookup":                fnLookup,
-		"element":               fnElement,
-		"values":                fnValues,
-		"keys":                  fnKeys,
-		"zipmap":                fnZipmap,
-		"one":                   fnOne,
-		"index":                 fnIndex,
-		"reverse":               fnReverse,
-		"slice":                 fnSlice,
-		"length":                fnLength,
 		"coalesce":              fnCoalesce,
 		"tostring":              convertTo(cty.String),
 		"tonumber":              convertTo(cty.Number),
@@ -105,36 +99,6 @@ func init() {
 		"tomap":                 convertTo(cty.Map(cty.DynamicPseudoType)),
 		"jsonencode":            fnJSONEncode,
 		"yamlencode":            fnYAMLEncode,
-		"startswith":            stringPredicate(strings.HasPrefix),
-		"endswith":              stringPredicate(strings.HasSuffix),
-		"strcontains":           stringPredicate(strings.Contains),
-		"replace":               fnReplace,
-		"format":                fnFormat,
-		"formatlist":            fnFormatList,
-		"range":                 fnRange,
-		"setproduct":            fnSetProduct,
-		"chunklist":             fnChunklist,
-		"alltrue":               fnAllTrue,
-		"anytrue":               fnAnyTrue,
-		"sum":                   fnSum,
-		"base64encode":          stringFunc(func(s string) (string, error) { return base64.StdEncoding.EncodeToString([]byte(s)), nil }),
-		"base64decode": stringFunc(func(s string) (string, error) {
-			b, err := base64.StdEncoding.DecodeString(s)
-			if err != nil {
-				return "", fmt.Errorf("invalid base64: %w", err)
-			}
-			if !utf8.Valid(b) {
-				return "", fmt.Errorf("decoded base64 is not UTF-8 text")
-			}
-			return string(b), nil
-		}),
-		"md5":       stringFunc(func(s string) (string, error) { h := md5.Sum([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"sha1":      stringFunc(func(s string) (string, error) { h := sha1.Sum([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"sha256":    stringFunc(func(s string) (string, error) { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"sha512":    stringFunc(func(s string) (string, error) { h := sha512.Sum512([]byte(s)); return hex.EncodeToString(h[:]), nil }),
-		"basename":  stringFunc(func(s string) (string, error) { return path.Base(strings.ReplaceAll(s, "\\", "/")), nil }),
-		"dirname":   stringFunc(func(s string) (string, error) { return path.Dir(strings.ReplaceAll(s, "\\", "/")), nil }),
-		"urlencode": stringFunc(urlEncode),
 		"sensitive": func(*loader, *hclsyntax.FunctionCallExpr, *evalCtx, []cty.Value) (cty.Value, *evalError) {
 			return sensitiveValue(), nil
 		},
@@ -148,15 +112,37 @@ func init() {
 	}
 }
 
-// unknownFuncs are functions whose result is never known before apply.
+// moves are the functions that move values about without looking into them (merge,
+// concat, lookup, ...): the unknowns inside their arguments keep their own text in
+// the result, and one they return whole (an element) is itself.
+var moves = map[string]bool{
+	"merge": true, "concat": true, "flatten": true, "lookup": true, "element": true,
+	"values": true, "keys": true, "zipmap": true, "reverse": true, "slice": true,
+	"one": true, "matchkeys": true,
+}
+
+// guards refuse, before the call, arguments whose result would be beyond the budgets
+// though the arguments are not.
+var guards = map[string]func(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError{
+	"format":     checkFormat,
+	"formatlist": checkFormat,
+	"range":      checkRange,
+	"setproduct": checkSetProduct,
+	"chunklist":  checkChunklist,
+	"concat":     checkConcat,
+	"replace":    checkReplace,
+}
+
+// unknownFuncs are functions whose result is never known before apply: they read the
+// clock, make random values, read the machine Terraform runs on or secrets, or are
+// not evaluated here (base64gzip's bytes depend on the compressor's version, the
+// text encodings need character sets, templatestring a template's variables).
 var unknownFuncs = map[string]bool{
 	"timestamp": true, "plantimestamp": true, "uuid": true, "uuidv5": true, "bcrypt": true,
-	"pathexpand": true, "rsadecrypt": true, "cidrsubnet": true, "cidrsubnets": true,
-	"cidrhost": true, "cidrnetmask": true, "base64gzip": true, "filemd5": true,
+	"pathexpand": true, "rsadecrypt": true, "base64gzip": true, "filemd5": true,
 	"filesha1": true, "filesha256": true, "filesha512": true, "filebase64sha256": true,
 	"filebase64sha512": true, "type": true, "templatestring": true, "issensitive": true,
 	"ephemeralasnull": true, "textencodebase64": true, "textdecodebase64": true,
-	"base64sha256": true, "base64sha512": true, "transpose": true, "matchkeys": true,
 	"regex_replace": true,
 }
 
@@ -274,8 +260,16 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 	}
 	f, ok := stdFuncs[name]
 	if !ok {
+		f, ok = tfFuncs[name]
+	}
+	if !ok {
 		l.unresolved(originOf(e.Range()), fmt.Sprintf("eksdoctor does not evaluate the function %s; its result is treated as unknown", name))
 		return l.unknownAt(e), nil
+	}
+	if guard := guards[name]; guard != nil {
+		if err := guard(e, args); err != nil {
+			return cty.NilVal, err
+		}
 	}
 	if name == "yamldecode" {
 		if s := unmark(args[0]); s.Type() == cty.String && !s.IsNull() {
@@ -296,6 +290,9 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 		}
 		return revivePlaceholders(v), nil
 	}
+	if moves[name] {
+		return l.callMoving(e, f, args)
+	}
 	return l.callStd(e, f, args)
 }
 
@@ -303,6 +300,35 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 // parameter types). Unknowns nested in arguments are moved by go-cty to the result,
 // which then reads as the call expression.
 func (l *loader) callStd(e *hclsyntax.FunctionCallExpr, f function.Function, args []cty.Value) (cty.Value, *evalError) {
+	v, err := l.call(e, f, args, false)
+	if err != nil || !v.IsKnown() {
+		return v, err
+	}
+	if v.ContainsMarked() || !v.IsWhollyKnown() {
+		return markLeaves(unmarkDeep(v), l.text(e.Range())), nil
+	}
+	return v, nil
+}
+
+// callMoving calls a function that moves values about (moves): the unknowns inside
+// its arguments keep their text in the result, and one it returns whole (the
+// element lookup or element picked) is itself. Unknowns go-cty made read as the call
+// expression and the path to them.
+func (l *loader) callMoving(e *hclsyntax.FunctionCallExpr, f function.Function, args []cty.Value) (cty.Value, *evalError) {
+	v, err := l.call(e, f, args, true)
+	if err != nil || !v.IsKnown() {
+		return v, err
+	}
+	return renameLeaves(unmark(v), l.text(e.Range()), func(x cty.Value) bool {
+		_, ok := unknownText(x)
+		return !ok
+	}), nil
+}
+
+// call converts the arguments to the parameter types of f, as HCL does, and calls
+// it. An unknown result reads as the call expression, unless keep is set and it is
+// an unknown of the arguments, returned whole.
+func (l *loader) call(e *hclsyntax.FunctionCallExpr, f function.Function, args []cty.Value, keep bool) (cty.Value, *evalError) {
 	params := f.Params()
 	vp := f.VarParam()
 	conv := make([]cty.Value, len(args))
@@ -328,10 +354,10 @@ func (l *loader) callStd(e *hclsyntax.FunctionCallExpr, f function.Function, arg
 		return cty.NilVal, errAt(e.Range(), "%s: %s", e.Name, err)
 	}
 	if !v.IsKnown() {
+		if _, ok := unknownText(v); ok && keep {
+			return v, nil
+		}
 		return l.unknownAt(e), nil
-	}
-	if v.ContainsMarked() || !v.IsWhollyKnown() {
-		return markLeaves(unmarkDeep(v), l.text(e.Range())), nil
 	}
 	return v, nil
 }
@@ -449,255 +475,6 @@ func elements(v cty.Value) []cty.Value {
 	return out
 }
 
-func fnMerge(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	out := map[string]cty.Value{}
-	for i, a := range args {
-		a = unmark(a)
-		if a.IsNull() {
-			continue
-		}
-		if !isMapLike(a.Type()) {
-			return cty.NilVal, errAt(e.Range(), "merge: argument %d is not a map or object", i+1)
-		}
-		if !a.IsKnown() {
-			return l.unknownAt(e), nil
-		}
-		for it := a.ElementIterator(); it.Next(); {
-			k, v := it.Element()
-			out[k.AsString()] = v
-		}
-	}
-	return cty.ObjectVal(out), nil
-}
-
-func fnConcat(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	var out []cty.Value
-	for i, a := range args {
-		a = unmark(a)
-		if a.IsNull() || !isSeq(a.Type()) {
-			return cty.NilVal, errAt(e.Range(), "concat: argument %d is not a list", i+1)
-		}
-		out = append(out, elements(a)...)
-		if len(out) > maxElements {
-			return cty.NilVal, errAt(e.Range(), "concat: list too long")
-		}
-	}
-	return cty.TupleVal(out), nil
-}
-
-func fnFlatten(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return cty.NilVal, err
-	}
-	var out []cty.Value
-	var walk func(v cty.Value, depth int) bool
-	walk = func(v cty.Value, depth int) bool {
-		if depth > 64 || len(out) > maxElements {
-			return false
-		}
-		for _, el := range elements(v) {
-			if !el.IsKnown() {
-				return false
-			}
-			u := unmark(el)
-			if !u.IsNull() && isSeq(u.Type()) {
-				if !walk(u, depth+1) {
-					return false
-				}
-				continue
-			}
-			out = append(out, el)
-		}
-		return true
-	}
-	a := unmark(args[0])
-	if a.IsNull() || !isSeq(a.Type()) {
-		return cty.NilVal, errAt(e.Range(), "flatten: argument is not a list")
-	}
-	if !walk(a, 0) {
-		return l.unknownAt(e), nil
-	}
-	return cty.TupleVal(out), nil
-}
-
-func fnLookup(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 2, 3); err != nil {
-		return cty.NilVal, err
-	}
-	m, k := unmark(args[0]), unmark(args[1])
-	if m.IsNull() || !isMapLike(m.Type()) {
-		return cty.NilVal, errAt(e.Range(), "lookup: first argument is not a map")
-	}
-	ks, err := convert.Convert(k, cty.String)
-	if err != nil || ks.IsNull() {
-		return cty.NilVal, errAt(e.Range(), "lookup: key must be a string")
-	}
-	key := ks.AsString()
-	if m.Type().IsObjectType() {
-		if m.Type().HasAttribute(key) {
-			return m.GetAttr(key), nil
-		}
-	} else if m.HasIndex(ks).True() {
-		return m.Index(ks), nil
-	}
-	if len(args) == 3 {
-		return args[2], nil
-	}
-	return cty.NilVal, errAt(e.Range(), "lookup: no element %q and no default", key)
-}
-
-func fnElement(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 2, 2); err != nil {
-		return cty.NilVal, err
-	}
-	list := unmark(args[0])
-	if list.IsNull() || !(list.Type().IsListType() || list.Type().IsTupleType()) {
-		return cty.NilVal, errAt(e.Range(), "element: first argument is not a list")
-	}
-	n, err := convert.Convert(unmark(args[1]), cty.Number)
-	if err != nil || n.IsNull() {
-		return cty.NilVal, errAt(e.Range(), "element: index must be a number")
-	}
-	i, acc := n.AsBigFloat().Int64()
-	if acc != big.Exact || i < 0 {
-		return cty.NilVal, errAt(e.Range(), "element: index must be a non-negative whole number")
-	}
-	els := elements(list)
-	if len(els) == 0 {
-		return cty.NilVal, errAt(e.Range(), "element: list is empty")
-	}
-	return els[i%int64(len(els))], nil
-}
-
-func fnValues(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return cty.NilVal, err
-	}
-	m := unmark(args[0])
-	if m.IsNull() || !isMapLike(m.Type()) {
-		return cty.NilVal, errAt(e.Range(), "values: argument is not a map")
-	}
-	return cty.TupleVal(elements(m)), nil
-}
-
-func fnKeys(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return cty.NilVal, err
-	}
-	m := unmark(args[0])
-	if m.IsNull() || !isMapLike(m.Type()) {
-		return cty.NilVal, errAt(e.Range(), "keys: argument is not a map")
-	}
-	var out []cty.Value
-	for it := m.ElementIterator(); it.Next(); {
-		k, _ := it.Element()
-		out = append(out, k)
-	}
-	return cty.TupleVal(out), nil
-}
-
-func fnZipmap(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 2, 2); err != nil {
-		return cty.NilVal, err
-	}
-	ks, vs := unmark(args[0]), unmark(args[1])
-	if ks.IsNull() || vs.IsNull() || !isSeq(ks.Type()) || !isSeq(vs.Type()) {
-		return cty.NilVal, errAt(e.Range(), "zipmap: arguments must be lists")
-	}
-	kl, vl := elements(ks), elements(vs)
-	if len(kl) != len(vl) {
-		return cty.NilVal, errAt(e.Range(), "zipmap: lists differ in length")
-	}
-	out := map[string]cty.Value{}
-	for i, k := range kl {
-		if !k.IsKnown() {
-			return l.unknownAt(e), nil
-		}
-		s, err := convert.Convert(unmark(k), cty.String)
-		if err != nil || s.IsNull() {
-			return cty.NilVal, errAt(e.Range(), "zipmap: keys must be strings")
-		}
-		out[s.AsString()] = vl[i]
-	}
-	return cty.ObjectVal(out), nil
-}
-
-func fnOne(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return cty.NilVal, err
-	}
-	v := unmark(args[0])
-	if v.IsNull() || !isSeq(v.Type()) {
-		return cty.NilVal, errAt(e.Range(), "one: argument is not a list")
-	}
-	els := elements(v)
-	switch len(els) {
-	case 0:
-		return cty.NullVal(cty.DynamicPseudoType), nil
-	case 1:
-		return els[0], nil
-	}
-	return cty.NilVal, errAt(e.Range(), "one: list has more than one element")
-}
-
-// fnIndex is Terraform's index(list, value): the position of value in list.
-func fnIndex(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 2, 2); err != nil {
-		return cty.NilVal, err
-	}
-	list := unmark(args[0])
-	if list.IsNull() || !(list.Type().IsListType() || list.Type().IsTupleType()) {
-		return cty.NilVal, errAt(e.Range(), "index: first argument is not a list")
-	}
-	want := unmarkDeep(args[1])
-	for i, el := range elements(list) {
-		if !el.IsWhollyKnown() {
-			return l.unknownAt(e), nil
-		}
-		eq := unmarkDeep(el).Equals(want)
-		if !eq.IsKnown() {
-			return l.unknownAt(e), nil
-		}
-		if eq.True() {
-			return cty.NumberIntVal(int64(i)), nil
-		}
-	}
-	return cty.NilVal, errAt(e.Range(), "index: item not found")
-}
-
-func fnReverse(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return cty.NilVal, err
-	}
-	v := unmark(args[0])
-	if v.IsNull() || !isSeq(v.Type()) {
-		return cty.NilVal, errAt(e.Range(), "reverse: argument is not a list")
-	}
-	els := elements(v)
-	out := make([]cty.Value, len(els))
-	for i, x := range els {
-		out[len(els)-1-i] = x
-	}
-	return cty.TupleVal(out), nil
-}
-
-func fnSlice(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 3, 3); err != nil {
-		return cty.NilVal, err
-	}
-	v := unmark(args[0])
-	if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType()) {
-		return cty.NilVal, errAt(e.Range(), "slice: first argument is not a list")
-	}
-	els := elements(v)
-	from, ok1 := intArg(args[1])
-	to, ok2 := intArg(args[2])
-	if !ok1 || !ok2 || from < 0 || to > len(els) || from > to {
-		return cty.NilVal, errAt(e.Range(), "slice: indices out of range")
-	}
-	return cty.TupleVal(els[from:to]), nil
-}
-
 func intArg(v cty.Value) (int, bool) {
 	if !v.IsKnown() {
 		return 0, false
@@ -711,26 +488,6 @@ func intArg(v cty.Value) (int, bool) {
 		return 0, false
 	}
 	return int(i), true
-}
-
-func fnLength(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return cty.NilVal, err
-	}
-	v := unmark(args[0])
-	if v.IsNull() {
-		return cty.NilVal, errAt(e.Range(), "length: argument is null")
-	}
-	if v.Type() == cty.String {
-		if strings.Contains(v.AsString(), "${") {
-			return l.unknownAt(e), nil
-		}
-		return l.callStd(e, stdlib.StrlenFunc, []cty.Value{v})
-	}
-	if !(isSeq(v.Type()) || isMapLike(v.Type())) {
-		return cty.NilVal, errAt(e.Range(), "length: argument must be a string, list or map")
-	}
-	return cty.NumberIntVal(int64(v.LengthInt())), nil
 }
 
 // fnCoalesce returns the first argument that is neither null nor an empty string; an
@@ -808,76 +565,11 @@ func stringArgs(e *hclsyntax.FunctionCallExpr, args []cty.Value, n int) ([]strin
 	return out, nil
 }
 
-func stringPredicate(f func(s, sub string) bool) builtin {
-	return func(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-		s, err := stringArgs(e, args, 2)
-		if err != nil || s == nil {
-			return l.unknownAt(e), err
-		}
-		if strings.Contains(s[0], "${") || strings.Contains(s[1], "${") {
-			return l.unknownAt(e), nil
-		}
-		return cty.BoolVal(f(s[0], s[1])), nil
-	}
-}
-
-func stringFunc(f func(string) (string, error)) builtin {
-	return func(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-		s, err := stringArgs(e, args, 1)
-		if err != nil || s == nil {
-			return l.unknownAt(e), err
-		}
-		out, ferr := f(s[0])
-		if ferr != nil {
-			return cty.NilVal, errAt(e.Range(), "%s: %s", e.Name, ferr)
-		}
-		return cty.StringVal(out), nil
-	}
-}
-
 func identity(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
 	if err := argCount(e, args, 1, 1); err != nil {
 		return cty.NilVal, err
 	}
 	return args[0], nil
-}
-
-func urlEncode(s string) (string, error) {
-	var b strings.Builder
-	for _, c := range []byte(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '~':
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String(), nil
-}
-
-// fnReplace is Terraform's replace: a search string between slashes is a regular
-// expression.
-func fnReplace(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	s, err := stringArgs(e, args, 3)
-	if err != nil || s == nil {
-		return l.unknownAt(e), err
-	}
-	str, search, repl := s[0], s[1], s[2]
-	if len(search) > 1 && search[0] == '/' && search[len(search)-1] == '/' {
-		re, rerr := regexp.Compile(search[1 : len(search)-1])
-		if rerr != nil {
-			return cty.NilVal, errAt(e.Range(), "replace: invalid regular expression: %s", rerr)
-		}
-		return cty.StringVal(re.ReplaceAllString(str, repl)), nil
-	}
-	if search == "" {
-		return cty.StringVal(str), nil
-	}
-	out := strings.ReplaceAll(str, search, repl)
-	if len(out) > maxStringSize {
-		return cty.NilVal, errAt(e.Range(), "replace: result too long")
-	}
-	return cty.StringVal(out), nil
 }
 
 var bigWidth = regexp.MustCompile(`%[-+# 0]*\d{5,}|\.\d{5,}|\[\d{5,}\]`)
@@ -894,140 +586,6 @@ func checkFormat(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError {
 		return errAt(e.Range(), "%s: format width too large", e.Name)
 	}
 	return nil
-}
-
-func fnFormat(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := checkFormat(e, args); err != nil {
-		return cty.NilVal, err
-	}
-	return l.callStd(e, stdlib.FormatFunc, args)
-}
-
-func fnFormatList(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := checkFormat(e, args); err != nil {
-		return cty.NilVal, err
-	}
-	return l.callStd(e, stdlib.FormatListFunc, args)
-}
-
-func fnRange(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 3); err != nil {
-		return cty.NilVal, err
-	}
-	nums := make([]float64, len(args))
-	for i, a := range args {
-		n, err := convert.Convert(unmark(a), cty.Number)
-		if err != nil || n.IsNull() {
-			return cty.NilVal, errAt(e.Range(), "range: arguments must be numbers")
-		}
-		nums[i], _ = n.AsBigFloat().Float64()
-	}
-	start, end, step := 0.0, 0.0, 1.0
-	switch len(nums) {
-	case 1:
-		end = nums[0]
-	case 2:
-		start, end = nums[0], nums[1]
-	case 3:
-		start, end, step = nums[0], nums[1], nums[2]
-	}
-	if step == 0 || (end-start)/step > maxElements {
-		return cty.NilVal, errAt(e.Range(), "range: too many elements")
-	}
-	return l.callStd(e, stdlib.RangeFunc, args)
-}
-
-func fnSetProduct(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	total := 1
-	for _, a := range args {
-		a = unmark(a)
-		if a.IsNull() || !isSeq(a.Type()) {
-			return cty.NilVal, errAt(e.Range(), "setproduct: arguments must be lists or sets")
-		}
-		total *= a.LengthInt()
-		if total > maxElements {
-			return cty.NilVal, errAt(e.Range(), "setproduct: result too large")
-		}
-	}
-	return l.callStd(e, stdlib.SetProductFunc, args)
-}
-
-func fnChunklist(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	if err := argCount(e, args, 2, 2); err != nil {
-		return cty.NilVal, err
-	}
-	if n, ok := intArg(args[1]); !ok || n < 0 {
-		return cty.NilVal, errAt(e.Range(), "chunklist: size must be a non-negative number")
-	}
-	return l.callStd(e, stdlib.ChunklistFunc, args)
-}
-
-func boolList(e *hclsyntax.FunctionCallExpr, args []cty.Value) ([]cty.Value, *evalError) {
-	if err := argCount(e, args, 1, 1); err != nil {
-		return nil, err
-	}
-	v := unmark(args[0])
-	if v.IsNull() || !isSeq(v.Type()) {
-		return nil, errAt(e.Range(), "%s: argument must be a list", e.Name)
-	}
-	return elements(v), nil
-}
-
-func fnAllTrue(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	return boolFold(l, e, args, "alltrue", false)
-}
-
-func fnAnyTrue(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	return boolFold(l, e, args, "anytrue", true)
-}
-
-// boolFold is alltrue (decisive false) and anytrue (decisive true): a known
-// decisive element settles the answer even when others are unknown.
-func boolFold(l *loader, e *hclsyntax.FunctionCallExpr, args []cty.Value, name string, decisive bool) (cty.Value, *evalError) {
-	els, err := boolList(e, args)
-	if err != nil {
-		return cty.NilVal, err
-	}
-	unknown := false
-	for _, x := range els {
-		b, ok := knownBool(x)
-		if !ok {
-			if x.IsKnown() {
-				return cty.NilVal, errAt(e.Range(), "%s: elements must be bools", name)
-			}
-			unknown = true
-			continue
-		}
-		if b == decisive {
-			return cty.BoolVal(decisive), nil
-		}
-	}
-	if unknown {
-		return l.unknownAt(e), nil
-	}
-	return cty.BoolVal(!decisive), nil
-}
-
-func fnSum(l *loader, e *hclsyntax.FunctionCallExpr, c *evalCtx, args []cty.Value) (cty.Value, *evalError) {
-	els, err := boolList(e, args)
-	if err != nil {
-		return cty.NilVal, err
-	}
-	if len(els) == 0 {
-		return cty.NilVal, errAt(e.Range(), "sum: list is empty")
-	}
-	total := new(big.Float)
-	for _, x := range els {
-		if !x.IsKnown() {
-			return l.unknownAt(e), nil
-		}
-		n, cerr := convert.Convert(unmark(x), cty.Number)
-		if cerr != nil || n.IsNull() {
-			return cty.NilVal, errAt(e.Range(), "sum: elements must be numbers")
-		}
-		total.Add(total, n.AsBigFloat())
-	}
-	return cty.NumberVal(total), nil
 }
 
 // sortedKeys returns the keys of a map in order, nil for an empty map.
@@ -1058,4 +616,91 @@ func literalString(expr hcl.Expression) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkRange refuses a range of more than maxElements numbers.
+func checkRange(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError {
+	if err := argCount(e, args, 1, 3); err != nil {
+		return err
+	}
+	nums := make([]float64, len(args))
+	for i, a := range args {
+		n, err := convert.Convert(unmark(a), cty.Number)
+		if err != nil || n.IsNull() {
+			return errAt(e.Range(), "range: arguments must be numbers")
+		}
+		nums[i], _ = n.AsBigFloat().Float64()
+	}
+	start, end, step := 0.0, 0.0, 1.0
+	switch len(nums) {
+	case 1:
+		end = nums[0]
+	case 2:
+		start, end = nums[0], nums[1]
+	case 3:
+		start, end, step = nums[0], nums[1], nums[2]
+	}
+	if step == 0 || (end-start)/step > maxElements {
+		return errAt(e.Range(), "range: too many elements")
+	}
+	return nil
+}
+
+// checkSetProduct refuses a product of more than maxElements lists.
+func checkSetProduct(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError {
+	total := 1
+	for _, a := range args {
+		a = unmark(a)
+		if a.IsNull() || !isSeq(a.Type()) {
+			return errAt(e.Range(), "setproduct: arguments must be lists or sets")
+		}
+		total *= a.LengthInt()
+		if total > maxElements {
+			return errAt(e.Range(), "setproduct: result too large")
+		}
+	}
+	return nil
+}
+
+// checkChunklist refuses a negative or huge chunk size.
+func checkChunklist(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError {
+	if err := argCount(e, args, 2, 2); err != nil {
+		return err
+	}
+	if n, ok := intArg(args[1]); !ok || n < 0 {
+		return errAt(e.Range(), "chunklist: size must be a non-negative number")
+	}
+	return nil
+}
+
+// checkConcat refuses a list of more than maxElements elements.
+func checkConcat(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError {
+	n := 0
+	for _, a := range args {
+		if a = unmark(a); !a.IsNull() && isSeq(a.Type()) {
+			n += a.LengthInt()
+		}
+		if n > maxElements {
+			return errAt(e.Range(), "concat: list too long")
+		}
+	}
+	return nil
+}
+
+// checkReplace refuses a replacement whose result would be longer than
+// maxStringSize. An empty search string matches around every character.
+func checkReplace(e *hclsyntax.FunctionCallExpr, args []cty.Value) *evalError {
+	s, err := stringArgs(e, args, 3)
+	if err != nil || s == nil {
+		return err
+	}
+	str, search, repl := s[0], s[1], s[2]
+	if len(search) > 1 && search[0] == '/' && search[len(search)-1] == '/' {
+		// Bounded by checkCall.
+		return nil
+	}
+	if len(str)+strings.Count(str, search)*(len(repl)-len(search)) > maxStringSize {
+		return errAt(e.Range(), "replace: result too long")
+	}
+	return nil
 }

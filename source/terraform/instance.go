@@ -232,6 +232,16 @@ func (l *loader) appendBlock(typ string, body *hclsyntax.Body, c *evalCtx, vals 
 }
 
 // evalDynamic expands a dynamic block when its for_each is known.
+//
+// It does not use hcl/v2/ext/dynblock, which expands blocks for HCL's own evaluator:
+// dynblock.Expand evaluates for_each with an hcl.EvalContext (this loader resolves
+// var, local, module and resource references itself, lazily, with budgets, and keeps
+// the text of unknowns as marks no EvalContext holds), and the body it returns wraps
+// the content's expressions in its own types that bind the iterator through an
+// EvalContext; the evaluator here reads hclsyntax nodes and would see those as
+// expressions it cannot evaluate. With an unknown for_each dynblock makes one block
+// of unknowns, where the argument must instead be said unknown as a whole (r.unknown)
+// with no block guessed. Each block also keeps the dynamic block's line as its origin.
 func (l *loader) evalDynamic(b *hclsyntax.Block, c *evalCtx, vals map[string]any, path string, r *resInst, counts map[string]int) {
 	label := b.Labels[0]
 	p := label

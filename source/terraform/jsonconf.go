@@ -12,6 +12,17 @@ import (
 // (evaluation, origins) is shared. JSON strings are templates as in Terraform; nested
 // blocks become object or list-of-object arguments, which is how the model reads
 // them from a plan too.
+//
+// hcl/v2/json is not used to read the files: its bodies and expressions are
+// hcl.Body and hcl.Expression values of its own types, while the loader, the
+// evaluator and the extractors read hclsyntax blocks, attributes and expressions
+// (resourceInstances, evalBody, keyLines, itemLine, ...). Its expressions evaluate
+// their strings as templates only through an hcl.EvalContext, which the evaluator does
+// not build. Its parser could stand in for jparser below (objects through
+// hcl.ExprMap, arrays through hcl.ExprList, literals through Value(nil), lines from
+// their ranges), but it has no nesting limit of its own (hostile input would need a
+// scan first), and read without a schema (JustAttributes) it refuses a key repeated
+// in an object, as a block type may be.
 
 type jnode struct {
 	kind  byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
