@@ -242,39 +242,9 @@ func (f *fixer) nodeClass() {
 	}
 }
 
-// ApplyMergePatch applies a JSON merge patch (RFC 7386) to a copy of doc: objects
-// merge key by key, null deletes, anything else replaces.
-func ApplyMergePatch(doc, patch map[string]any) map[string]any {
-	out, _ := normalize(doc, 0).(map[string]any)
-	if out == nil {
-		out = map[string]any{}
-	}
-	mergeInto(out, patch, 0)
-	return out
-}
-
-func mergeInto(dst, patch map[string]any, depth int) {
-	if depth > maxDepth {
-		return
-	}
-	for k, pv := range patch {
-		if pv == nil {
-			delete(dst, k)
-			continue
-		}
-		pm, ok := pv.(map[string]any)
-		if !ok {
-			dst[k] = normalize(pv, depth+1)
-			continue
-		}
-		dm, ok := dst[k].(map[string]any)
-		if !ok {
-			dm = map[string]any{}
-			dst[k] = dm
-		}
-		mergeInto(dm, pm, depth+1)
-	}
-}
+// ApplyMergePatch applies a JSON merge patch (RFC 7386) to a copy of doc
+// (cluster.MergePatch).
+func ApplyMergePatch(doc, patch map[string]any) map[string]any { return cluster.MergePatch(doc, patch) }
 
 func childMap(m map[string]any, key string) map[string]any {
 	if m == nil {

@@ -1,8 +1,6 @@
 package schema
 
 import (
-	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,91 +16,12 @@ import (
 // containing a placeholder is dropped. Required-field and unknown-field violations do
 // not depend on values and are kept.
 
-// maxDepth bounds how deep objects are copied and searched; Kubernetes objects are far
-// shallower, and the bound keeps hostile input from exhausting the stack.
-const maxDepth = 64
+// maxDepth bounds how deep objects are copied and searched.
+const maxDepth = cluster.MaxValueDepth
 
-// normalize deep-copies a JSON-like value into exactly the types the API server
-// decodes JSON into (map[string]any, []any, string, int64, float64, bool, nil), so
-// that validation never meets a Go type it does not expect. Whole floats become
-// integers as they do when the API server decodes JSON.
-func normalize(v any, depth int) any {
-	if depth > maxDepth {
-		return nil
-	}
-	switch t := v.(type) {
-	case nil, string, bool, int64:
-		return t
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = normalize(e, depth+1)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = normalize(e, depth+1)
-		}
-		return out
-	case map[string]string:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = e
-		}
-		return out
-	case []string:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = e
-		}
-		return out
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[fmt.Sprint(k)] = normalize(e, depth+1)
-		}
-		return out
-	case float64:
-		return normalizeFloat(t)
-	case float32:
-		return normalizeFloat(float64(t))
-	case int:
-		return int64(t)
-	case int8:
-		return int64(t)
-	case int16:
-		return int64(t)
-	case int32:
-		return int64(t)
-	case uint:
-		return normalizeUint(uint64(t))
-	case uint8:
-		return int64(t)
-	case uint16:
-		return int64(t)
-	case uint32:
-		return int64(t)
-	case uint64:
-		return normalizeUint(t)
-	default:
-		return fmt.Sprint(t)
-	}
-}
-
-func normalizeFloat(f float64) any {
-	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
-		return int64(f)
-	}
-	return f
-}
-
-func normalizeUint(u uint64) any {
-	if u > math.MaxInt64 {
-		return float64(u)
-	}
-	return int64(u)
-}
+// normalize deep-copies a JSON-like value into the types the API server
+// decodes JSON into (cluster.Normalize).
+func normalize(v any, depth int) any { return cluster.Normalize(v, depth) }
 
 // containsUnknown reports whether a value holds a placeholder anywhere, in a string or
 // a map key.

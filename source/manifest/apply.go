@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/schema"
 )
 
 // ApplyYAML merges the edit's patch into the YAML document whose object starts at
@@ -26,7 +25,7 @@ func ApplyYAML(content []byte, e cluster.Edit) ([]byte, error) {
 			if o.Origin.Line != e.Line {
 				continue
 			}
-			merged := schema.ApplyMergePatch(o.Content, patch)
+			merged := cluster.MergePatch(o.Content, patch)
 			out, err := yaml.Marshal(merged)
 			if err != nil {
 				return nil, fmt.Errorf("render patched object: %w", err)

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/schema"
 )
 
 // HCL edits (cluster.FormatHCL) change Terraform files the way a user would: by
@@ -64,7 +63,7 @@ func ApplyHelmValues(content []byte, e cluster.Edit) ([]byte, error) {
 		if err := yaml.Unmarshal(content, &doc); err != nil {
 			return nil, fmt.Errorf("the values file is not YAML: %w", err)
 		}
-		out, err := yaml.Marshal(schema.ApplyMergePatch(doc, patch))
+		out, err := yaml.Marshal(cluster.MergePatch(doc, patch))
 		if err != nil {
 			return nil, fmt.Errorf("render values: %w", err)
 		}

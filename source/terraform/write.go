@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/schema"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
@@ -227,7 +226,7 @@ func ManifestEdit(g *cluster.Graph, o *cluster.Object, patch map[string]any) (cl
 		// yaml_body = file("nodepool.yaml"): the object is written in that file.
 		return manifest.PatchEdit(o, patch), true
 	}
-	merged := schema.ApplyMergePatch(o.Content, patch)
+	merged := cluster.MergePatch(o.Content, patch)
 	if n.Type == "kubernetes_manifest" {
 		// The applier merges object constructors key by key, so keys the patch
 		// removes are written as null; a manifest written as yamldecode(...) is
