@@ -20,42 +20,6 @@ var addonTolerationUnsupported = &Check{
 		What: "A workload an EKS add-on installs needs tolerations (or a node selector or affinity) to run on the capacity meant for it, and the add-on version's configuration schema does not accept that key: the EBS CSI driver's `controller.tolerations` before `v1.14.0-eksbuild.1`, CoreDNS `tolerations` before `v1.9.3-eksbuild.3`, kube-proxy, snapshot-controller and the Mountpoint for S3 controller, which accept no tolerations. It also reports a `configuration_values` that already sets a key the version rejects. When the knowledge base cannot tell whether the version accepts the key, it says so as info.",
 		Why:  "EKS validates `configuration_values` against the add-on version's JSON schema and fails `CreateAddon`/`UpdateAddon` with `InvalidParameterException` for a key it does not know, so the configuration that would let the pods tolerate the node group's taint cannot be applied: the pods stay Pending, and `terraform apply` waits for the add-on until it times out.",
 		Fix:  "Upgrade the add-on to the first version whose schema accepts the key (the finding names it; the proposed fix sets `addon_version` and the configuration, keeping the add-on's default tolerations), install the component with its Helm chart instead of the add-on, or do not taint the node group the pods must run on.",
-		Before: `module "eks" {
-  source = "terraform-aws-modules/eks/aws"
-  cluster_addons = {
-    aws-ebs-csi-driver = {
-      addon_version = "v1.13.0-eksbuild.3"
-    }
-  }
-  eks_managed_node_groups = {
-    system = {
-      taints = { system = { key = "dedicated", value = "system", effect = "NO_SCHEDULE" } }
-    }
-  }
-}`,
-		After: `module "eks" {
-  source = "terraform-aws-modules/eks/aws"
-  cluster_addons = {
-    aws-ebs-csi-driver = {
-      addon_version = "v1.14.0-eksbuild.1"
-      configuration_values = jsonencode({
-        controller = {
-          tolerations = [
-            { key = "CriticalAddonsOnly", operator = "Exists" },
-            { operator = "Exists", effect = "NoExecute", tolerationSeconds = 300 },
-            { key = "dedicated", operator = "Equal", value = "system", effect = "NoSchedule" },
-          ]
-        }
-      })
-    }
-  }
-  eks_managed_node_groups = {
-    system = {
-      taints = { system = { key = "dedicated", value = "system", effect = "NO_SCHEDULE" } }
-    }
-  }
-}`,
-		Format: "hcl",
 	},
 	Run: runAddonTolerationUnsupported,
 }

@@ -21,33 +21,6 @@ var controllerRoleAsNodeRole = &Check{
 		What: "A role meant for pods, the Karpenter controller role (trusted by the cluster's OIDC provider for IRSA or by pods.eks.amazonaws.com for EKS Pod Identity), or a Fargate pod execution role, is used as a node role: it is an EC2NodeClass's spec.role, it is mapped in aws-auth with the node username `system:node:{{EC2PrivateDNSName}}` or the node groups, or it has an `EC2_LINUX`/`EC2_WINDOWS` access entry. The most common cause is the terraform-aws-eks v19 to v20 upgrade: v19's `module.karpenter.role_arn` was the node role, v20's `module.karpenter.iam_role_arn` is the controller role (the node role became `node_iam_role_arn`), so renaming `role_arn` to `iam_role_arn` in `aws_auth_roles` or in the EC2NodeClass silently swaps the roles.",
 		Why:  "EC2 cannot assume a role that only trusts pods, so Karpenter's instances never get node credentials and never register (NodeClaim `Launched=True, Registered=Unknown`), while the real node role stays unauthorized. Mapping a pod's role as a node also lets that pod act as a node in the cluster.",
 		Fix:  "Use the node role: `module.karpenter.node_iam_role_arn` / `node_iam_role_name` (v20+), `role_arn` / `role_name` (v19), or the role your node groups use; the fix proposes the node role the configuration already authorizes.",
-		Before: `module "eks" {
-  source  = "terraform-aws-modules/eks/aws"
-  version = "~> 20.0"
-  authentication_mode = "API_AND_CONFIG_MAP"
-}
-
-module "aws_auth" {
-  source  = "terraform-aws-modules/eks/aws//modules/aws-auth"
-  version = "~> 20.0"
-  manage_aws_auth_configmap = true
-  aws_auth_roles = [{
-    rolearn  = module.karpenter.iam_role_arn     # the controller role since v20
-    username = "system:node:{{EC2PrivateDNSName}}"
-    groups   = ["system:bootstrappers", "system:nodes"]
-  }]
-}`,
-		After: `module "aws_auth" {
-  source  = "terraform-aws-modules/eks/aws//modules/aws-auth"
-  version = "~> 20.0"
-  manage_aws_auth_configmap = true
-  aws_auth_roles = [{
-    rolearn  = module.karpenter.node_iam_role_arn
-    username = "system:node:{{EC2PrivateDNSName}}"
-    groups   = ["system:bootstrappers", "system:nodes"]
-  }]
-}`,
-		Format: "hcl",
 	},
 	Run: runControllerRoleAsNodeRole,
 }

@@ -26,32 +26,6 @@ var disruptionTolerationMissing = &Check{
 		What: "A DaemonSet that nodes need to drain correctly (a CSI node plugin such as ebs-csi-node, efs-csi-node, fsx-csi-node or s3-csi-node; a CNI agent such as aws-node, cilium or calico-node) can run on Karpenter nodes but does not tolerate the taint the Karpenter version in use puts on a node it disrupts: `karpenter.sh/disrupted:NoSchedule` in v1, `karpenter.sh/disruption=disrupting:NoSchedule` in v0.32 to v0.37. DaemonSets are recognized by their containers, host paths and chart, not by name. The check knows the aws-ebs-csi-driver chart history (`node.tolerateAllTaints` false in charts 1.0.0 to 2.10.x; with it false, the disruption tolerations are added only from chart 2.36.0), tolerations that name only the other generation's key, and `effect: NoExecute` tolerations (the chart's default `node.tolerations`) that do not match a NoSchedule taint. It also warns when the EBS driver's preStop hook predates the v1 taint (driver older than v1.36.0) and when Karpenter older than v1.0, which does not wait for volumes to detach, drains nodes with EBS volumes. Applications are never asked to tolerate the taint: Karpenter advises against it.",
 		Why:  "Karpenter evicts every pod that does not tolerate its disruption taint, DaemonSet pods included, and the DaemonSet controller does not bring them back on the tainted node. A CSI node plugin evicted before the node's volumes are unmounted, unstaged and detached leaves them attached: the replacement pod on another node fails with `Multi-Attach error for volume \"pvc-...\" Volume is already exclusively attached to one node and can't be attached to another` until the attach/detach controller force-detaches after 6 minutes. A CNI agent evicted early cuts the network of pods that are still shutting down.",
 		Fix:  "Tolerate the disruption taint where the DaemonSet is configured: `node.tolerateAllTaints: true` (or the `node.tolerations` list) in the aws-ebs-csi-driver Helm values or EKS add-on `configuration_values`, `tolerations` in the Cilium values, or the DaemonSet's own tolerations. The fix keeps every toleration the DaemonSet already has (lists are replaced whole) and is verified by re-running the analysis.",
-		Before: `apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: ebs-csi-node, namespace: kube-system}
-spec:
-  template:
-    spec:
-      priorityClassName: system-node-critical
-      tolerations:
-      - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
-      containers:
-      - {name: ebs-plugin, image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.36.0}
-      - {name: node-driver-registrar, image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.12.0}`,
-		After: `apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: ebs-csi-node, namespace: kube-system}
-spec:
-  template:
-    spec:
-      priorityClassName: system-node-critical
-      tolerations:
-      - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
-      - {key: karpenter.sh/disrupted, operator: Exists, effect: NoSchedule}
-      containers:
-      - {name: ebs-plugin, image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.36.0}
-      - {name: node-driver-registrar, image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.12.0}`,
-		Format: "yaml",
 	},
 	Run: runDisruptionTolerations,
 }

@@ -30,22 +30,6 @@ var disruptionDaemonSetEvicted = &Check{
 		What: "A node carries Karpenter's disruption taint (`karpenter.sh/disrupted:NoSchedule`, or `karpenter.sh/disruption=disrupting:NoSchedule` before v1) and a node-critical DaemonSet that would otherwise run there (a CSI node plugin, a CNI agent) has no pod on it, or only a terminating one, while workload pods with persistent volumes of that plugin's driver are still on the node or their volumes are still attached to it. The DaemonSet does not tolerate the taint, so Karpenter evicted its pod with the others. This is the live evidence of what `disruption-toleration-missing` predicts from the configuration; it is reported per node and DaemonSet.",
 		Why:  "Without its CSI node plugin the node cannot unmount, unstage and detach the volumes of the pods still leaving it: the VolumeAttachments stay, and the pods' replacements on other nodes fail with `Multi-Attach error` until the attach/detach controller force-detaches after six minutes. Without the CNI agent, pods still shutting down lose their network.",
 		Fix:  "Make the DaemonSet tolerate the disruption taint where it is configured (`disruption-toleration-missing` gives the fix in the chart's values or the add-on's configuration); the patch in the finding adds the toleration to the live object, which the next Helm upgrade or add-on update replaces. Then check the VolumeAttachments left on the node (`volumeattachment-stale`).",
-		Before: `apiVersion: v1
-kind: Node
-metadata: {name: ip-10-0-2-20.ec2.internal}
-spec:
-  taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]
-# pods on it: apps/db-0 (PVC data-db-0, ebs.csi.aws.com); no ebs-csi-node pod`,
-		After: `apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: ebs-csi-node, namespace: kube-system}
-spec:
-  template:
-    spec:
-      tolerations:
-      - {operator: Exists, effect: NoExecute}
-      - {key: karpenter.sh/disrupted, operator: Exists, effect: NoSchedule}`,
-		Format: "yaml",
 	},
 	Run: runDisruptionDaemonSetEvicted,
 }

@@ -17,9 +17,14 @@ func Markdown(c *Check) string {
 	fmt.Fprintf(&b, "## What it reports\n\n%s\n\n", c.Doc.What)
 	fmt.Fprintf(&b, "## Why it matters\n\n%s\n\n", c.Doc.Why)
 	fmt.Fprintf(&b, "## How to fix\n\n%s\n\n", c.Doc.Fix)
-	if c.Doc.Before != "" {
-		fmt.Fprintf(&b, "## Example\n\nBefore (reported):\n\n```%s\n%s\n```\n\nAfter (clean):\n\n```%s\n%s\n```\n\n",
-			c.Doc.Format, strings.TrimRight(c.Doc.Before, "\n"), c.Doc.Format, strings.TrimRight(c.Doc.After, "\n"))
+	if ex, ok := ExampleOf(c.ID); ok {
+		fmt.Fprintf(&b, "## Example\n\n%s, reported:\n\n```%s\n%s\n```\n\nFixed, clean:\n\n```%s\n%s\n```\n\n",
+			ex.File, ex.Format, strings.TrimRight(ex.Before, "\n"), ex.Format, strings.TrimRight(ex.After, "\n"))
+		if len(ex.Context) > 0 {
+			fmt.Fprintf(&b, "The example also reads %s; all of it is in [`lint/examples/%s.txtar`](../../lint/examples/%s.txtar), which the tests run.\n\n", strings.Join(ex.Context, ", "), c.ID, c.ID)
+		} else {
+			fmt.Fprintf(&b, "The example is [`lint/examples/%s.txtar`](../../lint/examples/%s.txtar), which the tests run.\n\n", c.ID, c.ID)
+		}
 	}
 	fmt.Fprintf(&b, "Silence it on one object with the annotation `eksdoctor.io/ignore: %s`, or everywhere with `--disable %s`.\n", c.ID, c.ID)
 	return b.String()

@@ -67,8 +67,11 @@ func TestEveryCheckIsDocumented(t *testing.T) {
 			t.Errorf("duplicate check ID %s", c.ID)
 		}
 		seen[c.ID] = true
-		if c.Title == "" || c.Doc.What == "" || c.Doc.Why == "" || c.Doc.Fix == "" || c.Doc.Before == "" || c.Doc.After == "" || c.Family == "" || c.Severity == 0 || c.Run == nil {
+		if c.Title == "" || c.Doc.What == "" || c.Doc.Why == "" || c.Doc.Fix == "" || c.Family == "" || c.Severity == 0 || c.Run == nil {
 			t.Errorf("%s is not fully documented: %+v", c.ID, c.Doc)
+		}
+		if ex, ok := lint.ExampleOf(c.ID); !ok || ex.After == "" {
+			t.Errorf("%s has no example with a fixed form (lint/examples/%s.txtar)", c.ID, c.ID)
 		}
 	}
 }

@@ -22,28 +22,6 @@ var fargateProfileMismatch = &Check{
 		What: "Pods that can only run on Fargate match no Fargate profile selector: no node group exists for them (in the bootstrap phase for the Karpenter controller, chart hooks and other components needed before Karpenter launches nodes), or a profile was meant for them but misses: its namespace is the release's name while the release is installed elsewhere (a profile for `karpenter` while terraform-aws-eks v20's karpenter module and the release use `kube-system`), or it requires a label the pods never carry (the Karpenter v1.0.0 chart's `post-install-hook` Job has no podLabels). The detail quotes each selector and the pod's namespace and labels. It also reports profiles EKS rejects: more than five selectors, or a selector without a namespace.",
 		Why:  "The pods are never mutated for Fargate, so the default scheduler sees only Fargate nodes and reports `0/N nodes are available: N node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}` (or `no nodes available to schedule pods`); the Karpenter controller never starts and no node is ever launched, and `helm install` waits for its hook until it times out.",
 		Fix:  "Add a selector that matches the pods (the fix adds the pods' namespace and their `app.kubernetes.io/name` label to the profile the pods were meant for, in the Terraform `fargate_profiles` entry, the `aws_eks_fargate_profile`, or the eksctl `fargateProfiles` entry), or give the pods the labels the selector requires (`podLabels` in the Helm values, the pod template labels). For the Karpenter v1.0.0 hook, use chart 1.0.1 or later.",
-		Before: `apiVersion: eksctl.io/v1alpha5
-kind: ClusterConfig
-metadata: {name: demo, region: eu-west-1}
-fargateProfiles:
-- name: karpenter
-  selectors:
-  - namespace: karpenter
----
-# Karpenter installed in kube-system
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: karpenter, namespace: kube-system}`,
-		After: `apiVersion: eksctl.io/v1alpha5
-kind: ClusterConfig
-metadata: {name: demo, region: eu-west-1}
-fargateProfiles:
-- name: karpenter
-  selectors:
-  - namespace: karpenter
-  - namespace: kube-system
-    labels: {app.kubernetes.io/name: karpenter}`,
-		Format: "yaml",
 	},
 	Run:        runFargateProfileMismatch,
 	Supersedes: []*Check{bootstrapDeadlock, podUnschedulable, addonTolerationUnsupported},

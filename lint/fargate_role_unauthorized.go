@@ -22,26 +22,6 @@ var fargateRoleUnauthorized = &Check{
 		What: "A Fargate profile's pod execution role is not authorized for the cluster's authentication mode. In `API` and `API_AND_CONFIG_MAP` EKS creates its `FARGATE_LINUX` access entry itself; with `CONFIG_MAP` the role must be in aws-auth with username `system:node:{{SessionName}}` and groups `system:bootstrappers`, `system:nodes` and `system:node-proxier`. EKS adds that entry to the aws-auth it maintains, but a ConfigMap the configuration writes whole (kubectl apply, `kubernetes_config_map_v1_data` with `force = true`, terraform-aws-eks' aws-auth code) replaces it.",
 		Why:  "Fargate stops launching pods for the profile: `Warning FailedScheduling fargate-scheduler Misconfigured Fargate Profile: fargate profile <name> blocked for new launches due to: Pod execution role is not found in auth config or does not have all required permissions for launching fargate pods.`",
 		Fix:  "Add the mapRoles entry for the pod execution role in the format that writes aws-auth (the ConfigMap, `aws_auth_roles`, eksctl `iamIdentityMappings`), or move the cluster to `API_AND_CONFIG_MAP`.",
-		Before: `apiVersion: v1
-kind: ConfigMap
-metadata: {name: aws-auth, namespace: kube-system}
-data:
-  mapRoles: |
-    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
-      username: system:node:{{EC2PrivateDNSName}}
-      groups: [system:bootstrappers, system:nodes]`,
-		After: `apiVersion: v1
-kind: ConfigMap
-metadata: {name: aws-auth, namespace: kube-system}
-data:
-  mapRoles: |
-    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
-      username: system:node:{{EC2PrivateDNSName}}
-      groups: [system:bootstrappers, system:nodes]
-    - rolearn: arn:aws:iam::111122223333:role/fargate-pods
-      username: system:node:{{SessionName}}
-      groups: [system:bootstrappers, system:nodes, system:node-proxier]`,
-		Format: "yaml",
 	},
 	Run:        runFargateRoleUnauthorized,
 	Supersedes: []*Check{bootstrapDeadlock, podUnschedulable},

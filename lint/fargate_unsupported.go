@@ -24,24 +24,6 @@ var fargateUnsupported = &Check{
 		What: "A pod a Fargate profile selects uses what Fargate does not offer: hostNetwork, hostPort, privileged containers, EKS Pod Identity (a pod identity association for its service account; Fargate supports IRSA only), or the instance metadata service (the Karpenter controller without `settings.clusterName`). It also warns when such a pod tolerates `eks.amazonaws.com/compute-type=fargate` (the wrong fix for pods created before their profile was active, added to the terraform-aws-eks v20.8 example), when a pod no profile selects tolerates that taint, when a `helm_release` whose pods only Fargate can host does not depend on its Fargate profile, and when a Fargate-only cluster has DaemonSets.",
 		Why:  "Fargate refuses such pods or they fail at runtime: credentials from Pod Identity never arrive and Karpenter panics `failed to get region from metadata server`. A pod created before its profile is ACTIVE is never mutated for Fargate and stays Pending with `untolerated taint {eks.amazonaws.com/compute-type: fargate}`; tolerating that taint makes the default scheduler bind it to another pod's Fargate node, which holds one pod: `0/2 nodes are available: 2 Too many pods`.",
 		Fix:  "Remove the toleration; make the Helm release depend on the Fargate profile (`depends_on`); switch the controller to IRSA (`enable_irsa = true`, `create_pod_identity_association = false` in the karpenter module, or eksctl `iam.serviceAccounts`); set `settings.clusterName`; run host-level pods on node groups.",
-		Before: `resource "helm_release" "karpenter" {
-  namespace = "karpenter"
-  chart     = "karpenter"
-  values = [<<-EOT
-    tolerations:
-      - key: eks.amazonaws.com/compute-type
-        operator: Equal
-        value: fargate
-        effect: NoSchedule
-  EOT
-  ]
-}`,
-		After: `resource "helm_release" "karpenter" {
-  namespace  = "karpenter"
-  chart      = "karpenter"
-  depends_on = [module.eks]
-}`,
-		Format: "hcl",
 	},
 	Run:        runFargateUnsupported,
 	Supersedes: []*Check{bootstrapDeadlock, podUnschedulable},

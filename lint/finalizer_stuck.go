@@ -22,22 +22,6 @@ var finalizerStuck = &Check{
 		What: "A NodePool, NodeClaim, EC2NodeClass or Node is being deleted (it has a deletionTimestamp) and still carries a Karpenter finalizer (`karpenter.sh/termination`, `karpenter.k8s.aws/termination`), while the Karpenter controller that removes it is absent from the cluster or has no ready pod. The finding names the EC2 instances at risk (from the NodeClaims' and Nodes' `providerID`) and how long the deletion has waited. A Node is reported with its NodeClaim. When the controller cannot be seen (Deployments not readable, or the read restricted to another namespace) the finding is `info`: it could not be verified.",
 		Why:  "Only a running controller drains the node, waits for its volumes to detach, terminates the instance and then removes the finalizer. Without it the objects stay forever, `terraform destroy` and `kubectl delete` hang, and the instances keep running outside any state, billed, until someone terminates them by hand.",
 		Fix:  "Bring the controller back: reinstall the Karpenter release that created the objects (same chart version and values), or make its pods schedulable and ready (see `pod-unschedulable` and `bootstrap-deadlock` for its Pending pods). It then finishes the deletions itself. Only as a last resort, terminate the instances yourself (`aws ec2 terminate-instances`) and remove the finalizer (`kubectl patch ... --type json` with a test of the finalizer's position, so no other finalizer is dropped).",
-		Before: `# the Karpenter Deployment was uninstalled before the NodePool was deleted
-apiVersion: karpenter.sh/v1
-kind: NodeClaim
-metadata:
-  name: default-x7k2p
-  deletionTimestamp: "2026-01-02T02:00:00Z"
-  finalizers: [karpenter.sh/termination]
-status:
-  providerID: aws:///eu-west-1a/i-0123456789abcdef0`,
-		After: `# the controller runs again (helm upgrade --install karpenter ...); it terminates
-# i-0123456789abcdef0 and removes the finalizer, and the NodeClaim is gone
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: karpenter, namespace: kube-system}
-status: {replicas: 2, readyReplicas: 2}`,
-		Format: "yaml",
 	},
 	Run:      runFinalizerStuck,
 	Requires: []*Fact{karpenterControllerFact},

@@ -23,27 +23,6 @@ var helmValuesUnknown = &Check{
 		What: "A Helm release sets a values key that no template of the chart version reads, judged against the chart knowledge base (the default values of each version, copied from upstream, and the keys the templates read beyond them): `settings.interruptionQueueName` (read by no Karpenter version; v0.32 read `settings.aws.interruptionQueueName`, every later version `settings.interruptionQueue`), `settings.aws.*` on Karpenter v0.33 and later, `schedulerName` before Karpenter 1.1.1. The finding points at the line where the key is set, names the key the version reads instead when there is one, and covers `values` documents, values files and `set` blocks. Keys under maps the chart passes through whole (`nodeSelector`, `podAnnotations`, ...) are always read. When the chart version is not pinned, or is outside the versions the knowledge base describes, the keys are judged against the version assumed and reported once per release as info, never as a warning; charts the knowledge base does not know, or whose keys it does not list for that version, are not judged.",
 		Why:  "Helm accepts any values and ignores the keys no template reads, so the setting silently has no effect: with `settings.interruptionQueueName`, Karpenter runs without interruption handling and spot interruptions, rebalance recommendations and scheduled maintenance terminate nodes without a drain; a misspelled `tolerations` key leaves the pods with the chart's defaults.",
 		Fix:  "Rename the key to the one the chart version reads, or remove it. The proposed fix is written where the key is set: a values document appended to the release's `values` (which sets the old key to null and the new one to the same value), the values file, or the `name` of the `set` block.",
-		Before: `resource "helm_release" "karpenter" {
-  chart   = "karpenter"
-  version = "1.0.2"
-  values = [<<-EOT
-    settings:
-      clusterName: ${module.eks.cluster_name}
-      interruptionQueueName: ${module.karpenter.queue_name}
-    EOT
-  ]
-}`,
-		After: `resource "helm_release" "karpenter" {
-  chart   = "karpenter"
-  version = "1.0.2"
-  values = [<<-EOT
-    settings:
-      clusterName: ${module.eks.cluster_name}
-      interruptionQueue: ${module.karpenter.queue_name}
-    EOT
-  ]
-}`,
-		Format: "hcl",
 	},
 	Run: runHelmValuesUnknown,
 }

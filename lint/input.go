@@ -9,17 +9,6 @@ var invalidInput = &Check{
 		What: "A file, document or object could not be parsed or decoded. The finding names the file and line; every other input is still analysed.",
 		Why:  "Whatever the unreadable input declares (a NodePool, a taint, a role mapping) is missing from the analysis, so other findings may be incomplete; and kubectl, Helm or Terraform would reject the same input.",
 		Fix:  "Correct the syntax or the field type at the reported line.",
-		Before: `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: api
-   namespace: default   # indentation error`,
-		After: `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: api
-  namespace: default`,
-		Format: "yaml",
 	},
 	Run: func(p *Pass) {
 		for _, pr := range p.Model.Problems {
@@ -44,15 +33,6 @@ var inputUnresolved = &Check{
 		What: "Something the configuration uses could not be read or evaluated, though Terraform, Helm or kubectl would accept it (or would once the rest of the pipeline runs): a file outside the paths given to eksdoctor (only those are ever read) or not there, names a directory uses without declaring them (Terragrunt, AWS Proton and service brokers write such declarations at run time), a local module that is not there, a module eksdoctor does not model that creates compute, a map only partly known, a function eksdoctor does not evaluate, a chart or add-on eksdoctor has no description of, a version it had to assume. The finding names the expression or path and why; what depends on it is treated as unknown, and checks that depend on it say they could not verify rather than report a failure.",
 		Why:  "eksdoctor never guesses: a check that depends on what it cannot see says nothing wrong about it, so a problem there may go unreported. Reading nothing outside the given paths keeps a scan of someone else's pull request from printing the files of the machine it runs on.",
 		Fix:  "Give eksdoctor the directory that holds the file, module or chart (for example the repository root rather than one environment), or ignore the finding when the file is created later in the pipeline.",
-		Before: `# eksdoctor check envs/prod
-module "eks" {
-  source = "../../modules/eks"   # outside envs/prod
-}`,
-		After: `# eksdoctor check .
-module "eks" {
-  source = "../../modules/eks"
-}`,
-		Format: "hcl",
 	},
 	Run: func(p *Pass) {
 		for _, pr := range p.Model.Problems {

@@ -46,17 +46,13 @@ func ParseSeverity(s string) (Severity, error) {
 	return 0, fmt.Errorf("unknown severity %q (want error, warning or info)", s)
 }
 
-// Doc documents a check; docs/checks/ is generated from it.
+// Doc documents a check; docs/checks/ is generated from it and from the
+// check's example (ExampleOf).
 type Doc struct {
 	// What the check reports, why it matters, how to fix it.
 	What string
 	Why  string
 	Fix  string
-	// Before and After are a minimal example that fires and its fixed twin, in
-	// Format ("yaml", "hcl").
-	Before string
-	After  string
-	Format string
 }
 
 // Check is one rule.

@@ -19,13 +19,6 @@ var liveResourceSkipped = &Check{
 		What: "eksdoctor could not read a resource of the cluster: the credentials may not list it (Forbidden), the API server does not serve it (the Karpenter CRDs are not installed, or only another API version is), or the server kept failing on it. The finding says which checks it leaves incomplete; everything else was read and analysed.",
 		Why:  "What eksdoctor cannot read it cannot judge: without pods there is no Pending pod to explain, without Deployments the Karpenter controller's state is unknown. A report without this note would look cleaner than the cluster is.",
 		Fix:  "Bind the credentials to the read-only roles of deploy/rbac.yaml (they grant exactly what eksdoctor reads, and no Secrets), or run with credentials that may list the resource. Nothing is needed when the resource is simply not installed.",
-		Before: `# the user may not list pods
-$ kubectl auth can-i list pods --all-namespaces
-no`,
-		After: `$ kubectl apply -f deploy/rbac.yaml   # and bind eksdoctor-reader to the user
-$ kubectl auth can-i list pods --all-namespaces
-yes`,
-		Format: "shell",
 	},
 	Run: runLiveResourceSkipped,
 }

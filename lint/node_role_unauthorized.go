@@ -20,30 +20,6 @@ var nodeRoleUnauthorized = &Check{
 		What: "The IAM role an EC2NodeClass gives its instances (spec.role, or the role inside spec.instanceProfile) has no mapping that makes it a node under the cluster's authentication mode: no aws-auth mapRoles entry with username `system:node:{{EC2PrivateDNSName}}` and groups `system:bootstrappers` and `system:nodes` (no IAM path in the rolearn), and no access entry of type `EC2_LINUX` (`EC2_WINDOWS` for Windows). The finding says which mapping it looked for and what it found instead: an access entry whose type was omitted (EKS defaults it to STANDARD, which never makes a node), a wrong username, a missing group, an IAM path in the rolearn, an aws-auth entry that `authentication_mode = \"API\"` ignores, a STANDARD access entry that takes precedence over a correct aws-auth entry, or an EC2NodeClass that names a role by the prefix the karpenter module appends a random suffix to. Values not known before apply never make it an error; they give an info finding that says what could not be verified.",
 		Why:  "Karpenter launches the instance, but the kubelet cannot register: its logs say `Unable to register node with API server\" err=\"Unauthorized\"`, the NodeClaim stays `Launched=True, Registered=Unknown` and is replaced after the registration timeout, again and again, while pods stay Pending.",
 		Fix:  "Authorize the role where the configuration already does it: an `aws_eks_access_entry` (or the karpenter module's `create_access_entry = true`, `access_entry_type = \"EC2_LINUX\"`), an `accessConfig.accessEntries` entry in eksctl, or an aws-auth mapRoles entry (`aws_auth_roles`, eksctl `iamIdentityMappings`, the ConfigMap). Correct a wrong entry in place. With `node_iam_role_use_name_prefix` left at true, point the EC2NodeClass at `module.karpenter.node_iam_role_name`, or set `node_iam_role_use_name_prefix = false`.",
-		Before: `apiVersion: eksctl.io/v1alpha5
-kind: ClusterConfig
-metadata: {name: demo, region: eu-west-1}
-accessConfig:
-  authenticationMode: API
-  accessEntries:
-  - principalARN: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
-    kubernetesGroups: [system:nodes]     # type omitted: STANDARD
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole-demo
-  amiSelectorTerms: [{alias: al2023@latest}]`,
-		After: `apiVersion: eksctl.io/v1alpha5
-kind: ClusterConfig
-metadata: {name: demo, region: eu-west-1}
-accessConfig:
-  authenticationMode: API
-  accessEntries:
-  - principalARN: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
-    type: EC2_LINUX`,
-		Format: "yaml",
 	},
 	Run: runNodeRoleUnauthorized,
 }

@@ -22,38 +22,6 @@ var nodeClaimNotRegistered = &Check{
 		What: "A NodeClaim has been `Launched=True` for more than five minutes (by the cluster's clock when it was read) without becoming `Registered=True`: Karpenter launched an EC2 instance whose kubelet never registered a Node. NodeClaims are grouped by their EC2NodeClass, whose node role is then checked against the aws-auth ConfigMap of the cluster with the same rules as `node-role-unauthorized` (username `system:node:{{EC2PrivateDNSName}}`, groups `system:bootstrappers` and `system:nodes`, no IAM path in the rolearn). The finding quotes the NodeClaims' conditions and events and says whether the node role mapping explains the failure. Access entries are not visible from inside the cluster, so a missing aws-auth entry is the cause unless an `EC2_LINUX` access entry exists.",
 		Why:  "The instance runs (and is billed) but never takes pods: the kubelet logs `Unable to register node with API server\" err=\"Unauthorized\"`, Karpenter deletes the NodeClaim after 15 minutes and launches another one that fails the same way, while the pods that needed the node stay Pending.",
 		Fix:  "Authorize the EC2NodeClass node role as a node: an access entry of type `EC2_LINUX` (`aws eks create-access-entry --type EC2_LINUX`), or with authentication mode `CONFIG_MAP`/`API_AND_CONFIG_MAP` an aws-auth mapRoles entry (`eksctl create iamidentitymapping`), then correct the configuration that manages them so the next apply keeps it. When the mapping is correct, look at the instance: its console output or the kubelet log names the cause (security groups, subnets without a route to the API server, a custom AMI's user data).",
-		Before: `apiVersion: karpenter.sh/v1
-kind: NodeClaim
-metadata: {name: default-x7k2p}
-spec:
-  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-status:
-  providerID: aws:///eu-west-1a/i-0123456789abcdef0
-  conditions:
-  - {type: Launched, status: "True", lastTransitionTime: "2026-01-02T03:00:00Z"}
-  - {type: Registered, status: Unknown, reason: AwaitingReconciliation}
----
-# EC2NodeClass default has role KarpenterNodeRole-demo; aws-auth maps only the node group role
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: aws-auth, namespace: kube-system}
-data:
-  mapRoles: |
-    - rolearn: arn:aws:iam::111122223333:role/system-ng
-      username: system:node:{{EC2PrivateDNSName}}
-      groups: [system:bootstrappers, system:nodes]`,
-		After: `apiVersion: v1
-kind: ConfigMap
-metadata: {name: aws-auth, namespace: kube-system}
-data:
-  mapRoles: |
-    - rolearn: arn:aws:iam::111122223333:role/system-ng
-      username: system:node:{{EC2PrivateDNSName}}
-      groups: [system:bootstrappers, system:nodes]
-    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-demo
-      username: system:node:{{EC2PrivateDNSName}}
-      groups: [system:bootstrappers, system:nodes]`,
-		Format: "yaml",
 	},
 	Run: runNodeClaimNotRegistered,
 }

@@ -19,38 +19,6 @@ var podUnschedulable = &Check{
 		What: "A workload's pods fit no capacity source once the cluster is up: no node group, Fargate profile, Karpenter NodePool (or, live, node) accepts them. The detail lists every source and why it refuses, in the words kube-scheduler and Karpenter use. In a live cluster the Pending pods themselves are judged, one finding per owner (a Deployment's pods together, not per ReplicaSet, with how many are Pending), with the scheduler's own FailedScheduling message quoted beside eksdoctor's source-by-source explanation over the real nodes (Fargate nodes included) and the NodePools. Pods that fit only a NodePool are a warning when no Karpenter controller is ready to launch the node, or when no node has come for more than five minutes; pods that fit an existing node by every rule eksdoctor checks are an info that quotes what the scheduler objects to instead.",
 		Why:  "The pods stay Pending forever. kube-scheduler reports `0/N nodes are available: N node(s) had untolerated taint {...}`; Karpenter logs `incompatible with nodepool \"default\", incompatible requirements, label \"workload\" does not have known values` and launches nothing. Nothing in either message says which configuration to change.",
 		Fix:  "Tolerate the taint of the capacity meant for the workload, make a NodePool provide the label the workload selects (template label or requirement), or relax the selector. The proposed fix is the smallest change that makes one source accept the pods; it is verified by re-running the analysis.",
-		Before: `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api}
-spec:
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      nodeSelector: {workload: api}
-      containers: [{name: api, image: api:1}]`,
-		After: `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    metadata:
-      labels: {workload: api}
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: kubernetes.io/arch, operator: In, values: [amd64]}`,
-		Format: "yaml",
 	},
 	Run:      runPodUnschedulable,
 	Requires: []*Fact{livePendingFact},
@@ -259,25 +227,6 @@ var bootstrapDeadlock = &Check{
 		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for. In a live cluster it reports such a component's Pending pods that fit no existing node (only a NodePool, or nothing), quoting the scheduler's FailedScheduling message beside eksdoctor's explanation; those pods are not reported again as pod-unschedulable.",
 		Why:  "Karpenter cannot launch the node the component needs, because the component (or Karpenter) is not running yet: the pods stay Pending, `terraform apply` hangs on the add-on or Helm release until it times out, and the cluster never scales.",
 		Fix:  "Let the component run on the node group (or Fargate profile) that exists before Karpenter: tolerate the node group's taint, or select its labels. The fix is expressed where the component is configured (manifest, Helm values, add-on configuration_values).",
-		Before: `# node group "system" is tainted karpenter.sh/controller=true:NoSchedule
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: karpenter, namespace: kube-system}
-spec:
-  template:
-    spec:
-      tolerations:
-      - {key: CriticalAddonsOnly, operator: Exists}`,
-		After: `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: karpenter, namespace: kube-system}
-spec:
-  template:
-    spec:
-      tolerations:
-      - {key: CriticalAddonsOnly, operator: Exists}
-      - {key: karpenter.sh/controller, operator: Equal, value: "true", effect: NoSchedule}`,
-		Format: "yaml",
 	},
 	Run:        runBootstrapDeadlock,
 	Requires:   []*Fact{livePendingFact},

@@ -19,37 +19,6 @@ var karpenterSchema = &Check{
 		What: "A NodePool, EC2NodeClass or NodeClaim does not validate against the CRD schema of its apiVersion (the CRDs Karpenter ships, embedded in eksdoctor): unknown or moved fields, missing required fields, values the CRD's rules reject, removed v1alpha5 kinds. The v1beta1 → v1 moves are explained: kubelet moved to the EC2NodeClass, expireAfter to the template, consolidateAfter became required, nodeClassRef needs group and kind, amiSelectorTerms became required.",
 		Why:  "The API server rejects invalid objects at apply time — or, worse, silently drops unknown fields: a v1 NodePool that still carries spec.template.spec.kubelet is accepted and its kubelet settings (maxPods, reservations, eviction thresholds) stop applying without a word. An EC2NodeClass without amiSelectorTerms never becomes Ready and every NodePool using it is ignored.",
 		Fix:  "Move each field where the apiVersion expects it. The proposed fix rewrites the object (and the EC2NodeClass, for kubelet settings) mechanically where no decision is needed; the result validates clean.",
-		Before: `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {name: default}
-      kubelet:
-        maxPods: 110
-  disruption:
-    consolidationPolicy: WhenUnderutilized
-    expireAfter: 720h`,
-		After: `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      expireAfter: 720h
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 0s
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  kubelet:
-    maxPods: 110`,
-		Format: "yaml",
 	},
 	Run: runKarpenterSchema,
 }

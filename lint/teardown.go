@@ -17,18 +17,6 @@ var teardownOrder = &Check{
 		What: "In a Terraform configuration, a NodePool or EC2NodeClass (kubectl_manifest, kubernetes_manifest, or a Helm chart of custom resources) that does not depend, directly or through other resources, on the Karpenter helm_release; or a Karpenter helm_release that does not depend on the controller's IAM role, policies and pod identity (module.karpenter or the raw resources: the controller needs them to terminate instances; the interruption queue, its rules and the nodes' own role it does not need) or on the node group or Fargate profile it runs on (worked out by simulating where the controller fits before any Karpenter capacity exists). A NodePool need not depend on its EC2NodeClass: the two may be deleted together, since the class's finalizer waits for the pool's NodeClaims.",
 		Why:  "terraform destroy removes a resource before everything it depends on, and independent resources in parallel. The finalizers karpenter.sh/termination (NodeClaims, Nodes) and karpenter.k8s.aws/termination (EC2NodeClasses) are removed only by a running controller that can still call EC2: if the controller is uninstalled first, or loses its IAM role or the node it runs on, the destroy hangs on the finalizers and the instances keep running outside the Terraform state.",
 		Fix:  "Add the missing depends_on edges so destroy follows the safe order: NodePools (waiting until no NodeClaim remains) → EC2NodeClasses → Karpenter release → Karpenter IAM/SQS/EventBridge → the compute hosting Karpenter → cluster → network. The fix is the complete depends_on list of each resource; `eksdoctor teardown` prints the whole order.",
-		Before: `resource "kubectl_manifest" "karpenter_node_pool" {
-  yaml_body = file("nodepool.yaml")
-}`,
-		After: `resource "kubectl_manifest" "karpenter_node_pool" {
-  yaml_body = file("nodepool.yaml")
-  wait      = true
-
-  depends_on = [
-    helm_release.karpenter,
-  ]
-}`,
-		Format: "hcl",
 	},
 	Run: func(p *Pass) { reportTeardown(p, true) },
 }
@@ -42,16 +30,6 @@ var teardownOrphans = &Check{
 		What: "NodePools that the tool destroying the cluster does not manage (applied with kubectl next to a Terraform- or eksctl-managed cluster, as the current terraform-aws-eks example does with karpenter.yaml); kubectl_manifest NodePools and EC2NodeClasses without `wait = true` (a NodePool need not wait when every EC2NodeClass it uses is waited for and deleted before the controller: the class's finalizer holds destroy until the pool's nodes are gone); `apply_only = true` (never deleted); `force_new = true` on a NodePool (every change deletes and recreates it, draining all its nodes at once).",
 		Why:  "Without wait, destroy deletes the NodePool and moves on while Karpenter is still draining and terminating its nodes, so the controller, its permissions or its node group can go before the finalizers ran. NodePools outside the tool's state are never deleted by it: their instances keep running after the cluster is gone.",
 		Fix:  "Set `wait = true` on kubectl_manifest NodePools and EC2NodeClasses, drop apply_only and force_new, and delete out-of-band NodePools before destroying the cluster (`kubectl delete nodepools --all`, then wait until no NodeClaim remains), or manage them in the same Terraform configuration.",
-		Before: `resource "kubectl_manifest" "karpenter_node_pool" {
-  yaml_body  = file("nodepool.yaml")
-  depends_on = [kubectl_manifest.karpenter_node_class]
-}`,
-		After: `resource "kubectl_manifest" "karpenter_node_pool" {
-  yaml_body  = file("nodepool.yaml")
-  wait       = true
-  depends_on = [kubectl_manifest.karpenter_node_class]
-}`,
-		Format: "hcl",
 	},
 	Run: func(p *Pass) { reportTeardown(p, false) },
 }

@@ -23,25 +23,6 @@ var volumeAttachmentStale = &Check{
 		What: "A VolumeAttachment keeps a persistent volume attached to a node that no longer exists, or that is being deleted or disrupted (it carries Karpenter's disruption taint) while no pod on it uses the volume any more. The finding names the PersistentVolume, its claim, the CSI driver, the EBS volume ID, and the pods waiting for the volume elsewhere, quoting their `Multi-Attach error` events.",
 		Why:  "The volume cannot be attached to the node where its pod is rescheduled: the pod stays in ContainerCreating with `Multi-Attach error for volume \"pvc-...\" Volume is already exclusively attached to one node and can't be attached to another` until the attach/detach controller force-detaches it after six minutes, or forever when the CSI controller cannot process the detach. It usually means the CSI node plugin left the node before the volumes were unmounted (see `disruption-daemonset-evicted`).",
 		Fix:  "Make the CSI node plugin tolerate Karpenter's disruption taint (`disruption-toleration-missing`) so it unmounts volumes before it leaves. For the attachment at hand: check the volume in EC2 (`aws ec2 describe-volumes`); check that the CSI controller runs; once the volume is detached in EC2 (or its instance is terminated), remove the VolumeAttachment's finalizer so the volume can attach elsewhere.",
-		Before: `apiVersion: storage.k8s.io/v1
-kind: VolumeAttachment
-metadata: {name: csi-3f4e5d6c7b8a}
-spec:
-  attacher: ebs.csi.aws.com
-  nodeName: ip-10-0-2-20.ec2.internal   # this Node no longer exists
-  source: {persistentVolumeName: pvc-0a1b2c3d}
-status: {attached: true}`,
-		After: `# no VolumeAttachment for pvc-0a1b2c3d on a node that is gone: the volume is
-# attached to the node its pod runs on
-apiVersion: storage.k8s.io/v1
-kind: VolumeAttachment
-metadata: {name: csi-9e8d7c6b5a4f}
-spec:
-  attacher: ebs.csi.aws.com
-  nodeName: ip-10-0-3-30.ec2.internal
-  source: {persistentVolumeName: pvc-0a1b2c3d}
-status: {attached: true}`,
-		Format: "yaml",
 	},
 	Run: runVolumeAttachmentStale,
 }

@@ -142,8 +142,8 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 		index[c.ID] = i
 		help := c.Doc.What + "\n\nWhy: " + c.Doc.Why + "\n\nFix: " + c.Doc.Fix
 		md := "**" + c.Title + "**\n\n" + c.Doc.What + "\n\n**Why it matters.** " + c.Doc.Why + "\n\n**How to fix.** " + c.Doc.Fix
-		if c.Doc.Before != "" {
-			md += "\n\nBefore:\n\n```" + c.Doc.Format + "\n" + c.Doc.Before + "\n```\n\nAfter:\n\n```" + c.Doc.Format + "\n" + c.Doc.After + "\n```"
+		if ex, ok := lint.ExampleOf(c.ID); ok {
+			md += "\n\nBefore:\n\n```" + ex.Format + "\n" + ex.Before + "\n```\n\nAfter:\n\n```" + ex.Format + "\n" + ex.After + "\n```"
 		}
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
 			ID:                   c.ID,

@@ -50,7 +50,8 @@ import (
 // A fixture whose comment says `live` (or sets context, now, namespace or
 // skipped) is a running cluster: its cluster.yaml holds the objects as the
 // API server returns them, read through a snapshot exactly as `eksdoctor
-// check snapshot.json` reads one:
+// check snapshot.json` reads one; an optional read.yaml holds the snapshot's
+// context, now, namespace and skipped fields, which the comment can also set:
 //
 //	context NAME               the kubeconfig context (default "test")
 //	now TIME                   when the cluster was read (RFC 3339)
@@ -239,8 +240,20 @@ func (fx *Fixture) liveModel(t testing.TB, a *txtar.Archive) *cluster.Model {
 	}
 	var objects []any
 	for _, f := range a.Files {
+		if f.Name == "read.yaml" {
+			// What the read saw, as the snapshot records it: context, now,
+			// namespace, skipped.
+			var read map[string]any
+			if err := yaml.Unmarshal(f.Data, &read); err != nil {
+				t.Fatalf("%s: read.yaml: %v", fx.Name, err)
+			}
+			for k, v := range read {
+				doc[k] = v
+			}
+			continue
+		}
 		if f.Name != "cluster.yaml" {
-			t.Fatalf("%s: a live fixture holds cluster.yaml only, not %s", fx.Name, f.Name)
+			t.Fatalf("%s: a live fixture holds cluster.yaml and read.yaml only, not %s", fx.Name, f.Name)
 		}
 		for i, d := range strings.Split("\n"+string(f.Data), "\n---\n") {
 			if strings.TrimSpace(d) == "" {
