@@ -198,22 +198,19 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 		f.Origin = w.Object.Origin
 	}
 	n := len(g.pods)
-	existing := fitsExisting(pl)
-	pools, blocked := launchable(pl)
 	age, known := oldestPending(m, g)
-	waited := !known || age >= pendingGrace
 	waitedText := ""
 	if known {
 		waitedText = " for " + ageText(age)
 	}
 	w := g.workload
+	e := liveEvidence(w, pl, ctrl, !known || age >= pendingGrace)
+	existing, pools := e.existing, e.pools
 	clause := firstClause(pl)
-	noController := blocked || ctrl.State == sim.ControllerNotReady || ctrl.State == sim.ControllerAbsent
 
-	switch {
-	case w != nil && w.Bootstrap != "" && len(existing) == 0:
+	switch decidePods(e) {
+	case podsDeadlock:
 		f.Severity = Error
-		kind := pendingBootstrap
 		what := "fit no node that exists"
 		if len(pools) > 0 {
 			what = "fit only Karpenter capacity (" + sourceNames(pools) + ")"
@@ -221,46 +218,41 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: they %s, and %s: %s", g.owner, n, waitedText, what, lowerFirst(w.Bootstrap), clause)
 		f.Detail = pendingDetail(g, pl, "It must run before Karpenter can launch nodes: "+w.Bootstrap+". "+ctrl.Sentence())
 		f.Fix = livePendingFix(w, pl, true)
-		return kind, f, true
-	case len(existing) == 0 && len(pools) == 0 && pl.Result() == sim.Unknown:
-		kind := pendingUnschedulable
+		return pendingBootstrap, f, true
+	case podsUnverified:
 		f.Severity = Info
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s; could not verify whether they fit any capacity", g.owner, n, waitedText)
 		f.Detail = pendingDetail(g, pl)
-		return kind, f, true
-	case len(existing) == 0 && len(pools) == 0:
-		kind := pendingUnschedulable
+		return pendingUnschedulable, f, true
+	case podsFitNothing:
 		f.Severity = Error
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no capacity: %s", g.owner, n, waitedText, clause)
 		f.Detail = pendingDetail(g, pl)
 		if w != nil {
 			f.Fix = livePendingFix(w, pl, false)
 		}
-		return kind, f, true
-	case len(existing) == 0 && noController:
+		return pendingUnschedulable, f, true
+	case podsNeedController:
 		// The root cause, the controller, is reported on its own pods
 		// (bootstrap-deadlock) or its deletion (finalizer-stuck).
-		kind := pendingUnschedulable
 		f.Severity = Warning
 		why := ctrl.Why
-		if blocked {
+		if e.blocked {
 			why = "the Karpenter controller fits no node that exists"
 		}
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, and no Karpenter controller is ready to launch a node: %s", g.owner, n, waitedText, sourceNames(pools), why)
 		f.Detail = pendingDetail(g, pl, ctrl.Sentence())
-		return kind, f, true
-	case len(existing) == 0 && waited:
-		kind := pendingUnschedulable
+		return pendingUnschedulable, f, true
+	case podsNotLaunched:
 		f.Severity = Warning
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, yet no node has come for them", g.owner, n, waitedText, sourceNames(pools))
 		f.Detail = pendingDetail(g, pl, ctrl.Sentence(), launchHint(m, pools))
-		return kind, f, true
-	case len(existing) > 0 && waited:
-		kind := pendingUnschedulable
+		return pendingUnschedulable, f, true
+	case podsRefusedUnmodelled:
 		f.Severity = Info
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s although %s fits what eksdoctor checks (taints, node selection, resources)", g.owner, n, waitedText, sourceNames(existing))
 		f.Detail = pendingDetail(g, pl, "The scheduler refuses for a reason eksdoctor does not model: inter-pod affinity or anti-affinity, topology spread, a volume's zone, host ports, or requests that changed since the pods were listed.")
-		return kind, f, true
+		return pendingUnschedulable, f, true
 	}
 	return 0, Finding{}, false
 }

@@ -74,10 +74,12 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 	if w.Replicas == 0 {
 		return
 	}
-	switch pl.Result() {
-	case sim.Fits:
+	var sev Severity
+	var what string
+	switch decidePods(steadyEvidence(pl)) {
+	case podsFine:
 		return
-	case sim.Unknown:
+	case podsUnverified:
 		p.Report(Finding{
 			Severity: Info,
 			Object:   ref,
@@ -87,14 +89,12 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 			causes:   []string{podsCause(ref)},
 		})
 		return
-	}
-	sev := Error
-	what := "fits no capacity"
-	// When only the absent Karpenter controller stands between the pods and a
-	// NodePool, say so: the root cause is reported by bootstrap-deadlock.
-	if blockedOnlyByController(pl) {
-		sev = Warning
-		what = "fits only NodePools, and the Karpenter controller cannot run to launch them"
+	case podsNeedController:
+		// Only the absent Karpenter controller stands between the pods and a
+		// NodePool: the root cause is reported by bootstrap-deadlock.
+		sev, what = Warning, "fits only NodePools, and the Karpenter controller cannot run to launch them"
+	default:
+		sev, what = Error, "fits no capacity"
 	}
 	f := Finding{
 		Severity: sev,
@@ -252,7 +252,7 @@ func runBootstrapDeadlock(p *Pass) {
 			reportDaemonSetBootstrap(p, w, boot)
 			continue
 		}
-		if boot.Result() != sim.Refuses {
+		if decidePods(bootstrapEvidence(boot)) != podsDeadlock {
 			continue
 		}
 		steady := p.Sim.Place(w, cluster.Steady)
