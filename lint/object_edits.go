@@ -6,9 +6,11 @@ import (
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
-// Fixes in Terraform: objects embedded in kubectl_manifest and kubernetes_manifest
-// resources are rewritten where they are declared, since a YAML merge patch cannot
-// be applied to a .tf file.
+// A change to a Kubernetes object is said once, as a merge patch; the format
+// that declares the object writes it: a manifest file (source/manifest), or
+// the kubectl_manifest or kubernetes_manifest resource that embeds it
+// (source/terraform), since a YAML merge patch cannot be applied to a .tf
+// file.
 
 // objectPatch merges an RFC 7386 patch into an object in the format it is written
 // in: a YAML merge patch for an object of a manifest file (or of a YAML file a
@@ -39,3 +41,8 @@ func blockEdit(m *cluster.Model, addr, text string) (Edit, bool) {
 	}
 	return terraform.BlockEdit(m.Terraform, addr, text)
 }
+
+// YAMLText renders a value as block YAML with keys in conventional order. It is
+// used for every YAML snippet a fix proposes; the YAML writer is the manifest
+// source's.
+func YAMLText(v any) string { return manifest.YAMLText(v) }

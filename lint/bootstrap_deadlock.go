@@ -1,0 +1,89 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+)
+
+// bootstrap-deadlock: components needed before Karpenter can launch nodes that fit only Karpenter capacity, or nothing, before it runs.
+
+var bootstrapDeadlock = &Check{
+	ID:       "bootstrap-deadlock",
+	Title:    "Component needed before Karpenter fits only Karpenter capacity",
+	Family:   "F1",
+	Severity: Error,
+	Doc: Doc{
+		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for. In a live cluster it reports such a component's Pending pods that fit no existing node (only a NodePool, or nothing), quoting the scheduler's FailedScheduling message beside eksdoctor's explanation; those pods are not reported again as pod-unschedulable.",
+		Why:  "Karpenter cannot launch the node the component needs, because the component (or Karpenter) is not running yet: the pods stay Pending, `terraform apply` hangs on the add-on or Helm release until it times out, and the cluster never scales.",
+		Fix:  "Let the component run on the node group (or Fargate profile) that exists before Karpenter: tolerate the node group's taint, or select its labels. The fix is expressed where the component is configured (manifest, Helm values, add-on configuration_values).",
+	},
+	Run:        runBootstrapDeadlock,
+	Requires:   []*Fact{livePendingFact},
+	Supersedes: []*Check{podUnschedulable},
+}
+
+// bootstrapJudged reports whether bootstrap-deadlock judges a workload: a
+// component needed before Karpenter capacity exists, from the configuration.
+func bootstrapJudged(p *Pass, w *cluster.Workload) bool {
+	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(p.Model, w) && !addonAfterKarpenter(p.Model, w)
+}
+
+func runBootstrapDeadlock(p *Pass) {
+	// Live workloads are judged by their Pending pods: the bootstrap phase of a
+	// running cluster is not what its nodes show.
+	defer reportPendingPods(p, pendingBootstrap)
+	for _, w := range p.Model.Workloads {
+		if !bootstrapJudged(p, w) {
+			continue
+		}
+		boot := p.Sim.Place(w, cluster.Bootstrap)
+		if w.IsDaemonSet() {
+			reportDaemonSetBootstrap(p, w, boot)
+			continue
+		}
+		if decidePods(bootstrapEvidence(boot)) != podsDeadlock {
+			continue
+		}
+		steady := p.Sim.Place(w, cluster.Steady)
+		what := "fits no capacity that exists before Karpenter"
+		if steady.FitsOnlyKind(cluster.KindNodePool) {
+			what = "fits only Karpenter capacity"
+		}
+		detail := fmt.Sprintf("It must run in the bootstrap phase: %s.\n%s", w.Bootstrap, placementDetail(boot))
+		if steady.Result() == sim.Fits {
+			var names []string
+			for _, v := range steady.Fitting() {
+				names = append(names, describeSource(v.Source))
+			}
+			detail += "\nOnce Karpenter runs it would fit: " + strings.Join(names, ", ") + "."
+		}
+		p.Report(Finding{
+			Object:  w.Ref(),
+			Origin:  w.Object.Origin,
+			Summary: fmt.Sprintf("%s %s: %s", w.Ref(), what, firstClause(boot)),
+			Detail:  detail,
+			Fix:     taintFix(p.Model, w, boot, cluster.KindNodeGroup, cluster.KindNode),
+			causes:  []string{podsCause(w.Ref())},
+		})
+	}
+}
+
+// reportDaemonSetBootstrap: a DaemonSet nodes need (the CNI agent) must run on
+// every node group, or those nodes never become Ready.
+func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement) {
+	for _, v := range boot.Verdicts {
+		if v.Source.Kind != cluster.KindNodeGroup || v.Result != sim.Refuses {
+			continue
+		}
+		p.Report(Finding{
+			Object:  w.Ref(),
+			Origin:  w.Object.Origin,
+			Summary: fmt.Sprintf("%s does not run on %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
+			Detail:  fmt.Sprintf("%s.\n%s", w.Bootstrap, v.Line()),
+			Fix:     tolerationFixFor(p.Model, w, v),
+		})
+	}
+}
