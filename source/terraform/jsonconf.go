@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	hcljson "github.com/hashicorp/hcl/v2/json"
 )
 
 // Terraform's JSON syntax (*.tf.json, as written by CDK for Terraform) is read by
@@ -13,16 +16,13 @@ import (
 // blocks become object or list-of-object arguments, which is how the model reads
 // them from a plan too.
 //
-// hcl/v2/json is not used to read the files: its bodies and expressions are
-// hcl.Body and hcl.Expression values of its own types, while the loader, the
-// evaluator and the extractors read hclsyntax blocks, attributes and expressions
-// (resourceInstances, evalBody, keyLines, itemLine, ...). Its expressions evaluate
-// their strings as templates only through an hcl.EvalContext, which the evaluator does
-// not build. Its parser could stand in for jparser below (objects through
-// hcl.ExprMap, arrays through hcl.ExprList, literals through Value(nil), lines from
-// their ranges), but it has no nesting limit of its own (hostile input would need a
-// scan first), and read without a schema (JustAttributes) it refuses a key repeated
-// in an object, as a block type may be.
+// The JSON is parsed by hcl/v2/json (ParseExpression, then hcl.ExprMap and
+// hcl.ExprList, which keep the order of keys, repeated keys included, and give
+// every value its range); jnode is the tree the native writer reads, with each
+// string decoded from its source as written (a JSON string is a template, which
+// the library would only evaluate through an hcl.EvalContext). The loader, the
+// evaluator and the extractors read hclsyntax blocks, attributes and expressions,
+// which is why the files are rewritten rather than read as hcl/v2/json bodies.
 
 type jnode struct {
 	kind  byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
@@ -33,164 +33,94 @@ type jnode struct {
 	kline []int
 }
 
-type jparser struct {
-	src   []byte
-	pos   int
-	line  int
-	depth int
-}
-
-func (p *jparser) errorf(format string, args ...any) error {
-	return fmt.Errorf("line %d: %s", p.line, fmt.Sprintf(format, args...))
-}
-
-func (p *jparser) ws() {
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case '\n':
-			p.line++
-		case ' ', '\t', '\r':
-		default:
-			return
+// parseJSON reads a JSON configuration into a jnode tree with hcl/v2/json.
+func parseJSON(src []byte) (jnode, error) {
+	if line, deep := tooDeep(src); deep {
+		// The library's parser recurses without a limit of its own.
+		return jnode{}, fmt.Errorf("line %d: nested deeper than %d levels", line, maxNesting)
+	}
+	expr, diags := hcljson.ParseExpression(src, "config.tf.json")
+	if diags.HasErrors() {
+		d := diags.Errs()[0].(*hcl.Diagnostic)
+		line := 1
+		if d.Subject != nil {
+			line = d.Subject.Start.Line
 		}
-		p.pos++
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		return jnode{}, fmt.Errorf("line %d: %s", line, msg)
 	}
+	return jsonNode(src, expr)
 }
 
-func (p *jparser) value() (jnode, error) {
-	p.ws()
-	if p.pos >= len(p.src) {
-		return jnode{}, p.errorf("unexpected end of input")
+// jsonNode turns a parsed JSON value into a jnode.
+func jsonNode(src []byte, e hcl.Expression) (jnode, error) {
+	r := e.Range()
+	n := jnode{line: r.Start.Line}
+	text := src[r.Start.Byte:r.End.Byte]
+	if len(text) == 0 {
+		return n, fmt.Errorf("line %d: empty value", n.line)
 	}
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxNesting {
-		return jnode{}, p.errorf("nested deeper than %d levels", maxNesting)
-	}
-	n := jnode{line: p.line}
-	switch c := p.src[p.pos]; {
+	switch c := text[0]; {
 	case c == '{':
 		n.kind = 'o'
-		p.pos++
-		p.ws()
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
-			p.pos++
-			return n, nil
+		pairs, diags := hcl.ExprMap(e)
+		if diags.HasErrors() {
+			return n, fmt.Errorf("line %d: %s", n.line, diags.Error())
 		}
-		for {
-			p.ws()
-			kl := p.line
-			k, err := p.string()
+		for _, p := range pairs {
+			kr := p.Key.Range()
+			k, err := jsonString(src[kr.Start.Byte:kr.End.Byte])
+			if err != nil {
+				return n, fmt.Errorf("line %d: invalid string: %s", kr.Start.Line, err)
+			}
+			v, err := jsonNode(src, p.Value)
 			if err != nil {
 				return n, err
 			}
-			p.ws()
-			if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-				return n, p.errorf("expected ':'")
-			}
-			p.pos++
-			v, err := p.value()
-			if err != nil {
-				return n, err
-			}
-			n.keys, n.kline, n.items = append(n.keys, k), append(n.kline, kl), append(n.items, v)
-			p.ws()
-			if p.pos < len(p.src) && p.src[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.pos < len(p.src) && p.src[p.pos] == '}' {
-				p.pos++
-				return n, nil
-			}
-			return n, p.errorf("expected ',' or '}'")
+			n.keys, n.kline, n.items = append(n.keys, k), append(n.kline, kr.Start.Line), append(n.items, v)
 		}
 	case c == '[':
 		n.kind = 'a'
-		p.pos++
-		p.ws()
-		if p.pos < len(p.src) && p.src[p.pos] == ']' {
-			p.pos++
-			return n, nil
+		list, diags := hcl.ExprList(e)
+		if diags.HasErrors() {
+			return n, fmt.Errorf("line %d: %s", n.line, diags.Error())
 		}
-		for {
-			v, err := p.value()
+		for _, item := range list {
+			v, err := jsonNode(src, item)
 			if err != nil {
 				return n, err
 			}
 			n.items = append(n.items, v)
-			p.ws()
-			if p.pos < len(p.src) && p.src[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.pos < len(p.src) && p.src[p.pos] == ']' {
-				p.pos++
-				return n, nil
-			}
-			return n, p.errorf("expected ',' or ']'")
 		}
 	case c == '"':
-		s, err := p.string()
-		n.kind, n.str = 's', s
-		return n, err
-	case c == 't' || c == 'f' || c == 'n':
-		for _, lit := range []string{"true", "false", "null"} {
-			if strings.HasPrefix(string(p.src[p.pos:min(len(p.src), p.pos+5)]), lit) {
-				p.pos += len(lit)
-				n.kind, n.str = 'b', lit
-				if lit == "null" {
-					n.kind = 'z'
-				}
-				return n, nil
-			}
+		str, err := jsonString(text)
+		if err != nil {
+			return n, fmt.Errorf("line %d: invalid string: %s", n.line, err)
 		}
-		return n, p.errorf("invalid literal")
+		n.kind, n.str = 's', str
+	case string(text) == "true" || string(text) == "false":
+		n.kind, n.str = 'b', string(text)
+	case string(text) == "null":
+		n.kind = 'z'
 	default:
-		start := p.pos
-		for p.pos < len(p.src) && strings.IndexByte("+-0123456789.eE", p.src[p.pos]) >= 0 {
-			p.pos++
-		}
-		if start == p.pos {
-			return n, p.errorf("unexpected character %q", c)
-		}
-		text := string(p.src[start:p.pos])
-		if _, err := strconv.ParseFloat(text, 64); err != nil {
-			return n, p.errorf("invalid number %s", text)
-		}
-		n.kind, n.str = 'n', text
-		return n, nil
+		n.kind, n.str = 'n', string(text)
 	}
+	return n, nil
 }
 
-func (p *jparser) string() (string, error) {
-	if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-		return "", p.errorf("expected a string")
+// jsonString decodes a JSON string literal as written.
+func jsonString(lit []byte) (string, error) {
+	if s, err := strconv.Unquote(string(lit)); err == nil {
+		return s, nil
 	}
-	start := p.pos
-	p.pos++
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case '\\':
-			p.pos += 2
-			continue
-		case '\n':
-			return "", p.errorf("newline in string")
-		case '"':
-			p.pos++
-			s, err := strconv.Unquote(string(p.src[start:p.pos]))
-			if err != nil {
-				// JSON allows escapes Go does not (\/); decode those by hand.
-				s, err = jsonUnquote(string(p.src[start+1 : p.pos-1]))
-				if err != nil {
-					return "", p.errorf("invalid string: %s", err)
-				}
-			}
-			return s, nil
-		}
-		p.pos++
+	if len(lit) < 2 {
+		return "", fmt.Errorf("unterminated string")
 	}
-	return "", p.errorf("unterminated string")
+	// JSON allows escapes Go does not (\/); decode those by hand.
+	return jsonUnquote(string(lit[1 : len(lit)-1]))
 }
 
 func jsonUnquote(s string) (string, error) {
@@ -264,14 +194,9 @@ func jsonToNative(src []byte) ([]byte, error) {
 	if !utf8.Valid(src) {
 		return nil, fmt.Errorf("not UTF-8 text")
 	}
-	p := &jparser{src: src, line: 1}
-	root, err := p.value()
+	root, err := parseJSON(src)
 	if err != nil {
 		return nil, err
-	}
-	p.ws()
-	if p.pos != len(src) {
-		return nil, p.errorf("unexpected content after the configuration")
 	}
 	if root.kind != 'o' {
 		return nil, fmt.Errorf("line %d: a configuration is a JSON object", root.line)
