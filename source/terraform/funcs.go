@@ -406,6 +406,10 @@ func revivePlaceholders(v cty.Value) cty.Value {
 // evalTry returns the first argument that evaluates without error. An argument that
 // depends on unknown values could still fail at apply time, so, as in Terraform, the
 // result is then unknown; a plain reference cannot fail later and is kept as it is.
+//
+// hcl/v2/ext/tryfunc is not used: it evaluates its arguments through HCL's own
+// Expression.Value with an hcl.EvalContext, so it could neither apply the rules for
+// placeholders above nor stop when the evaluation budget runs out.
 func (l *loader) evalTry(e *hclsyntax.FunctionCallExpr, c *evalCtx) (cty.Value, *evalError) {
 	if len(e.Args) == 0 {
 		return cty.NilVal, errAt(e.Range(), "try needs at least one argument")
