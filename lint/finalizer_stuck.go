@@ -8,6 +8,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 // finalizer-stuck: objects being deleted and held by a Karpenter finalizer that no running controller will remove.
@@ -191,13 +192,13 @@ func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instance
 	case sim.ControllerAbsent:
 		ns := orText(m.Karpenter.Namespace, "kube-system")
 		cmd := fmt.Sprintf("helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --namespace %s --version %s --set settings.clusterName=%s  # the chart version and values that created these objects",
-			shellQuote(ns), shellQuote(orText(exactVersion(m.Karpenter.Version), "<version>")), shellQuote(orText(m.ClusterName(), "<cluster-name>")))
+			live.ShellQuote(ns), live.ShellQuote(orText(exactVersion(m.Karpenter.Version), "<version>")), live.ShellQuote(orText(m.ClusterName(), "<cluster-name>")))
 		edits = append(edits, Edit{Format: FormatShell, Text: cmd})
 	case sim.ControllerNotReady:
 		for _, w := range ctrl.Deployments {
 			edits = append(edits,
-				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl describe deployment %s -n %s", shellQuote(w.Object.Name), shellQuote(w.Object.Namespace))},
-				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl logs deployment/%s -n %s --all-containers", w.Object.Name, shellQuote(w.Object.Namespace))},
+				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl describe deployment %s -n %s", live.ShellQuote(w.Object.Name), live.ShellQuote(w.Object.Namespace))},
+				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl logs deployment/%s -n %s --all-containers", w.Object.Name, live.ShellQuote(w.Object.Namespace))},
 			)
 		}
 	}
@@ -206,7 +207,7 @@ func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instance
 	}
 	if o.Kind == "NodeClaim" || o.Kind == "Node" || o.Kind == "EC2NodeClass" {
 		for _, f := range karpenterFinalizersOf(o) {
-			if cmd, ok := removeFinalizer(o, f); ok {
+			if cmd, ok := live.RemoveFinalizerCommand(o, f); ok {
 				edits = append(edits, Edit{Format: FormatShell, Text: cmd + "  # last resort"})
 			}
 		}
@@ -215,7 +216,7 @@ func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instance
 				if !isKarpenterFinalizer(f) {
 					continue
 				}
-				if cmd, ok := removeFinalizer(node.Object, f); ok {
+				if cmd, ok := live.RemoveFinalizerCommand(node.Object, f); ok {
 					edits = append(edits, Edit{Format: FormatShell, Text: cmd + "  # last resort"})
 				}
 			}

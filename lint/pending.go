@@ -10,6 +10,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 // Pending pods of a running cluster: grouped by owner, judged by the same placement as inputs, reported as pod-unschedulable or bootstrap-deadlock.
@@ -365,7 +366,7 @@ func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix
 			patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
 			return &Fix{
 				Summary: fmt.Sprintf("tolerate %s so the pods can run on %s%s", strings.Join(names, ", "), describeSource(v.Source), helmNote(w.Object)),
-				Edits:   []Edit{livePatch(w.Object, patch)},
+				Edits:   []Edit{live.PatchEdit(w.Object, patch)},
 			}
 		}
 	}
@@ -385,7 +386,7 @@ func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix
 		patch := nest("spec.template.metadata", map[string]any{"labels": map[string]any{key: value}})
 		return &Fix{
 			Summary: fmt.Sprintf("label the nodes of nodepool %q with %s=%s, the label the pods select (Karpenter replaces the NodePool's existing nodes, which drifted)%s", np.Name, key, value, helmNote(np.Object)),
-			Edits:   []Edit{livePatch(np.Object, patch)},
+			Edits:   []Edit{live.PatchEdit(np.Object, patch)},
 		}
 	}
 	return nil

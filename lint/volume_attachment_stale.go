@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 // volume-attachment-stale: VolumeAttachments left on nodes that are gone or being drained, which keep volumes from attaching elsewhere.
@@ -223,14 +224,14 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	b.WriteString("\nA volume attached to one node cannot attach to another: the pods that need it stay in ContainerCreating until the attach/detach controller force-detaches it (after six minutes), or until the CSI controller processes the detach. A CSI node plugin evicted before it unmounted the volume is the usual cause (see disruption-daemonset-evicted).")
 
 	var edits []Edit
-	edits = append(edits, Edit{Format: FormatShell, Text: "kubectl describe volumeattachment " + shellQuote(va.Name)})
+	edits = append(edits, Edit{Format: FormatShell, Text: "kubectl describe volumeattachment " + live.ShellQuote(va.Name)})
 	if vol.handle != "" && strings.HasPrefix(vol.handle, "vol-") {
 		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("aws ec2 describe-volumes --volume-ids %s --query 'Volumes[0].Attachments'", vol.handle)})
 	}
 	for i, f := range objectFinalizers(va.Object) {
 		path := fmt.Sprintf("/metadata/finalizers/%d", i)
 		patch := []any{map[string]any{"op": "test", "path": path, "value": f}, map[string]any{"op": "remove", "path": path}}
-		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl patch volumeattachment %s --type json -p %s  # only once EC2 shows the volume detached", shellQuote(va.Name), shellQuote(compactJSON(patch)))})
+		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl patch volumeattachment %s --type json -p %s  # only once EC2 shows the volume detached", live.ShellQuote(va.Name), live.ShellQuote(live.CompactJSON(patch)))})
 		break
 	}
 	p.Report(Finding{
