@@ -1,6 +1,9 @@
 package cluster
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Graph is a Terraform configuration's resources and module calls with their
 // dependencies: `depends_on` and references in expressions. Terraform creates a
@@ -116,4 +119,28 @@ func (g *Graph) OfType(typ string) []*Resource {
 		}
 	}
 	return out
+}
+
+// SplitModuleCall splits a Terraform address or reference into the module call
+// it is in ("module.x", with its index if any) and the rest; ok is false when it
+// is not inside a module call.
+func SplitModuleCall(ref string) (call, rest string, ok bool) {
+	if !strings.HasPrefix(ref, "module.") {
+		return "", "", false
+	}
+	s := ref[len("module."):]
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				return "module." + s[:i], s[i+1:], true
+			}
+		}
+	}
+	return "", "", false
 }

@@ -105,6 +105,18 @@ func (m *Model) Account() (partition, account string) {
 	return "aws", ""
 }
 
+// Finalizers lists an object's metadata.finalizers.
+func (o *Object) Finalizers() []string {
+	l, _ := o.Get("metadata.finalizers").([]any)
+	var out []string
+	for _, it := range l {
+		if s, ok := it.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Terminating reports whether an object is being deleted.
 func (o *Object) Terminating() bool { return o.String("metadata.deletionTimestamp") != "" }
 

@@ -167,34 +167,11 @@ func (r *Resolver) isKarpenterModule(call string) bool {
 	return strings.Contains(strings.ToLower(call), "karpenter")
 }
 
-// moduleCall returns "module.x" (with its index, if any) of a reference into a
-// module, and the rest of the reference.
-func moduleCall(ref string) (call, rest string, ok bool) {
-	if !strings.HasPrefix(ref, "module.") {
-		return "", "", false
-	}
-	s := ref[len("module."):]
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				return "module." + s[:i], s[i+1:], true
-			}
-		}
-	}
-	return "", "", false
-}
-
 // keyOf turns a reference to a role attribute into the key of the role: the name,
 // ARN and id of one role share it. Karpenter module outputs map to the node or
 // controller role of the module call, whatever the version.
 func (r *Resolver) keyOf(ref string) (key string, kind cluster.RoleKind, why string) {
-	if call, rest, ok := moduleCall(ref); ok && !strings.Contains(rest, ".") && r.isKarpenterModule(call) {
+	if call, rest, ok := cluster.SplitModuleCall(ref); ok && !strings.Contains(rest, ".") && r.isKarpenterModule(call) {
 		if o, ok := karpenterOutputs[rest]; ok {
 			suffix := "#node"
 			switch o.kind {

@@ -237,6 +237,43 @@ func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Ed
 	return terraform.AwsAuthRolesEdit(m.Terraform, a, entries)
 }
 
+// principalExpr is a role as an access entry's principal_arn: a reference to
+// the role's ARN, else its ARN written out.
+func principalExpr(m *cluster.Model, role identity.Role) (string, bool) {
+	if expr, ok := roleExpr(role, "arn"); ok {
+		return expr, true
+	}
+	lit, ok := literalARN(m, role, true)
+	if !ok {
+		return "", false
+	}
+	return terraform.StringExpr(lit), true
+}
+
+// correctMapping rewrites the first explicit aws-auth mapping of a role that has
+// problems into the one the purpose needs: its username and groups, the ARN
+// without an IAM path. withPathOnly leaves alone a mapping whose path problem
+// cannot be seen in a parsed ARN.
+func correctMapping(m *cluster.Model, found []identity.Found, p identity.Purpose, withPathOnly bool) (Edit, cluster.RoleMapping, bool) {
+	for _, f := range explicitMappings(found) {
+		if len(f.Problems) == 0 || f.Mapping == nil {
+			continue
+		}
+		fixed := *f.Mapping
+		if arn, ok := identity.ParseRoleARN(fixed.RoleARN); ok && arn.HasPath() {
+			fixed.RoleARN = arn.WithoutPath()
+		} else if withPathOnly && f.PathInARN {
+			continue
+		}
+		fixed.Username = p.Username()
+		fixed.Groups = unionGroups(fixed.Groups, p.Groups())
+		if e, ok := rewriteAwsAuth(m, f.Mapping, &fixed); ok {
+			return e, fixed, true
+		}
+	}
+	return Edit{}, cluster.RoleMapping{}, false
+}
+
 // fixAccessEntry makes an access entry the type the purpose needs.
 func fixAccessEntry(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose) (Edit, bool) {
 	if e == nil {
@@ -273,13 +310,9 @@ func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeCl
 	if role.Config != nil && strings.HasSuffix(role.Key, "#node") && terraform.InModule(role.Config.Address) {
 		return terraform.ModuleArgsEdit(m.Terraform, role.Config.Address, fmt.Sprintf("create_access_entry = true\naccess_entry_type = %q\n", p.EntryType()))
 	}
-	principal, ok := roleExpr(role, "arn")
+	principal, ok := principalExpr(m, role)
 	if !ok {
-		lit, ok := literalARN(m, role, true)
-		if !ok {
-			return Edit{}, false
-		}
-		principal = terraform.StringExpr(lit)
+		return Edit{}, false
 	}
 	return terraform.NewAccessEntry(m.Terraform, m.Cluster, nc.Name+"_node", principal, p.EntryType())
 }

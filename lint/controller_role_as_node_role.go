@@ -246,13 +246,9 @@ func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Rol
 	if e.Decl.Kind != cluster.DeclResource {
 		return Edit{}, false
 	}
-	principal, ok := roleExpr(nr, "arn")
+	principal, ok := principalExpr(m, nr)
 	if !ok {
-		lit, ok := literalARN(m, nr, true)
-		if !ok {
-			return Edit{}, false
-		}
-		principal = terraform.StringExpr(lit)
+		return Edit{}, false
 	}
 	return terraform.AccessEntryPrincipalEdit(m.Terraform, e, principal)
 }

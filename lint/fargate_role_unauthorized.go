@@ -74,19 +74,8 @@ func fargateReason(a identity.Authorization) string {
 }
 
 func fargateRoleFix(m *cluster.Model, a identity.Authorization) *Fix {
-	for _, f := range explicitMappings(a.AwsAuth.Found) {
-		if len(f.Problems) == 0 || f.Mapping == nil {
-			continue
-		}
-		fixed := *f.Mapping
-		if arn, ok := identity.ParseRoleARN(fixed.RoleARN); ok && arn.HasPath() {
-			fixed.RoleARN = arn.WithoutPath()
-		}
-		fixed.Username = identity.FargateUsername
-		fixed.Groups = unionGroups(fixed.Groups, identity.FargatePods.Groups())
-		if e, ok := rewriteAwsAuth(m, f.Mapping, &fixed); ok {
-			return &Fix{Summary: "correct the aws-auth entry of the pod execution role", Edits: []Edit{e}}
-		}
+	if e, _, ok := correctMapping(m, a.AwsAuth.Found, identity.FargatePods, false); ok {
+		return &Fix{Summary: "correct the aws-auth entry of the pod execution role", Edits: []Edit{e}}
 	}
 	rm, ok := newNodeMapping(m, a.Role, identity.FargatePods)
 	if !ok {

@@ -35,7 +35,7 @@ func isKarpenterFinalizer(f string) bool {
 
 func karpenterFinalizersOf(o *cluster.Object) []string {
 	var out []string
-	for _, f := range objectFinalizers(o) {
+	for _, f := range o.Finalizers() {
 		if isKarpenterFinalizer(f) {
 			out = append(out, f)
 		}

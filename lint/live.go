@@ -75,17 +75,6 @@ func deletionTimestamp(o *cluster.Object) string { return o.String("metadata.del
 
 func creationTimestamp(o *cluster.Object) string { return o.String("metadata.creationTimestamp") }
 
-func objectFinalizers(o *cluster.Object) []string {
-	l, _ := o.Get("metadata.finalizers").([]any)
-	var out []string
-	for _, it := range l {
-		if s, ok := it.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // podRunsOn reports whether a pod still occupies a node (bound, not finished).
 func podRunsOn(p *cluster.Pod, node string) bool {
 	return p.Spec.NodeName == node && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed

@@ -182,21 +182,8 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 		}
 	}
 	if readsAwsAuth && a.Access.State != identity.Invalid {
-		for _, f := range explicitMappings(a.AwsAuth.Found) {
-			if len(f.Problems) == 0 || f.Mapping == nil {
-				continue
-			}
-			fixed := *f.Mapping
-			if arn, ok := identity.ParseRoleARN(fixed.RoleARN); ok && arn.HasPath() {
-				fixed.RoleARN = arn.WithoutPath()
-			} else if f.PathInARN {
-				continue
-			}
-			fixed.Username = a.Purpose.Username()
-			fixed.Groups = unionGroups(fixed.Groups, a.Purpose.Groups())
-			if e, ok := rewriteAwsAuth(m, f.Mapping, &fixed); ok {
-				return &Fix{Summary: fmt.Sprintf("correct the aws-auth entry of %s: username %s, groups %s, no IAM path", a.Role, fixed.Username, strings.Join(fixed.Groups, ", ")), Edits: []Edit{e}}
-			}
+		if e, fixed, ok := correctMapping(m, a.AwsAuth.Found, a.Purpose, true); ok {
+			return &Fix{Summary: fmt.Sprintf("correct the aws-auth entry of %s: username %s, groups %s, no IAM path", a.Role, fixed.Username, strings.Join(fixed.Groups, ", ")), Edits: []Edit{e}}
 		}
 	}
 	var edits []Edit

@@ -228,7 +228,7 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	if vol.handle != "" && strings.HasPrefix(vol.handle, "vol-") {
 		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("aws ec2 describe-volumes --volume-ids %s --query 'Volumes[0].Attachments'", vol.handle)})
 	}
-	for i, f := range objectFinalizers(va.Object) {
+	for i, f := range va.Object.Finalizers() {
 		path := fmt.Sprintf("/metadata/finalizers/%d", i)
 		patch := []any{map[string]any{"op": "test", "path": path, "value": f}, map[string]any{"op": "remove", "path": path}}
 		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl patch volumeattachment %s --type json -p %s  # only once EC2 shows the volume detached", live.ShellQuote(va.Name), live.ShellQuote(live.CompactJSON(patch)))})

@@ -63,7 +63,7 @@ func PatchEdit(o *cluster.Object, patch map[string]any) cluster.Edit {
 // position, with a test that the position still holds it, so that no other
 // finalizer is dropped if the list changed in between.
 func RemoveFinalizerCommand(o *cluster.Object, finalizer string) (string, bool) {
-	for i, f := range finalizers(o) {
+	for i, f := range o.Finalizers() {
 		if f != finalizer {
 			continue
 		}
@@ -75,15 +75,4 @@ func RemoveFinalizerCommand(o *cluster.Object, finalizer string) (string, bool) 
 		return fmt.Sprintf("kubectl patch %s --type json -p %s", target(o), ShellQuote(CompactJSON(patch))), true
 	}
 	return "", false
-}
-
-func finalizers(o *cluster.Object) []string {
-	l, _ := o.Get("metadata.finalizers").([]any)
-	var out []string
-	for _, it := range l {
-		if s, ok := it.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -132,26 +132,12 @@ func template(s string) string {
 }
 
 // ModuleCall returns the top-level module call ("module.karpenter") of an
-// address inside it.
+// address inside it, or the address itself when it is a module call.
 func ModuleCall(addr string) (string, bool) {
-	if !strings.HasPrefix(addr, "module.") {
-		return "", false
+	if call, _, ok := cluster.SplitModuleCall(addr); ok {
+		return call, true
 	}
-	rest := addr[len("module."):]
-	depth := 0
-	for i := 0; i < len(rest); i++ {
-		switch rest[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				return "module." + rest[:i], true
-			}
-		}
-	}
-	return addr, true
+	return addr, strings.HasPrefix(addr, "module.")
 }
 
 // StringExpr renders a model string as an HCL expression: a value that is one
