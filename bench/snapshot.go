@@ -102,7 +102,9 @@ func writeSnapshot(w io.Writer, o SnapshotOptions) error {
 		return []any{obj{"apiVersion": "apps/v1", "kind": kind, "name": name, "controller": true, "uid": "uid-" + name}}
 	}
 	pool := func(i int) string { return fmt.Sprintf("np-%03d", i) }
-	node := func(i int) string { return fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256) }
+	node := func(i int) string {
+		return fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256)
+	}
 
 	// Karpenter, its NodePools and EC2NodeClass.
 	if err := emit(obj{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": meta("default", "", nil),
@@ -193,7 +195,7 @@ func writeSnapshot(w io.Writer, o SnapshotOptions) error {
 		switch {
 		case kind == 7:
 			// A real defect: it selects a label no NodePool gives.
-			selector = obj{"team": pool(d%max(o.NodePools, 1)), "workload": "gpu"}
+			selector = obj{"team": pool(d % max(o.NodePools, 1)), "workload": "gpu"}
 		case kind == 13:
 			// It selects one NodePool by name.
 			selector = obj{"karpenter.sh/nodepool": pool(d % max(o.NodePools, 1))}
