@@ -152,7 +152,19 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	facts := newFactStore(m, s)
 	// Most checks ask where workloads run; answer for all of them at once, in
 	// parallel, before the checks run one after the other.
-	s.Prepare(m.Workloads, cluster.Steady)
+	// A running cluster's workloads are judged by their pods, which are
+	// placed by scheduling class when needed: only configured ones are placed
+	// ahead.
+	ahead := m.Workloads
+	if m.Live != nil {
+		ahead = nil
+		for _, w := range m.Workloads {
+			if w.Object.Manager != "cluster" {
+				ahead = append(ahead, w)
+			}
+		}
+	}
+	s.Prepare(ahead, cluster.Steady)
 	// Checks are pure and independent: run them side by side, then put their
 	// findings in one deterministic order.
 	results := make([][]Finding, len(checks))

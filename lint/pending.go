@@ -207,7 +207,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 	w := g.workload
 	e := liveEvidence(w, pl, ctrl, !known || age >= pendingGrace)
 	existing, pools := e.existing, e.pools
-	clause := firstClause(pl)
+	clause := func() string { return firstClause(pl) }
 
 	switch decidePods(e) {
 	case podsDeadlock:
@@ -216,7 +216,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 		if len(pools) > 0 {
 			what = "fit only Karpenter capacity (" + sourceNames(pools) + ")"
 		}
-		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: they %s, and %s: %s", g.owner, n, waitedText, what, lowerFirst(w.Bootstrap), clause)
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: they %s, and %s: %s", g.owner, n, waitedText, what, lowerFirst(w.Bootstrap), clause())
 		f.Detail = pendingDetail(g, pl, "It must run before Karpenter can launch nodes: "+w.Bootstrap+". "+ctrl.Sentence())
 		f.Fix = livePendingFix(w, pl, true)
 		return pendingBootstrap, f, true
@@ -227,7 +227,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 		return pendingUnschedulable, f, true
 	case podsFitNothing:
 		f.Severity = Error
-		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no capacity: %s", g.owner, n, waitedText, clause)
+		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no capacity: %s", g.owner, n, waitedText, clause())
 		f.Detail = pendingDetail(g, pl)
 		if w != nil {
 			f.Fix = livePendingFix(w, pl, false)

@@ -33,6 +33,14 @@ type Simulator struct {
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
 	static     map[staticKey]*static
+
+	// Live clusters: the requests bound to each node, summed once; the part of
+	// a node's verdict that depends on its labels and taints, once per kind of
+	// node and kind of pod; placements shared by pods of one class.
+	useOnce  sync.Once
+	nodeUse  map[string]corev1.ResourceList
+	nodeSigs map[*cluster.Node]string
+	podClass map[string]*Placement
 }
 
 // staticKey identifies the part of a verdict that depends only on the source and
@@ -88,6 +96,8 @@ func New(m *cluster.Model) *Simulator {
 		overhead:   map[string]corev1.ResourceList{},
 		overVec:    map[string]vec{},
 		static:     map[staticKey]*static{},
+		nodeSigs:   map[*cluster.Node]string{},
+		podClass:   map[string]*Placement{},
 	}
 }
 
@@ -175,7 +185,64 @@ func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
 	}
 	pod := &corev1.Pod{ObjectMeta: w.Template.ObjectMeta, Spec: *p.Spec.DeepCopy()}
 	pod.Namespace = p.Object.Namespace
-	return s.place(w, pod, cluster.Steady)
+	// Pods of one scheduling class get the same answer: place one, share it.
+	key := s.podClassKey(w, pod)
+	s.mu.Lock()
+	shared, ok := s.podClass[key]
+	s.mu.Unlock()
+	if !ok {
+		shared = s.place(w, pod, cluster.Steady)
+		s.mu.Lock()
+		s.podClass[key] = shared
+		s.mu.Unlock()
+	}
+	pl := *shared
+	pl.Workload = w
+	return &pl
+}
+
+// podClassKey is a pod's scheduling-equivalence class: everything placement
+// reads of it — node selection, tolerations, node-name fields, requests, what
+// component it is, and, where Fargate profiles select by them, its namespace
+// and labels.
+func (s *Simulator) podClassKey(w *cluster.Workload, pod *corev1.Pod) string {
+	var b strings.Builder
+	b.WriteString(signature(pod))
+	b.WriteByte(4)
+	b.WriteString(matchFields(pod))
+	b.WriteByte(4)
+	req := requests(pod)
+	for _, name := range sortedResourceNames(req) {
+		q := req[name]
+		b.WriteString(string(name) + "=" + q.String() + ",")
+	}
+	b.WriteByte(4)
+	b.WriteString(w.Component + "\x00" + w.Bootstrap + "\x00" + w.NodeCritical + "\x00" + w.Object.Unknown)
+	if len(s.m.FargateProfiles) > 0 {
+		b.WriteByte(4)
+		b.WriteString(pod.Namespace)
+		for _, k := range sortedKeys(pod.Labels) {
+			b.WriteString("\x00" + k + "=" + pod.Labels[k])
+		}
+	}
+	return b.String()
+}
+
+// matchFields renders a pod's required node affinity on node fields
+// (metadata.name, as every DaemonSet pod has).
+func matchFields(pod *corev1.Pod) string {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range t.MatchFields {
+			b.WriteString(f.Key + "\x00" + string(f.Operator) + "\x00" + strings.Join(f.Values, "\x00") + "\x02")
+		}
+		b.WriteByte(3)
+	}
+	return b.String()
 }
 
 func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
@@ -220,8 +287,12 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			return
 		}
 	}
+	fields := ""
+	if len(s.m.Nodes) > 0 {
+		fields = matchFields(pod)
+	}
 	for _, n := range s.m.Nodes {
-		if !yield(s.nodeVerdict(n, pod, req)) {
+		if !yield(s.nodeVerdict(n, pod, pc, fields, req)) {
 			return
 		}
 	}
@@ -640,24 +711,35 @@ func (s *Simulator) overheadFor(key string, matches func(*corev1.Pod) bool) core
 
 // ---- live nodes ----
 
-func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, req corev1.ResourceList) Verdict {
+func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, pc *constraints, fields string, req corev1.ResourceList) Verdict {
 	v := Verdict{Source: Source{Kind: cluster.KindNode, Name: n.Name, Origin: n.Object.Origin, Node: n}}
-	taints := append([]corev1.Taint(nil), n.Taints...)
-	if n.Unschedulable {
-		if !Tolerates(pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
-			v.Reasons = append(v.Reasons, Reason{Code: CodeUnschedulable, Message: "node(s) were unschedulable"})
+	// Taints, unschedulable and node affinity depend on the node's labels and
+	// taints (and its name, for a pod that names nodes), not on the node itself:
+	// answered once per kind of node and kind of pod.
+	sig := s.nodeSig(n)
+	if fields != "" {
+		sig += "\x00" + n.Name
+	}
+	st := s.cachedStatic(staticKey{source: sig, sig: pc.sig + "\x04" + fields}, func() *static {
+		st := &static{}
+		if n.Unschedulable {
+			if !Tolerates(pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
+				st.reasons = append(st.reasons, Reason{Code: CodeUnschedulable, Message: "node(s) were unschedulable"})
+			}
 		}
-	}
-	if t, bad := untolerated(taints, pod.Spec.Tolerations); bad {
-		tt := t
-		v.Reasons = append(v.Reasons, Reason{Code: CodeTaint, Taint: &tt, Message: "node(s) had untolerated taint " + taintString(t)})
-	}
-	node := &corev1.Node{}
-	node.Name = n.Name
-	node.Labels = n.Labels
-	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
-		v.Reasons = append(v.Reasons, Reason{Code: CodeAffinity, Message: "node(s) didn't match Pod's node affinity/selector"})
-	}
+		if t, bad := untolerated(n.Taints, pod.Spec.Tolerations); bad {
+			tt := t
+			st.reasons = append(st.reasons, Reason{Code: CodeTaint, Taint: &tt, Message: "node(s) had untolerated taint " + taintString(t)})
+		}
+		node := &corev1.Node{}
+		node.Name = n.Name
+		node.Labels = n.Labels
+		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
+			st.reasons = append(st.reasons, Reason{Code: CodeAffinity, Message: "node(s) didn't match Pod's node affinity/selector"})
+		}
+		return st
+	})
+	v.Reasons = append(v.Reasons, st.reasons...)
 	if n.Allocatable != nil {
 		used := s.usedOn(n.Name)
 		if short := shortfall(req, n.Allocatable, used); len(short) > 0 {
@@ -676,26 +758,55 @@ func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, req corev1.Res
 	return v
 }
 
-// usedOn sums the requests of the running pods bound to a node.
+// usedOn sums the requests of the running pods bound to a node. Every node's
+// sum is computed in one pass over the pods, the first time one is asked.
 func (s *Simulator) usedOn(node string) corev1.ResourceList {
-	key := "node:" + node
-	s.mu.Lock()
-	if o, ok := s.overhead[key]; ok {
-		s.mu.Unlock()
-		return o
-	}
-	s.mu.Unlock()
-	total := corev1.ResourceList{}
-	for _, p := range s.m.Pods {
-		if p.Spec.NodeName != node || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
+	s.useOnce.Do(func() {
+		s.nodeUse = map[string]corev1.ResourceList{}
+		for _, p := range s.m.Pods {
+			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			total, ok := s.nodeUse[p.Spec.NodeName]
+			if !ok {
+				total = corev1.ResourceList{}
+				s.nodeUse[p.Spec.NodeName] = total
+			}
+			addTo(total, requests(&corev1.Pod{Spec: p.Spec}))
 		}
-		addTo(total, requests(&corev1.Pod{Spec: p.Spec}))
+	})
+	if u, ok := s.nodeUse[node]; ok {
+		return u
 	}
+	return corev1.ResourceList{}
+}
+
+// nodeSig identifies what a node's verdict reads besides its resources: its
+// labels, taints and whether it is cordoned.
+func (s *Simulator) nodeSig(n *cluster.Node) string {
 	s.mu.Lock()
-	s.overhead[key] = total
+	sig, ok := s.nodeSigs[n]
 	s.mu.Unlock()
-	return total
+	if ok {
+		return sig
+	}
+	var b strings.Builder
+	b.WriteString("node\x00")
+	for _, k := range sortedKeys(n.Labels) {
+		b.WriteString(k + "=" + n.Labels[k] + "\x00")
+	}
+	b.WriteByte(1)
+	for _, t := range n.Taints {
+		b.WriteString(taintString(t) + "\x00")
+	}
+	if n.Unschedulable {
+		b.WriteString("\x01cordoned")
+	}
+	sig = b.String()
+	s.mu.Lock()
+	s.nodeSigs[n] = sig
+	s.mu.Unlock()
+	return sig
 }
 
 // ---- Fargate ----
