@@ -43,6 +43,7 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			if err != nil {
 				return err
 			}
+			roomFor(env, args)
 			cs, err := source.Load(args, o.sourceOptions())
 			if err != nil {
 				return loadError(err)

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +128,7 @@ func loadClusters(ctx context.Context, env *Env, useLive bool, lo *liveOptions, 
 	if len(paths) == 0 && len(o.charts) == 0 {
 		paths = []string{"."}
 	}
+	roomFor(env, paths)
 	cs, err := source.Load(paths, o.sourceOptions())
 	if err != nil {
 		return nil, loadError(err)
@@ -140,3 +143,24 @@ instead of files; it is also chosen when no PATH is given and --context, --kubec
 
 // isPlugin reports whether the program runs as a kubectl plugin.
 func isPlugin(prog string) bool { return strings.HasPrefix(progName(prog), "kubectl ") }
+
+// roomFor raises the soft memory limit for large input files. The limit the
+// program starts with (300 MB) keeps what hostile input can make eksdoctor
+// hold bounded; a legitimate large snapshot (a 100,000-pod cluster is about
+// 85 MB of JSON and 600 MB of model) would otherwise spend half its time
+// collecting garbage. The limit becomes twenty times the size of the input files
+// given, when that is more. GOMEMLIMIT, when set, decides instead.
+func roomFor(env *Env, paths []string) {
+	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
+		return
+	}
+	var total int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+	}
+	if want := 20 * total; want > debug.SetMemoryLimit(-1) {
+		debug.SetMemoryLimit(want)
+	}
+}

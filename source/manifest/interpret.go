@@ -383,6 +383,13 @@ func decodePod(o *cluster.Object) (*cluster.Pod, error) {
 			p.Owner = cluster.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: name}
 		}
 	}
+	if o.Manager == "cluster" {
+		// A running cluster's pod is read from its decoded spec and status from
+		// now on, and never patched or rewritten: a large cluster's pods are
+		// half its objects, so their generic form keeps only what objects are
+		// read by (kind, metadata).
+		o.Content = map[string]any{"apiVersion": o.Content["apiVersion"], "kind": o.Content["kind"], "metadata": o.Content["metadata"]}
+	}
 	return p, nil
 }
 
