@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -247,16 +249,32 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 	for _, sk := range doc.Skipped {
 		s.Skipped = append(s.Skipped, cluster.Skipped(sk))
 	}
+	// Objects decode independently: in parallel, kept in their order.
+	objs := make([]map[string]any, len(doc.Objects))
+	errs := make([]error, len(doc.Objects))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(doc.Objects); i += workers {
+				var obj map[string]any
+				// The same decoder as client-go's unstructured objects, so
+				// integers come back as int64 exactly as a live read gives them.
+				err := utiljson.Unmarshal(doc.Objects[i], &obj)
+				if err == nil {
+					err = checkObject(obj)
+				}
+				objs[i], errs[i] = obj, err
+			}
+		}()
+	}
+	wg.Wait()
+	doc.Objects = nil
 	var probs []cluster.Problem
-	for i, raw := range doc.Objects {
-		var obj map[string]any
-		// The same decoder as client-go's unstructured objects, so integers come
-		// back as int64 exactly as a live read gives them.
-		err := utiljson.Unmarshal(raw, &obj)
-		if err == nil {
-			err = checkObject(obj)
-		}
-		if err != nil {
+	for i, obj := range objs {
+		if err := errs[i]; err != nil {
 			probs = append(probs, cluster.Problem{
 				Origin:  cluster.Origin{File: file, Path: fmt.Sprintf("objects.%d", i)},
 				Message: fmt.Sprintf("snapshot object %d: %v", i, err),

@@ -32,6 +32,10 @@ func Interpret(m *cluster.Model) {
 	for _, w := range m.Workloads {
 		decoded[w.Object] = true
 	}
+	var pods map[*cluster.Object]decodedPod
+	if live {
+		pods = decodePods(m.Objects, decoded)
+	}
 	for _, o := range m.Objects {
 		if decoded[o] {
 			continue
@@ -73,10 +77,10 @@ func Interpret(m *cluster.Model) {
 			}
 			m.Live.VolumeAttachments = append(m.Live.VolumeAttachments, decodeVolumeAttachment(o))
 		case o.Kind == "Pod" && live && o.Manager == "cluster":
-			if p, err := decodePod(o); err != nil {
-				m.Problems = append(m.Problems, problem(o, err))
+			if r := pods[o]; r.err != nil {
+				m.Problems = append(m.Problems, problem(o, r.err))
 			} else {
-				m.Pods = append(m.Pods, p)
+				m.Pods = append(m.Pods, r.pod)
 			}
 		default:
 			tp, ok := templatePath(o)
@@ -364,6 +368,40 @@ func fromUnstructured(v any, into any) (err error) {
 		}
 	}()
 	return k8sruntime.DefaultUnstructuredConverter.FromUnstructured(m, into)
+}
+
+type decodedPod struct {
+	pod *cluster.Pod
+	err error
+}
+
+// decodePods decodes a running cluster's pods, in parallel: they are most of
+// a large cluster's objects.
+func decodePods(objs []*cluster.Object, skip map[*cluster.Object]bool) map[*cluster.Object]decodedPod {
+	var list []*cluster.Object
+	for _, o := range objs {
+		if o.Kind == "Pod" && o.Manager == "cluster" && !skip[o] {
+			list = append(list, o)
+		}
+	}
+	out := make([]decodedPod, len(list))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(list); i += workers {
+				out[i].pod, out[i].err = decodePod(list[i])
+			}
+		}()
+	}
+	wg.Wait()
+	m := make(map[*cluster.Object]decodedPod, len(list))
+	for i, o := range list {
+		m[o] = out[i]
+	}
+	return m
 }
 
 func decodePod(o *cluster.Object) (*cluster.Pod, error) {

@@ -4,6 +4,12 @@
 //	eksdoctor-bench gen DIR          write the configuration (5,000 workloads, 50 NodePools, 20 node groups)
 //	eksdoctor-bench parse DIR        read and decode every file, nothing else: the baseline, with
 //	                                 the same decoder and parallelism as `eksdoctor check`
+//	eksdoctor-bench snapshot FILE [large]
+//	                                 write a running cluster's snapshot: 10,000 pods on 500
+//	                                 nodes and 20 NodePools, or 100,000 / 5,000 / 200
+//	eksdoctor-bench live BIN FILE    run `BIN check FILE` and, beside it, Python's json.load of
+//	                                 the same file (the parse-only floor); print wall time,
+//	                                 peak RSS and their ratio, median of five runs each
 //	eksdoctor-bench hostile BIN [CASE...]
 //	                                 run the eksdoctor binary BIN on every hostile input (or the
 //	                                 named ones) and on examples/broken, and print wall time and
@@ -13,6 +19,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -21,7 +28,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/internal/hostile"
 )
 
-const usage = "usage: eksdoctor-bench gen|parse DIR | hostile BIN [CASE...]"
+const usage = "usage: eksdoctor-bench gen|parse DIR | snapshot FILE [large] | live BIN FILE | hostile BIN [CASE...]"
 
 func main() {
 	hostile.Launch()
@@ -46,6 +53,26 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Printf("parsed %d objects in %s\n", n, time.Since(start).Round(time.Millisecond))
+	case "snapshot":
+		o := bench.SnapshotMedium
+		if len(os.Args) > 3 && os.Args[3] == "large" {
+			o = bench.SnapshotLarge
+		}
+		n, err := bench.GenerateSnapshot(dir, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote %.1f MB to %s (%d pods, %d nodes, %d NodePools)\n", float64(n)/1e6, dir, o.Pods, o.Nodes, o.NodePools)
+	case "live":
+		if len(os.Args) < 4 {
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+		if err := runLive(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	case "hostile":
 		if err := runHostile(os.Args[2], os.Args[3:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -103,5 +130,52 @@ func runHostile(bin string, names []string) error {
 		hostile.Cleanup(dir)
 		fmt.Printf("%-22s %8s %6d MiB  %d   %+d MiB beside the normal run\n", c.Name, worst.Wall.Round(time.Millisecond), worst.MaxRSS>>20, worst.ExitCode, (worst.MaxRSS-normal.MaxRSS)>>20)
 	}
+	return nil
+}
+
+// runLive times `BIN check FILE` beside the parse-only floor of the same file
+// (Python's json.load), five runs each, alternating, and prints the medians.
+func runLive(bin, file string) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	file, err = filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		return fmt.Errorf("the floor needs python3: %w", err)
+	}
+	var check, floor []hostile.Result
+	for range 5 {
+		f, err := hostile.Run(python, os.TempDir(), []string{"-c", "import json,sys; json.load(open(sys.argv[1]))", file}, false, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		floor = append(floor, f)
+		c, err := hostile.Run(bin, os.TempDir(), []string{"check", file}, false, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		check = append(check, c)
+	}
+	med := func(rs []hostile.Result) (time.Duration, int64) {
+		walls := make([]time.Duration, len(rs))
+		rss := make([]int64, len(rs))
+		for i, r := range rs {
+			walls[i], rss[i] = r.Wall, r.MaxRSS
+		}
+		slices.Sort(walls)
+		slices.Sort(rss)
+		return walls[len(walls)/2], rss[len(rss)/2]
+	}
+	cw, cr := med(check)
+	fw, fr := med(floor)
+	fmt.Printf("%-34s %9s %10s\n", "", "wall", "peak RSS")
+	fmt.Printf("%-34s %9s %6d MiB\n", "floor: python3 json.load", fw.Round(time.Millisecond), fr>>20)
+	fmt.Printf("%-34s %9s %6d MiB\n", "eksdoctor check", cw.Round(time.Millisecond), cr>>20)
+	fmt.Printf("%-34s %8.2fx %9.2fx\n", "ratio", float64(cw)/float64(fw), float64(cr)/float64(fr))
 	return nil
 }
