@@ -69,7 +69,7 @@ func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
 		b.WriteString("kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour).\n")
 	}
 	b.WriteString("eksdoctor: " + pl.Summary())
-	if lines := pl.Explain(); len(lines) > 0 {
+	if lines := pl.Grouped(maxDetailed); len(lines) > 0 {
 		b.WriteString("\nSource by source, in the cluster as it is:")
 		for _, l := range lines {
 			b.WriteString("\n  - " + l)

@@ -26,23 +26,11 @@ func placementDetail(pl *sim.Placement) string {
 	if len(pl.Verdicts) > 0 {
 		fmt.Fprintf(&b, "\nIn the %s phase:", pl.Phase)
 	}
-	// Every fitting source, and the first refusing ones of each kind: a finding
-	// stays readable on clusters with dozens of node groups and NodePools;
-	// `eksdoctor explain` lists them all.
-	shown := map[cluster.CapacityKind]int{}
-	hidden := map[cluster.CapacityKind]int{}
-	for _, v := range pl.Verdicts {
-		if v.Result != sim.Fits && shown[v.Source.Kind] >= maxDetailed {
-			hidden[v.Source.Kind]++
-			continue
-		}
-		shown[v.Source.Kind]++
-		b.WriteString("\n  - " + v.Line())
-	}
-	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool, cluster.KindUnseen} {
-		if n := hidden[k]; n > 0 {
-			fmt.Fprintf(&b, "\n  - and %d more %ss that refuse it (eksdoctor explain %s lists every source)", n, k, explainArg(pl.Workload))
-		}
+	// Every fitting source, and the refusing ones nearest first; a kind with
+	// more than maxDetailed refusing sources (dozens of node groups, hundreds
+	// of NodePools) has those that refuse for the same reason on one line.
+	for _, l := range pl.Grouped(maxDetailed) {
+		b.WriteString("\n  - " + l)
 	}
 	return b.String()
 }

@@ -66,8 +66,11 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		if fits > 0 {
 			return fmt.Sprintf("%d/%d nodepools can launch a node for it.", fits, len(vs))
 		}
+		// The nearest first: the NodePool the pod names, then those that
+		// refuse for the fewest reasons.
+		near := nearestFirst(vs)
 		var msgs []string
-		for _, v := range vs {
+		for _, v := range near {
 			if len(v.Reasons) > 0 {
 				msgs = append(msgs, v.Reasons[0].Message)
 			}
@@ -106,6 +109,114 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		return fmt.Sprintf("%d/%d %s are available.", fits, len(vs), noun)
 	}
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
+}
+
+// nearestFirst orders refusing sources by how near they come to taking the
+// pod: a NodePool the pod names (its refusal is not about the
+// karpenter.sh/nodepool label) before the others; then a refusal few sources
+// share (the one the pod selects, by name or by a label only it gives, fails
+// for a reason of its own, where the rest fail alike for not being selected);
+// then fewer reasons.
+func nearestFirst(vs []Verdict) []Verdict {
+	shared := map[string]int{}
+	for _, v := range vs {
+		shared[v.sharedText()]++
+	}
+	out := append([]Verdict(nil), vs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if na, nb := namesOther(a), namesOther(b); na != nb {
+			return !na
+		}
+		if sa, sb := shared[a.sharedText()], shared[b.sharedText()]; sa != sb {
+			return sa < sb
+		}
+		return len(a.Reasons) < len(b.Reasons)
+	})
+	return out
+}
+
+// namesOther reports whether a NodePool refuses only because the pod names
+// another NodePool.
+func namesOther(v Verdict) bool {
+	return v.Source.Kind == cluster.KindNodePool && len(v.Reasons) > 0 && v.Reasons[0].Key == "karpenter.sh/nodepool"
+}
+
+// Grouped renders the verdicts for a finding's detail: every source that fits,
+// and for each kind the refusing sources nearest first; when a kind has more
+// than max refusing sources, they are nearest first and those that refuse
+// for the same reason are one line ("198 nodepools (np-000, np-001, np-002
+// and 195 more): refuses: ...").
+func (p *Placement) Grouped(max int) []string {
+	refusing := map[cluster.CapacityKind][]Verdict{}
+	for _, v := range p.Verdicts {
+		if v.Result != Fits {
+			refusing[v.Source.Kind] = append(refusing[v.Source.Kind], v)
+		}
+	}
+	var out []string
+	grouped := map[cluster.CapacityKind]bool{}
+	for _, v := range p.Verdicts {
+		k := v.Source.Kind
+		if v.Result == Fits || len(refusing[k]) <= max {
+			out = append(out, v.Line())
+			continue
+		}
+		if grouped[k] {
+			continue
+		}
+		// Where the kind's first refusing source stands: all of them, grouped.
+		grouped[k] = true
+		out = append(out, groupLines(k, refusing[k])...)
+	}
+	return out
+}
+
+// groupLines renders refusing sources of one kind nearest first, those that
+// refuse for the same reason on one line.
+func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
+	vs = nearestFirst(vs)
+	type group struct {
+		text  string
+		names []string
+		first Verdict
+	}
+	var groups []*group
+	index := map[string]*group{}
+	for _, v := range vs {
+		text := v.sharedText()
+		g, ok := index[text]
+		if !ok {
+			g = &group{text: text, first: v}
+			index[text] = g
+			groups = append(groups, g)
+		}
+		g.names = append(g.names, v.Source.Name)
+	}
+	var out []string
+	for _, g := range groups {
+		if len(g.names) == 1 {
+			out = append(out, g.first.Line())
+			continue
+		}
+		shown, more := g.names, ""
+		if len(shown) > 3 {
+			shown, more = shown[:3], fmt.Sprintf(" and %d more", len(g.names)-3)
+		}
+		out = append(out, fmt.Sprintf("%d %ss (%s%s): %s", len(g.names), k, strings.Join(shown, ", "), more, g.text))
+	}
+	return out
+}
+
+// sharedText is a verdict's line without its source's name, so that sources
+// that refuse for the same reason read the same.
+func (v Verdict) sharedText() string {
+	line := v.Line()
+	name := fmt.Sprintf("%s %q: ", v.Source.Kind, v.Source.Name)
+	line = strings.TrimPrefix(line, name)
+	line = strings.ReplaceAll(line, fmt.Sprintf("incompatible with %s %q, ", v.Source.Kind, v.Source.Name), "")
+	line = strings.ReplaceAll(line, "["+v.Source.Name+"]", "[its own name]")
+	return line
 }
 
 // maxSummarized is how many NodePools a summary quotes; the verdicts list them all.

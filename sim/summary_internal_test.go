@@ -1,0 +1,42 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// With hundreds of NodePools, the one the pods select (by a label only it
+// gives) leads the summary, and the others, which refuse alike, are one line
+// of the detail.
+func TestNearestFirstAndGrouped(t *testing.T) {
+	var vs []Verdict
+	for i := range 12 {
+		name := fmt.Sprintf("np-%03d", i)
+		msg := fmt.Sprintf("incompatible with nodepool %q, incompatible requirements, key team, team In [np-007] not in team In [%s]", name, name)
+		if name == "np-007" {
+			msg = `incompatible with nodepool "np-007", incompatible requirements, label "workload" does not have known values`
+		}
+		vs = append(vs, Verdict{Source: Source{Kind: cluster.KindNodePool, Name: name}, Result: Refuses,
+			Reasons: []Reason{{Code: CodeRequirements, Key: "team", Message: msg}}})
+	}
+	pl := &Placement{Phase: cluster.Steady, Verdicts: vs}
+	if s := pl.Summary(); !strings.HasPrefix(s, `incompatible with nodepool "np-007"`) {
+		t.Errorf("summary = %q, want it to lead with np-007", s)
+	}
+	got := pl.Grouped(8)
+	want := []string{
+		`nodepool "np-007": refuses: incompatible with nodepool "np-007", incompatible requirements, label "workload" does not have known values`,
+		`11 nodepools (np-000, np-001, np-002 and 8 more): refuses: incompatible requirements, key team, team In [np-007] not in team In [its own name]`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Grouped:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Few sources: each on its line, in order, as before.
+	few := &Placement{Phase: cluster.Steady, Verdicts: vs[:3]}
+	if got := few.Grouped(8); len(got) != 3 || !strings.HasPrefix(got[0], `nodepool "np-000"`) {
+		t.Errorf("Grouped of three = %q", got)
+	}
+}
