@@ -15,12 +15,19 @@ type Options struct {
 	NodeGroups int
 	// Teams spreads workloads over namespaces and directories.
 	Teams int
-	Seed  uint64
+	// DaemonSets are node agents: log shippers and metrics exporters that
+	// tolerate everything, and CSI node plugins that nodes need to drain.
+	DaemonSets int
+	Seed       uint64
 }
 
 // Large is the configuration the README's figures are measured on: 5,000
-// workloads (about 23 MB of YAML), 50 NodePools, 20 node groups.
-var Large = Options{Workloads: 5000, NodePools: 50, NodeGroups: 20, Teams: 50, Seed: 1}
+// workloads, 50 NodePools, 20 node groups, 10 DaemonSets; Huge is ten times
+// as many workloads and NodePools, with 30 DaemonSets.
+var (
+	Large = Options{Workloads: 5000, NodePools: 50, NodeGroups: 20, Teams: 50, DaemonSets: 10, Seed: 1}
+	Huge  = Options{Workloads: 50_000, NodePools: 500, NodeGroups: 20, Teams: 500, DaemonSets: 30, Seed: 1}
+)
 
 var (
 	categories = []string{"c", "m", "r", "t", "i", "g", "p"}
@@ -53,6 +60,11 @@ func Generate(dir string, o Options) (int64, error) {
 	}
 	if err := write("karpenter/nodepools.yaml", nodePools(r, o)); err != nil {
 		return 0, err
+	}
+	for i := range o.DaemonSets {
+		if err := write(fmt.Sprintf("agents/ds-%02d.yaml", i), daemonSet(i)); err != nil {
+			return 0, err
+		}
 	}
 	perFile := 10
 	for start := 0; start < o.Workloads; start += perFile {
@@ -361,4 +373,54 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// daemonSet is a node agent: every third a CSI node plugin (node-critical,
+// tolerating the NoExecute taints and Karpenter's disruption taint), the others
+// agents that tolerate every taint.
+func daemonSet(i int) string {
+	if i%3 == 0 {
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: csi-node-%02d
+  namespace: kube-system
+spec:
+  selector:
+    matchLabels: {app: csi-node-%02d}
+  template:
+    metadata:
+      labels: {app: csi-node-%02d}
+    spec:
+      priorityClassName: system-node-critical
+      tolerations:
+      - {operator: Exists, effect: NoExecute}
+      - {key: karpenter.sh/disrupted, operator: Exists, effect: NoSchedule}
+      containers:
+      - name: ebs-plugin
+        image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.40.0
+        resources: {requests: {cpu: 10m, memory: 40Mi}}
+      - name: node-driver-registrar
+        image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.12.0
+`, i, i, i)
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent-%02d
+  namespace: observability
+spec:
+  selector:
+    matchLabels: {app: agent-%02d}
+  template:
+    metadata:
+      labels: {app: agent-%02d}
+    spec:
+      tolerations:
+      - operator: Exists
+      containers:
+      - name: agent
+        image: public.ecr.aws/bench/agent:%d.0
+        resources: {requests: {cpu: 50m, memory: 64Mi}}
+`, i, i, i, i)
 }

@@ -180,16 +180,7 @@ func reportPendingPods(p *Pass, kind pendingKind) {
 
 // withoutNodePools leaves NodePools out of a placement: Karpenter launches no
 // node for a DaemonSet's pod, which is bound to the node it was created for.
-func withoutNodePools(pl *sim.Placement) *sim.Placement {
-	out := *pl
-	out.Verdicts = nil
-	for _, v := range pl.Verdicts {
-		if v.Source.Kind != cluster.KindNodePool {
-			out.Verdicts = append(out.Verdicts, v)
-		}
-	}
-	return &out
-}
+func withoutNodePools(pl *sim.Placement) *sim.Placement { return pl.Without(cluster.KindNodePool) }
 
 // judgePending decides what a group of Pending pods is, and under which check it
 // is reported. ok is false when the pods are not (yet) a problem.

@@ -246,7 +246,7 @@ func matchFields(pod *corev1.Pod) string {
 }
 
 func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
-	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod)}
+	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod), memo: &summaryMemo{}}
 	daemon := w.IsDaemonSet()
 	pc := constraintsOf(pod)
 	need := vecOf(pl.Requests)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -15,6 +16,14 @@ import (
 //	0/1 node groups are available: 1 node group(s) had untolerated taint {karpenter.sh/controller: true}.
 //	incompatible with nodepool "default", incompatible requirements, label "workload" does not have known values.
 func (p *Placement) Summary() string {
+	if p.memo == nil {
+		return p.summarize()
+	}
+	p.memo.once.Do(func() { p.memo.summary = p.summarize() })
+	return p.memo.summary
+}
+
+func (p *Placement) summarize() string {
 	var parts []string
 	for _, k := range []cluster.CapacityKind{cluster.KindNode, cluster.KindNodeGroup, cluster.KindFargate, cluster.KindNodePool, cluster.KindUnseen} {
 		if s := p.kindSummary(k); s != "" {
@@ -68,7 +77,7 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		}
 		// The nearest first: the NodePool the pod names, then those that
 		// refuse for the fewest reasons.
-		near := nearestFirst(vs)
+		near := p.nearest(k)
 		var msgs []string
 		for _, v := range near {
 			if len(v.Reasons) > 0 {
@@ -111,6 +120,34 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
 }
 
+// nearest returns the refusing sources of a kind, nearest first, worded once
+// per placement.
+func (p *Placement) nearest(k cluster.CapacityKind) []Verdict {
+	compute := func() []Verdict {
+		var vs []Verdict
+		for _, v := range p.Verdicts {
+			if v.Source.Kind == k && v.Result != Fits {
+				vs = append(vs, v)
+			}
+		}
+		return nearestFirst(vs)
+	}
+	if p.memo == nil {
+		return compute()
+	}
+	p.memo.mu.Lock()
+	defer p.memo.mu.Unlock()
+	if vs, ok := p.memo.nearest[k]; ok {
+		return vs
+	}
+	if p.memo.nearest == nil {
+		p.memo.nearest = map[cluster.CapacityKind][]Verdict{}
+	}
+	vs := compute()
+	p.memo.nearest[k] = vs
+	return vs
+}
+
 // nearestFirst orders refusing sources by how near they come to taking the
 // pod: a NodePool the pod names (its refusal is not about the
 // karpenter.sh/nodepool label) before the others; then a refusal few sources
@@ -118,21 +155,34 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 // for a reason of its own, where the rest fail alike for not being selected);
 // then fewer reasons.
 func nearestFirst(vs []Verdict) []Verdict {
-	shared := map[string]int{}
-	for _, v := range vs {
-		shared[v.sharedText()]++
+	type ranked struct {
+		v      Verdict
+		text   string
+		shared int
 	}
-	out := append([]Verdict(nil), vs...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if na, nb := namesOther(a), namesOther(b); na != nb {
+	rs := make([]ranked, len(vs))
+	count := map[string]int{}
+	for i, v := range vs {
+		rs[i] = ranked{v: v, text: v.sharedText()}
+		count[rs[i].text]++
+	}
+	for i := range rs {
+		rs[i].shared = count[rs[i].text]
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if na, nb := namesOther(a.v), namesOther(b.v); na != nb {
 			return !na
 		}
-		if sa, sb := shared[a.sharedText()], shared[b.sharedText()]; sa != sb {
-			return sa < sb
+		if a.shared != b.shared {
+			return a.shared < b.shared
 		}
-		return len(a.Reasons) < len(b.Reasons)
+		return len(a.v.Reasons) < len(b.v.Reasons)
 	})
+	out := make([]Verdict, len(rs))
+	for i, r := range rs {
+		out[i] = r.v
+	}
 	return out
 }
 
@@ -167,7 +217,7 @@ func (p *Placement) Grouped(max int) []string {
 		}
 		// Where the kind's first refusing source stands: all of them, grouped.
 		grouped[k] = true
-		out = append(out, groupLines(k, refusing[k])...)
+		out = append(out, groupLines(k, p.nearest(k))...)
 	}
 	return out
 }
@@ -175,7 +225,6 @@ func (p *Placement) Grouped(max int) []string {
 // groupLines renders refusing sources of one kind nearest first, those that
 // refuse for the same reason on one line.
 func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
-	vs = nearestFirst(vs)
 	type group struct {
 		text  string
 		names []string
@@ -211,12 +260,27 @@ func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
 // sharedText is a verdict's line without its source's name, so that sources
 // that refuse for the same reason read the same.
 func (v Verdict) sharedText() string {
-	line := v.Line()
-	name := fmt.Sprintf("%s %q: ", v.Source.Kind, v.Source.Name)
-	line = strings.TrimPrefix(line, name)
-	line = strings.ReplaceAll(line, fmt.Sprintf("incompatible with %s %q, ", v.Source.Kind, v.Source.Name), "")
-	line = strings.ReplaceAll(line, "["+v.Source.Name+"]", "[its own name]")
-	return line
+	var b strings.Builder
+	switch v.Result {
+	case Fits:
+		return "fits"
+	case Unknown:
+		b.WriteString("cannot tell: ")
+	default:
+		b.WriteString("refuses: ")
+	}
+	own := "incompatible with " + v.Source.Kind.String() + " " + strconv.Quote(v.Source.Name) + ", "
+	for i, r := range v.Reasons {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		msg := strings.Replace(r.Message, own, "", 1)
+		if strings.Contains(msg, "["+v.Source.Name+"]") {
+			msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
+		}
+		b.WriteString(msg)
+	}
+	return b.String()
 }
 
 // maxSummarized is how many NodePools a summary quotes; the verdicts list them all.

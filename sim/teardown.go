@@ -355,6 +355,11 @@ var networkTypes = map[string]bool{
 // crKind tells Karpenter's node-launching custom resources apart: NodePools (and
 // v1alpha5 Provisioners) and node classes (EC2NodeClass, v1alpha1 AWSNodeTemplate).
 func crKind(o *cluster.Object) Stage {
+	if o.Kind != "NodePool" && o.Kind != "Provisioner" && o.Kind != "EC2NodeClass" && o.Kind != "AWSNodeTemplate" {
+		// Decided by kind alone: the content of the many other objects is
+		// not read.
+		return 0
+	}
 	switch {
 	case o.String("spec.template.spec.nodeClassRef.group") == "eks.amazonaws.com":
 		// An EKS Auto Mode NodePool: its controller is part of EKS and outlives

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -100,6 +101,32 @@ type Placement struct {
 	Fargate *cluster.FargateProfile
 	// Requests is what one pod asks of a node.
 	Requests corev1.ResourceList
+
+	// memo holds Summary once worded: a finding words it more than once, and
+	// a placement among hundreds of NodePools is not cheap to summarize.
+	// Copies that share the verdicts share it.
+	memo *summaryMemo
+}
+
+type summaryMemo struct {
+	once    sync.Once
+	summary string
+
+	mu      sync.Mutex
+	nearest map[cluster.CapacityKind][]Verdict
+}
+
+// Without returns the placement without the sources of one kind.
+func (p *Placement) Without(k cluster.CapacityKind) *Placement {
+	out := *p
+	out.memo = &summaryMemo{}
+	out.Verdicts = nil
+	for _, v := range p.Verdicts {
+		if v.Source.Kind != k {
+			out.Verdicts = append(out.Verdicts, v)
+		}
+	}
+	return &out
 }
 
 // Result combines the verdicts: Fits if any source fits; else Unknown if any answer

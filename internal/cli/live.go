@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -144,23 +146,40 @@ instead of files; it is also chosen when no PATH is given and --context, --kubec
 // isPlugin reports whether the program runs as a kubectl plugin.
 func isPlugin(prog string) bool { return strings.HasPrefix(progName(prog), "kubectl ") }
 
-// roomFor raises the soft memory limit for large input files. The limit the
+// roomFor raises the soft memory limit for large inputs. The limit the
 // program starts with (300 MB) keeps what hostile input can make eksdoctor
 // hold bounded; a legitimate large snapshot (a 100,000-pod cluster is about
 // 85 MB of JSON and 600 MB of model) would otherwise spend half its time
 // collecting garbage. The limit becomes twenty times the size of the input files
-// given, when that is more. GOMEMLIMIT, when set, decides instead.
+// given (the regular files of the directories given, links not followed), at
+// most 4 GiB, when that is more. GOMEMLIMIT, when set, decides instead.
 func roomFor(env *Env, paths []string) {
 	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
 		return
 	}
 	var total int64
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode().IsRegular():
 			total += fi.Size()
+		case fi.IsDir():
+			// Regular files only, links not followed: what the loaders may read.
+			_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					if info, err := d.Info(); err == nil {
+						total += info.Size()
+					}
+				}
+				return nil
+			})
 		}
 	}
-	if want := 20 * total; want > debug.SetMemoryLimit(-1) {
+	if want := min(20*total, maxRoom); want > debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
 	}
 }
+
+// maxRoom caps the room roomFor gives.
+const maxRoom = 4 << 30

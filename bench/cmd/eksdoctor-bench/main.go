@@ -1,7 +1,8 @@
 // Command eksdoctor-bench generates the large configuration the benchmarks use
 // and times eksdoctor's stages on it, and measures eksdoctor on hostile inputs:
 //
-//	eksdoctor-bench gen DIR          write the configuration (5,000 workloads, 50 NodePools, 20 node groups)
+//	eksdoctor-bench gen DIR [huge]   write the configuration (5,000 workloads, 50 NodePools, 20 node
+//	                                 groups, 10 DaemonSets; huge: 50,000, 500 NodePools, 30 DaemonSets)
 //	eksdoctor-bench parse DIR        read and decode every file, nothing else: the baseline, with
 //	                                 the same decoder and parallelism as `eksdoctor check`
 //	eksdoctor-bench snapshot FILE [large]
@@ -39,7 +40,11 @@ func main() {
 	dir := os.Args[2]
 	switch os.Args[1] {
 	case "gen":
-		n, err := bench.Generate(dir, bench.Large)
+		o := bench.Large
+		if len(os.Args) > 3 && os.Args[3] == "huge" {
+			o = bench.Huge
+		}
+		n, err := bench.Generate(dir, o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
