@@ -3,9 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -146,13 +145,14 @@ instead of files; it is also chosen when no PATH is given and --context, --kubec
 // isPlugin reports whether the program runs as a kubectl plugin.
 func isPlugin(prog string) bool { return strings.HasPrefix(progName(prog), "kubectl ") }
 
-// roomFor raises the soft memory limit for large inputs. The limit the
+// roomFor raises the soft memory limit for large snapshots. The limit the
 // program starts with (300 MB) keeps what hostile input can make eksdoctor
-// hold bounded; a legitimate large snapshot (a 100,000-pod cluster is about
-// 85 MB of JSON and 600 MB of model) would otherwise spend half its time
-// collecting garbage. The limit becomes twenty times the size of the input files
-// given (the regular files of the directories given, links not followed), at
-// most 4 GiB, when that is more. GOMEMLIMIT, when set, decides instead.
+// hold bounded, and stays for every configuration, whatever its size; a
+// snapshot, which eksdoctor wrote from a cluster the user reads, gets room: a
+// 100,000-pod cluster is about 85 MB of JSON and 600 MB of model, and would
+// otherwise spend half its time collecting garbage. The limit becomes twenty
+// times the size of the snapshots given, at most 4 GiB, when they add up to
+// 64 MiB or more. GOMEMLIMIT, when set, decides instead.
 func roomFor(env *Env, paths []string) {
 	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
 		return
@@ -160,26 +160,33 @@ func roomFor(env *Env, paths []string) {
 	var total int64
 	for _, p := range paths {
 		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-		case fi.Mode().IsRegular():
-			total += fi.Size()
-		case fi.IsDir():
-			// Regular files only, links not followed: what the loaders may read.
-			_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
-				if err == nil && d.Type().IsRegular() {
-					if info, err := d.Info(); err == nil {
-						total += info.Size()
-					}
-				}
-				return nil
-			})
+		if err != nil || !fi.Mode().IsRegular() || !snapshotFile(p) {
+			continue
 		}
+		total += fi.Size()
+	}
+	if total < minRoomInput {
+		return
 	}
 	if want := min(20*total, maxRoom); want > debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
 	}
 }
 
-// maxRoom caps the room roomFor gives.
-const maxRoom = 4 << 30
+// snapshotFile reports whether a file starts as a snapshot does (its kind
+// comes first).
+func snapshotFile(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return live.IsSnapshot(head[:n])
+}
+
+const (
+	minRoomInput = 64 << 20
+	maxRoom      = 4 << 30
+)
