@@ -161,7 +161,7 @@ func daemonPodState(m *cluster.Model, w *cluster.Workload, n *cluster.Node) (str
 		if p.Owner != w.Ref() || p.Spec.NodeName != n.Name {
 			continue
 		}
-		if deletionTimestamp(p.Object) != "" {
+		if p.Object.Terminating() {
 			return "has only a terminating pod (" + p.Object.Name + ") on", false
 		}
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {

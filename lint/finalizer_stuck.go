@@ -63,7 +63,7 @@ func runFinalizerStuck(p *Pass) {
 	}
 	var stuck []*cluster.Object
 	for _, o := range m.Objects {
-		if o.Manager == "cluster" && stuckKind(o) && deletionTimestamp(o) != "" && len(karpenterFinalizersOf(o)) > 0 {
+		if o.Manager == "cluster" && stuckKind(o) && o.Terminating() && len(karpenterFinalizersOf(o)) > 0 {
 			stuck = append(stuck, o)
 		}
 	}

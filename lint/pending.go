@@ -29,33 +29,17 @@ type pendingGroup struct {
 // scheduling gates. Pods the live Fargate checks explain are settled by
 // arbitrate: each finding names its pods as causes.
 func pendingGroups(m *cluster.Model) []pendingGroup {
-	by := map[cluster.ObjectRef]*pendingGroup{}
-	var order []cluster.ObjectRef
-	for _, pod := range m.Pods {
-		if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" || deletionTimestamp(pod.Object) != "" {
-			continue
-		}
-		if len(pod.Spec.SchedulingGates) > 0 {
-			// Held back on purpose until its gates are removed.
-			continue
-		}
-		if s := pod.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
-			continue
-		}
-		g, ok := by[pod.Owner]
-		if !ok {
-			g = &pendingGroup{owner: pod.Owner, workload: pod.Workload}
-			by[pod.Owner] = g
-			order = append(order, pod.Owner)
-		}
-		g.pods = append(g.pods, pod)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i].Less(order[j]) })
-	out := make([]pendingGroup, 0, len(order))
-	for _, ref := range order {
-		g := by[ref]
-		sort.Slice(g.pods, func(i, j int) bool { return g.pods[i].Object.Name < g.pods[j].Object.Name })
-		out = append(out, *g)
+	by := pendingPods(m, func(pod *cluster.Pod) bool {
+		// Held back on purpose until its gates are removed, or placed by
+		// another scheduler.
+		s := pod.Spec.SchedulerName
+		return !pod.Object.Terminating() && len(pod.Spec.SchedulingGates) == 0 && (s == "" || s == corev1.DefaultSchedulerName)
+	})
+	out := make([]pendingGroup, 0, len(by))
+	for _, ref := range sortedOwners(by) {
+		pods := by[ref]
+		sort.Slice(pods, func(i, j int) bool { return pods[i].Object.Name < pods[j].Object.Name })
+		out = append(out, pendingGroup{owner: ref, workload: pods[0].Workload, pods: pods})
 	}
 	return out
 }

@@ -198,17 +198,17 @@ func namesOther(v Verdict) bool {
 // for the same reason are one line ("198 nodepools (np-000, np-001, np-002
 // and 195 more): refuses: ...").
 func (p *Placement) Grouped(max int) []string {
-	refusing := map[cluster.CapacityKind][]Verdict{}
+	refusing := map[cluster.CapacityKind]int{}
 	for _, v := range p.Verdicts {
 		if v.Result != Fits {
-			refusing[v.Source.Kind] = append(refusing[v.Source.Kind], v)
+			refusing[v.Source.Kind]++
 		}
 	}
 	var out []string
 	grouped := map[cluster.CapacityKind]bool{}
 	for _, v := range p.Verdicts {
 		k := v.Source.Kind
-		if v.Result == Fits || len(refusing[k]) <= max {
+		if v.Result == Fits || refusing[k] <= max {
 			out = append(out, v.Line())
 			continue
 		}

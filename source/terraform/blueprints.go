@@ -160,11 +160,7 @@ func (m *modInst) blueprintsKarpenter(in modIn, s *semModule, g groupIn, cluster
 		r := newResInst(A+".module.karpenter.aws_iam_role.this[0]", "managed", "aws_iam_role", "this", in.origin("enable_karpenter"))
 		r.conditional = cond
 		name := asString(g.str("role_name", "karpenter"))
-		if g.boolean("role_name_use_prefix", true) {
-			r.vals["name_prefix"] = name + "-"
-		} else {
-			r.vals["name"] = name
-		}
+		r.setName(name, g.boolean("role_name_use_prefix", true))
 		r.vals["path"] = g.str("role_path", "/")
 		r.vals["assume_role_policy"] = trustPolicy("Federated", cluster.Unknown(A+".oidc_provider_arn"))
 		add(r)
@@ -175,11 +171,7 @@ func (m *modInst) blueprintsKarpenter(in modIn, s *semModule, g groupIn, cluster
 	if node.boolean("create_iam_role", true) {
 		r := newResInst(A+".aws_iam_role.karpenter[0]", "managed", "aws_iam_role", "karpenter", in.origin("karpenter_node"))
 		r.conditional = cond
-		if node.boolean("iam_role_use_name_prefix", true) {
-			r.vals["name_prefix"] = nodeName + "-"
-		} else {
-			r.vals["name"] = nodeName
-		}
+		r.setName(nodeName, node.boolean("iam_role_use_name_prefix", true))
 		r.vals["path"] = node.str("iam_role_path", "/")
 		r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
 		add(r)

@@ -1063,11 +1063,7 @@ func nodeUserData(g groupIn) (map[string]string, []corev1.Taint) {
 func nodeRole(addr, defName string, g groupIn, org cluster.Origin) *resInst {
 	r := newResInst(addr, "managed", "aws_iam_role", "this", org)
 	name := g.str("iam_role_name", defName)
-	if g.boolean("iam_role_use_name_prefix", true) {
-		r.vals["name_prefix"] = name + "-"
-	} else {
-		r.vals["name"] = name
-	}
+	r.setName(name, g.boolean("iam_role_use_name_prefix", true))
 	if p := g.str("iam_role_path", ""); p != "" {
 		r.vals["path"] = p
 	}
@@ -1081,11 +1077,7 @@ func (x extras) windows() bool { return x.amiType != "" && strings.HasPrefix(x.a
 // a self-managed-node-group module instance.
 func selfManagedNodeGroup(base, name string, g groupIn, org cluster.Origin, refPrefix string, major int, fromRoot bool) []*resInst {
 	r := newResInst(base+".aws_autoscaling_group.this[0]", "managed", "aws_autoscaling_group", "this", org)
-	if g.boolean("use_name_prefix", true) {
-		r.vals["name_prefix"] = name + "-"
-	} else {
-		r.vals["name"] = name
-	}
+	r.setName(name, g.boolean("use_name_prefix", true))
 	r.vals["min_size"] = g.num("min_size", 0)
 	r.vals["max_size"] = g.num("max_size", 3)
 	r.vals["desired_capacity"] = g.num("desired_size", 1)
@@ -1192,11 +1184,7 @@ func fargateProfile(base, name string, g groupIn, org cluster.Origin, rolePlaceh
 	if create {
 		role := newResInst(base+".aws_iam_role.this[0]", "managed", "aws_iam_role", "this", org)
 		rn := g.str("iam_role_name", name)
-		if g.boolean("iam_role_use_name_prefix", true) {
-			role.vals["name_prefix"] = rn + "-"
-		} else {
-			role.vals["name"] = rn
-		}
+		role.setName(rn, g.boolean("iam_role_use_name_prefix", true))
 		if p := g.str("iam_role_path", ""); p != "" {
 			role.vals["path"] = p
 		}
@@ -1217,11 +1205,7 @@ func (m *modInst) karpenterModule(in modIn, s *semModule, add func(*resInst)) {
 		if g.boolean("create_iam_role", true) {
 			r := newResInst(K+".aws_iam_role.this[0]", "managed", "aws_iam_role", "this", s.origin)
 			name := g.str("iam_role_name", "Karpenter-"+clusterName)
-			if g.boolean("iam_role_use_name_prefix", true) {
-				r.vals["name_prefix"] = name + "-"
-			} else {
-				r.vals["name"] = name
-			}
+			r.setName(name, g.boolean("iam_role_use_name_prefix", true))
 			r.vals["path"] = g.str("iam_role_path", "/")
 			r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
 			add(r)
@@ -1244,11 +1228,7 @@ func (m *modInst) karpenterModule(in modIn, s *semModule, add func(*resInst)) {
 		if g.boolean("create_irsa", true) {
 			r := newResInst(K+".aws_iam_role.irsa[0]", "managed", "aws_iam_role", "irsa", s.origin)
 			name := g.str("irsa_name", "KarpenterIRSA-"+clusterName)
-			if g.boolean("irsa_use_name_prefix", true) {
-				r.vals["name_prefix"] = name + "-"
-			} else {
-				r.vals["name"] = name
-			}
+			r.setName(name, g.boolean("irsa_use_name_prefix", true))
 			r.vals["path"] = g.str("irsa_path", "/")
 			oidc := g.str("irsa_oidc_provider_arn", "")
 			if oidc == "" {
@@ -1271,11 +1251,7 @@ func (m *modInst) karpenterModule(in modIn, s *semModule, add func(*resInst)) {
 	if g.boolean("create_iam_role", true) {
 		r := newResInst(K+".aws_iam_role.controller[0]", "managed", "aws_iam_role", "controller", s.origin)
 		name := g.str("iam_role_name", "KarpenterController")
-		if g.boolean("iam_role_use_name_prefix", true) {
-			r.vals["name_prefix"] = name + "-"
-		} else {
-			r.vals["name"] = name
-		}
+		r.setName(name, g.boolean("iam_role_use_name_prefix", true))
 		r.vals["path"] = g.str("iam_role_path", "/")
 		var stmts []any
 		if s.major >= 21 || g.boolean("enable_pod_identity", true) {
@@ -1316,11 +1292,7 @@ func (m *modInst) karpenterModule(in modIn, s *semModule, add func(*resInst)) {
 		if name == "" {
 			name = "Karpenter-" + clusterName
 		}
-		if g.boolean("node_iam_role_use_name_prefix", true) {
-			r.vals["name_prefix"] = name + "-"
-		} else {
-			r.vals["name"] = name
-		}
+		r.setName(name, g.boolean("node_iam_role_use_name_prefix", true))
 		r.vals["path"] = g.str("node_iam_role_path", "/")
 		r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
 		add(r)

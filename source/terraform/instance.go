@@ -458,3 +458,14 @@ func (m *modInst) itemLine(expr hcl.Expression, key string, depth int) (hcl.Rang
 	}
 	return hcl.Range{}, false
 }
+
+// setName names a resource a module creates: name_prefix, to which AWS appends
+// a random suffix, when the module's use-prefix input says so (its default),
+// else the exact name.
+func (r *resInst) setName(name string, prefix bool) {
+	if prefix {
+		r.vals["name_prefix"] = name + "-"
+	} else {
+		r.vals["name"] = name
+	}
+}
