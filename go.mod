@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/apparentlymart/go-cidr v1.1.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/go-logr/logr v1.4.3
 	github.com/google/cel-go v0.26.0
 	github.com/google/go-cmp v0.7.0

@@ -24,6 +24,10 @@ type Object struct {
 	// files once their pod template is decoded: Get and Data then re-read the
 	// document through ContentFunc, so large inputs do not keep two copies of
 	// every pod spec in memory.
+	//
+	// A running cluster's pod keeps only apiVersion, kind and metadata in Content
+	// once its spec and status are decoded (Pod); ContentFunc, when set, then
+	// gives the whole object as it was read (a snapshot's writer needs it).
 	Content     map[string]any
 	ContentFunc func() map[string]any
 
@@ -140,6 +144,29 @@ func (o *Object) Ignores(checkID string) bool {
 		}
 	}
 	return false
+}
+
+// Controller returns the object's controlling owner (its ownerReference marked
+// controller, in the object's namespace); ok is false when it has none.
+func (o *Object) Controller() (ref ObjectRef, ok bool) {
+	refs, _ := Lookup(o.Data(), "metadata.ownerReferences").([]any)
+	for _, r := range refs {
+		if m, _ := r.(map[string]any); m["controller"] == true {
+			kind, _ := m["kind"].(string)
+			name, _ := m["name"].(string)
+			return ObjectRef{Kind: kind, Namespace: o.Namespace, Name: name}, true
+		}
+	}
+	return ObjectRef{}, false
+}
+
+// OwnerRef is the object's controlling owner, or the object itself when it has
+// none: what a pod is grouped and reported by.
+func (o *Object) OwnerRef() ObjectRef {
+	if ref, ok := o.Controller(); ok {
+		return ref
+	}
+	return o.Ref()
 }
 
 // Data returns Content, re-reading it when it was released.

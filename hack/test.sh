@@ -59,6 +59,7 @@ fuzz ./source/helm FuzzExpand
 fuzz ./source/helm FuzzParseValues
 fuzz ./source/helm FuzzRender
 fuzz ./source/live FuzzReadSnapshot
+fuzz ./source/live FuzzTypedPodDecode
 fuzz ./report FuzzReport
 fuzz ./sim FuzzPlace
 fuzz ./schema FuzzValidate

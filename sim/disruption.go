@@ -386,14 +386,8 @@ func (s *Simulator) DrainNode(n *cluster.Node) *Drain {
 }
 
 func ownerKind(o *cluster.Object) string {
-	refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
-	for _, r := range refs {
-		if m, ok := r.(map[string]any); ok && m["controller"] == true {
-			k, _ := m["kind"].(string)
-			return k
-		}
-	}
-	return ""
+	ref, _ := o.Controller()
+	return ref.Kind
 }
 
 func (d *Drain) add(p PodDrain) {

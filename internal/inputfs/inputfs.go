@@ -331,11 +331,15 @@ func (f *FS) readFile(name string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, &TooLargeError{Path: name, Limit: limit}
 	}
-	// The size may change while reading; the limit holds regardless.
-	data, err := io.ReadAll(io.LimitReader(file, limit+1))
-	if err != nil {
+	// The size may change while reading; the limit holds regardless. The
+	// buffer starts at the size the file has, so a large file is not copied
+	// as it grows.
+	var buf bytes.Buffer
+	buf.Grow(int(st.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(file, limit+1)); err != nil {
 		return nil, readError(name, err)
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, &TooLargeError{Path: name, Limit: limit}
 	}

@@ -21,6 +21,9 @@ type state struct {
 	// Objects are the objects as the API server returned them, managedFields
 	// removed, JSON-compatible values.
 	Objects []map[string]any
+	// bodies, when set, has for each of Objects the typed spec and status of a
+	// pod a snapshot held (see pod.go), or nil.
+	bodies []*podBody
 }
 
 // origin is where every object of a cluster read comes from: the context, with no
@@ -54,7 +57,8 @@ func (s *state) model() *cluster.Model {
 	type key struct{ apiVersion, kind, namespace, name string }
 	seen := map[key]bool{}
 	m := &cluster.Model{}
-	for _, c := range s.Objects {
+	bodies := map[*cluster.Object]*podBody{}
+	for i, c := range s.Objects {
 		o := newObject(c, org)
 		k := key{o.APIVersion, o.Kind, o.Namespace, o.Name}
 		if seen[k] {
@@ -62,8 +66,17 @@ func (s *state) model() *cluster.Model {
 		}
 		seen[k] = true
 		m.Objects = append(m.Objects, o)
+		if i < len(s.bodies) && s.bodies[i] != nil {
+			bodies[o] = s.bodies[i]
+			o.ContentFunc = s.bodies[i].whole
+		}
 	}
 	sortObjects(m.Objects)
+	for _, o := range m.Objects {
+		if b := bodies[o]; b != nil {
+			m.Pods = append(m.Pods, &cluster.Pod{Object: o, Spec: b.spec, Status: b.status, Owner: o.OwnerRef()})
+		}
+	}
 
 	skipped := append([]cluster.Skipped(nil), s.Skipped...)
 	sort.Slice(skipped, func(i, j int) bool {

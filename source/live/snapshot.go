@@ -11,7 +11,8 @@ import (
 	"runtime"
 	"sync"
 
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
@@ -105,11 +106,22 @@ func writeSnapshot(w *bufio.Writer, m *cluster.Model) error {
 
 	objs := append([]*cluster.Object(nil), m.Objects...)
 	sortObjects(objs)
-	if err := writeList(w, "objects", len(objs), func(i int) any { return objs[i].Content }); err != nil {
+	if err := writeList(w, "objects", len(objs), func(i int) any { return whole(objs[i]) }); err != nil {
 		return err
 	}
 	_, err := w.WriteString("\n}\n")
 	return err
+}
+
+// whole returns an object's whole content: a pod decoded from a snapshot keeps
+// only its head in Content.
+func whole(o *cluster.Object) map[string]any {
+	if o.ContentFunc != nil {
+		if c := o.ContentFunc(); c != nil {
+			return c
+		}
+	}
+	return o.Content
 }
 
 // writeList writes a JSON array with one compact element per line.
@@ -234,9 +246,17 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
 		}
 	}
-	var doc snapshotDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w", file, jsonError(data, err))
+	doc, objects, ok := splitSnapshot(data)
+	if !ok {
+		// The fast reader refused the document: the standard one says why
+		// (with a line), or reads what the fast one is too strict for.
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("read snapshot %s: %w", file, jsonError(data, err))
+		}
+		objects = make([][]byte, len(doc.Objects))
+		for i, o := range doc.Objects {
+			objects[i] = o
+		}
 	}
 	if doc.Kind != SnapshotKind {
 		return nil, fmt.Errorf("read snapshot %s: kind is %q, want %q", file, doc.Kind, SnapshotKind)
@@ -250,28 +270,22 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 		s.Skipped = append(s.Skipped, cluster.Skipped(sk))
 	}
 	// Objects decode independently: in parallel, kept in their order.
-	objs := make([]map[string]any, len(doc.Objects))
-	errs := make([]error, len(doc.Objects))
+	objs := make([]map[string]any, len(objects))
+	bodies := make([]*podBody, len(objects))
+	errs := make([]error, len(objects))
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(doc.Objects); i += workers {
-				var obj map[string]any
-				// The same decoder as client-go's unstructured objects, so
-				// integers come back as int64 exactly as a live read gives them.
-				err := utiljson.Unmarshal(doc.Objects[i], &obj)
-				if err == nil {
-					err = checkObject(obj)
-				}
-				objs[i], errs[i] = obj, err
+			var d objectDecoder
+			for i := w; i < len(objects); i += workers {
+				objs[i], bodies[i], errs[i] = d.decode(objects[i])
 			}
 		}()
 	}
 	wg.Wait()
-	doc.Objects = nil
 	var probs []cluster.Problem
 	for i, obj := range objs {
 		if err := errs[i]; err != nil {
@@ -282,10 +296,85 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 			continue
 		}
 		s.Objects = append(s.Objects, obj)
+		s.bodies = append(s.bodies, bodies[i])
 	}
 	m := s.model()
 	m.Problems = append(probs, m.Problems...)
 	return m, nil
+}
+
+// splitSnapshot reads a snapshot's header and finds its objects, without
+// decoding or copying them (each is a slice of data). ok is false when the
+// document is not valid JSON or not what a snapshot's writer writes; the
+// standard decoder then reads it.
+func splitSnapshot(data []byte) (doc snapshotDoc, objects [][]byte, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return doc, nil, false
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return doc, nil, false
+		}
+		name := tok.String()
+		if name != "objects" {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return doc, nil, false
+			}
+			var field any
+			switch name {
+			case "kind":
+				field = &doc.Kind
+			case "version":
+				field = &doc.Version
+			case "context":
+				field = &doc.Context
+			case "server":
+				field = &doc.Server
+			case "namespace":
+				field = &doc.Namespace
+			case "now":
+				field = &doc.Now
+			case "skipped":
+				field = &doc.Skipped
+			default:
+				continue
+			}
+			if jsonv2.Unmarshal(v, field) != nil {
+				return doc, nil, false
+			}
+			continue
+		}
+		if dec.PeekKind() == 'n' {
+			if _, err := dec.ReadToken(); err != nil {
+				return doc, nil, false
+			}
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+			return doc, nil, false
+		}
+		for dec.PeekKind() != ']' {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return doc, nil, false
+			}
+			end := int(dec.InputOffset())
+			objects = append(objects, data[end-len(v):end:end])
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return doc, nil, false
+		}
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return doc, nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return doc, nil, false
+	}
+	return doc, objects, true
 }
 
 func checkObject(obj map[string]any) error {

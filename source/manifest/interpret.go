@@ -34,7 +34,10 @@ func Interpret(m *cluster.Model) {
 	}
 	var pods map[*cluster.Object]decodedPod
 	if live {
-		pods = decodePods(m.Objects, decoded)
+		// Pods a source decoded already (a snapshot's) take their place in
+		// the objects' order with the others.
+		pods = decodePods(m.Objects, decoded, m.Pods)
+		m.Pods = nil
 	}
 	for _, o := range m.Objects {
 		if decoded[o] {
@@ -225,13 +228,8 @@ func templatePath(o *cluster.Object) (string, bool) {
 }
 
 func ownedByController(o *cluster.Object) bool {
-	refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
-	for _, r := range refs {
-		if m, ok := r.(map[string]any); ok && m["controller"] == true {
-			return true
-		}
-	}
-	return false
+	_, ok := o.Controller()
+	return ok
 }
 
 func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
@@ -377,10 +375,14 @@ type decodedPod struct {
 
 // decodePods decodes a running cluster's pods, in parallel: they are most of
 // a large cluster's objects.
-func decodePods(objs []*cluster.Object, skip map[*cluster.Object]bool) map[*cluster.Object]decodedPod {
+func decodePods(objs []*cluster.Object, skip map[*cluster.Object]bool, done []*cluster.Pod) map[*cluster.Object]decodedPod {
+	m := make(map[*cluster.Object]decodedPod, len(objs))
+	for _, p := range done {
+		m[p.Object] = decodedPod{pod: p}
+	}
 	var list []*cluster.Object
 	for _, o := range objs {
-		if o.Kind == "Pod" && o.Manager == "cluster" && !skip[o] {
+		if _, ok := m[o]; !ok && o.Kind == "Pod" && o.Manager == "cluster" && !skip[o] {
 			list = append(list, o)
 		}
 	}
@@ -397,7 +399,6 @@ func decodePods(objs []*cluster.Object, skip map[*cluster.Object]bool) map[*clus
 		}()
 	}
 	wg.Wait()
-	m := make(map[*cluster.Object]decodedPod, len(list))
 	for i, o := range list {
 		m[o] = out[i]
 	}
@@ -412,15 +413,7 @@ func decodePod(o *cluster.Object) (*cluster.Pod, error) {
 	if err := fromUnstructured(o.Content["status"], &p.Status); err != nil {
 		return nil, fmt.Errorf("cannot decode pod status: %w", err)
 	}
-	p.Owner = o.Ref()
-	refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
-	for _, r := range refs {
-		if rm, ok := r.(map[string]any); ok && rm["controller"] == true {
-			kind, _ := rm["kind"].(string)
-			name, _ := rm["name"].(string)
-			p.Owner = cluster.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: name}
-		}
-	}
+	p.Owner = o.OwnerRef()
 	if o.Manager == "cluster" {
 		// A running cluster's pod is read from its decoded spec and status from
 		// now on, and never patched or rewritten: a large cluster's pods are
@@ -437,13 +430,8 @@ func linkPods(m *cluster.Model) {
 	owners := map[cluster.ObjectRef]cluster.ObjectRef{}
 	for _, o := range m.Objects {
 		if (o.Kind == "ReplicaSet" || o.Kind == "Job") && o.Manager == "cluster" {
-			refs, _ := cluster.Lookup(o.Content, "metadata.ownerReferences").([]any)
-			for _, r := range refs {
-				if rm, ok := r.(map[string]any); ok && rm["controller"] == true {
-					kind, _ := rm["kind"].(string)
-					name, _ := rm["name"].(string)
-					owners[o.Ref()] = cluster.ObjectRef{Kind: kind, Namespace: o.Namespace, Name: name}
-				}
+			if ref, ok := o.Controller(); ok {
+				owners[o.Ref()] = ref
 			}
 		}
 	}
