@@ -1,7 +1,7 @@
 package cluster
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -212,14 +212,17 @@ func Lookup(v any, path string) any {
 // SortObjects orders objects by kind, namespace, name, then origin, so every listing
 // derived from a model is deterministic.
 func SortObjects(objs []*Object) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if a.Ref() != b.Ref() {
-			return a.Ref().Less(b.Ref())
+	cmp := func(a, b *Object) int {
+		if c := a.Ref().Compare(b.Ref()); c != 0 {
+			return c
 		}
-		if a.Origin.File != b.Origin.File {
-			return a.Origin.File < b.Origin.File
+		if c := strings.Compare(a.Origin.File, b.Origin.File); c != 0 {
+			return c
 		}
-		return a.Origin.Line < b.Origin.Line
-	})
+		return a.Origin.Line - b.Origin.Line
+	}
+	// Inputs are often in order already (a snapshot is written sorted).
+	if !slices.IsSortedFunc(objs, cmp) {
+		slices.SortStableFunc(objs, cmp)
+	}
 }

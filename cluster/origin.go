@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Origin says where a piece of the model was declared: a file and line, and the field
@@ -50,14 +51,17 @@ func (r ObjectRef) String() string {
 }
 
 // Less orders references by kind, namespace, then name.
-func (r ObjectRef) Less(o ObjectRef) bool {
-	if r.Kind != o.Kind {
-		return r.Kind < o.Kind
+func (r ObjectRef) Less(o ObjectRef) bool { return r.Compare(o) < 0 }
+
+// Compare orders references by kind, namespace and name: -1, 0 or +1.
+func (r ObjectRef) Compare(o ObjectRef) int {
+	if c := strings.Compare(r.Kind, o.Kind); c != 0 {
+		return c
 	}
-	if r.Namespace != o.Namespace {
-		return r.Namespace < o.Namespace
+	if c := strings.Compare(r.Namespace, o.Namespace); c != 0 {
+		return c
 	}
-	return r.Name < o.Name
+	return strings.Compare(r.Name, o.Name)
 }
 
 // Problem is an input that could not be used: a file that does not parse, an object

@@ -2,10 +2,10 @@ package lint
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -168,20 +168,11 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 	// Checks are pure and independent: run them side by side, then put their
 	// findings in one deterministic order.
 	results := make([][]Finding, len(checks))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, c := range checks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, c *Check) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			p := &Pass{Model: m, Sim: s, check: c, ignored: lookup, facts: facts}
-			c.Run(p)
-			results[i] = p.findings
-		}(i, c)
-	}
-	wg.Wait()
+	parallel.Each(len(checks), func(i int) {
+		p := &Pass{Model: m, Sim: s, check: checks[i], ignored: lookup, facts: facts}
+		checks[i].Run(p)
+		results[i] = p.findings
+	})
 	var all []Finding
 	for _, r := range results {
 		all = append(all, r...)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -137,15 +139,25 @@ var livePendingFact = &Fact{
 			return []pendingJudgment(nil)
 		}
 		ctrl := fs.get(karpenterControllerFact).(sim.Controller)
-		var out []pendingJudgment
-		for _, g := range pendingGroups(m) {
+		// Groups are judged side by side (a large cluster has thousands),
+		// kept in their order.
+		groups := pendingGroups(m)
+		judged := make([]*pendingJudgment, len(groups))
+		parallel.Each(len(groups), func(i int) {
+			g := groups[i]
 			pl := s.PlacePod(g.pods[0])
 			if g.owner.Kind == "DaemonSet" {
 				pl = withoutNodePools(pl)
 			}
 			if kind, f, ok := judgePending(m, g, pl, ctrl); ok {
 				f.causes = podCauses(g.pods)
-				out = append(out, pendingJudgment{kind: kind, finding: f})
+				judged[i] = &pendingJudgment{kind: kind, finding: f}
+			}
+		})
+		var out []pendingJudgment
+		for _, j := range judged {
+			if j != nil {
+				out = append(out, *j)
 			}
 		}
 		return out

@@ -2,10 +2,11 @@ package sim
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,13 +35,14 @@ type Simulator struct {
 	overVec    map[string]vec
 	static     map[staticKey]*static
 
-	// Live clusters: the requests bound to each node, summed once; the part of
-	// a node's verdict that depends on its labels and taints, once per kind of
+	// Live clusters: each node's kind and free resources, once; the part of a
+	// node's verdict that depends on its labels and taints, once per kind of
 	// node and kind of pod; placements shared by pods of one class.
-	useOnce  sync.Once
-	nodeUse  map[string]corev1.ResourceList
-	nodeSigs map[*cluster.Node]string
-	podClass map[string]*Placement
+	nodeOnce   sync.Once
+	nodes      []nodeState
+	nodeKinds  int
+	nodeStatic map[string]*staticTable
+	podClass   map[string]*Placement
 }
 
 // staticKey identifies the part of a verdict that depends only on the source and
@@ -96,7 +98,7 @@ func New(m *cluster.Model) *Simulator {
 		overhead:   map[string]corev1.ResourceList{},
 		overVec:    map[string]vec{},
 		static:     map[staticKey]*static{},
-		nodeSigs:   map[*cluster.Node]string{},
+		nodeStatic: map[string]*staticTable{},
 		podClass:   map[string]*Placement{},
 	}
 }
@@ -107,29 +109,16 @@ func (s *Simulator) Model() *cluster.Model { return s.m }
 // Prepare computes the placements of many workloads in parallel, so that the
 // checks that ask for them afterwards find them ready. It changes no answer.
 func (s *Simulator) Prepare(ws []*cluster.Workload, phase cluster.Phase) {
-	workers := runtime.GOMAXPROCS(0)
-	next := make(chan *cluster.Workload)
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w := range next {
-				s.mu.Lock()
-				_, done := s.results[placementKey{w, phase}]
-				s.mu.Unlock()
-				if done || s.quickFits(w, phase) {
-					continue
-				}
-				s.Place(w, phase)
-			}
-		}()
-	}
-	for _, w := range ws {
-		next <- w
-	}
-	close(next)
-	wg.Wait()
+	parallel.Each(len(ws), func(i int) {
+		w := ws[i]
+		s.mu.Lock()
+		_, done := s.results[placementKey{w, phase}]
+		s.mu.Unlock()
+		if done || s.quickFits(w, phase) {
+			return
+		}
+		s.Place(w, phase)
+	})
 }
 
 // Place answers, for every capacity source present in the phase, whether it would
@@ -287,13 +276,13 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			return
 		}
 	}
-	fields := ""
 	if len(s.m.Nodes) > 0 {
-		fields = matchFields(pod)
-	}
-	for _, n := range s.m.Nodes {
-		if !yield(s.nodeVerdict(n, pod, pc, fields, req)) {
-			return
+		fields := matchFields(pod)
+		statics := s.nodeStatics(pc.sig + "\x04" + fields)
+		for i := range s.m.Nodes {
+			if !yield(s.nodeVerdict(i, pod, pc, fields, statics, need)) {
+				return
+			}
 		}
 	}
 	for _, u := range s.m.Unseen {
@@ -711,16 +700,94 @@ func (s *Simulator) overheadFor(key string, matches func(*corev1.Pod) bool) core
 
 // ---- live nodes ----
 
-func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, pc *constraints, fields string, req corev1.ResourceList) Verdict {
+// nodeState is what a node's verdict reads besides the pod, computed once per
+// node: the kind of node it is (labels, taints, cordon: nodes of one kind answer
+// a pod's node selection and tolerations alike) and what its allocatable leaves
+// free after the requests of the pods bound to it, counted as kube-scheduler
+// counts them (CPU in millicores, everything else in units, pod by pod).
+type nodeState struct {
+	kind     int
+	free     vec
+	hasAlloc bool
+}
+
+// nodeStates returns the state of every node of the model, in its order.
+func (s *Simulator) nodeStates() []nodeState {
+	s.nodeOnce.Do(func() {
+		used := map[string]vec{}
+		for _, p := range s.m.Pods {
+			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			used[p.Spec.NodeName] = used[p.Spec.NodeName].plus(vecOf(requests(&corev1.Pod{Spec: p.Spec})))
+		}
+		kinds := map[string]int{}
+		s.nodes = make([]nodeState, len(s.m.Nodes))
+		for i, n := range s.m.Nodes {
+			sig := nodeSig(n)
+			k, ok := kinds[sig]
+			if !ok {
+				k = len(kinds)
+				kinds[sig] = k
+			}
+			s.nodes[i] = nodeState{kind: k, hasAlloc: n.Allocatable != nil}
+			if n.Allocatable != nil {
+				s.nodes[i].free = vecOf(n.Allocatable).minus(used[n.Name])
+			}
+		}
+		s.nodeKinds = len(kinds)
+	})
+	return s.nodes
+}
+
+// nodeStatics returns the table of static node verdicts for one kind of pod
+// (its node selection, tolerations and the node names it asks for by field),
+// shared by the placements of every pod of that kind.
+func (s *Simulator) nodeStatics(sig string) *staticTable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.nodeStatic[sig]
+	if !ok {
+		t = &staticTable{m: map[int]*static{}}
+		s.nodeStatic[sig] = t
+	}
+	return t
+}
+
+// staticTable holds static verdicts by the kind of node (or, for a pod that
+// names nodes by field, by node).
+type staticTable struct {
+	mu sync.Mutex
+	m  map[int]*static
+}
+
+func (t *staticTable) get(k int, compute func() *static) *static {
+	t.mu.Lock()
+	st, ok := t.m[k]
+	t.mu.Unlock()
+	if ok {
+		return st
+	}
+	st = compute()
+	t.mu.Lock()
+	t.m[k] = st
+	t.mu.Unlock()
+	return st
+}
+
+// nodeVerdict answers for the i-th node of the model.
+func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields string, statics *staticTable, need vec) Verdict {
+	n := s.m.Nodes[i]
+	ns := s.nodeStates()[i]
 	v := Verdict{Source: Source{Kind: cluster.KindNode, Name: n.Name, Origin: n.Object.Origin, Node: n}}
 	// Taints, unschedulable and node affinity depend on the node's labels and
 	// taints (and its name, for a pod that names nodes), not on the node itself:
 	// answered once per kind of node and kind of pod.
-	sig := s.nodeSig(n)
+	k := ns.kind
 	if fields != "" {
-		sig += "\x00" + n.Name
+		k = s.nodeKinds + i
 	}
-	st := s.cachedStatic(staticKey{source: sig, sig: pc.sig + "\x04" + fields}, func() *static {
+	st := statics.get(k, func() *static {
 		st := &static{}
 		if n.Unschedulable {
 			if !Tolerates(pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
@@ -739,18 +806,19 @@ func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, pc *constraint
 		}
 		return st
 	})
-	v.Reasons = append(v.Reasons, st.reasons...)
-	if n.Allocatable != nil {
-		used := s.usedOn(n.Name)
-		if short := shortfall(req, n.Allocatable, used); len(short) > 0 {
-			var parts []string
-			for _, r := range short {
-				parts = append(parts, "Insufficient "+string(r))
+	// The static reasons are shared; an append to a verdict's reasons copies.
+	v.Reasons = st.reasons[:len(st.reasons):len(st.reasons)]
+	if ns.hasAlloc {
+		if short := need.beyond(ns.free); len(short) > 0 {
+			parts := make([]string, len(short))
+			for i, r := range short {
+				parts[i] = "Insufficient " + string(r)
 			}
 			v.Reasons = append(v.Reasons, Reason{Code: CodeResources, Resources: short, Message: strings.Join(parts, ", ")})
 		}
 	}
 	if len(v.Reasons) == 0 {
+		v.Reasons = nil
 		v.Result = Fits
 	} else {
 		v.Result = Refuses
@@ -758,38 +826,9 @@ func (s *Simulator) nodeVerdict(n *cluster.Node, pod *corev1.Pod, pc *constraint
 	return v
 }
 
-// usedOn sums the requests of the running pods bound to a node. Every node's
-// sum is computed in one pass over the pods, the first time one is asked.
-func (s *Simulator) usedOn(node string) corev1.ResourceList {
-	s.useOnce.Do(func() {
-		s.nodeUse = map[string]corev1.ResourceList{}
-		for _, p := range s.m.Pods {
-			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-				continue
-			}
-			total, ok := s.nodeUse[p.Spec.NodeName]
-			if !ok {
-				total = corev1.ResourceList{}
-				s.nodeUse[p.Spec.NodeName] = total
-			}
-			addTo(total, requests(&corev1.Pod{Spec: p.Spec}))
-		}
-	})
-	if u, ok := s.nodeUse[node]; ok {
-		return u
-	}
-	return corev1.ResourceList{}
-}
-
 // nodeSig identifies what a node's verdict reads besides its resources: its
 // labels, taints and whether it is cordoned.
-func (s *Simulator) nodeSig(n *cluster.Node) string {
-	s.mu.Lock()
-	sig, ok := s.nodeSigs[n]
-	s.mu.Unlock()
-	if ok {
-		return sig
-	}
+func nodeSig(n *cluster.Node) string {
 	var b strings.Builder
 	b.WriteString("node\x00")
 	for _, k := range sortedKeys(n.Labels) {
@@ -802,11 +841,7 @@ func (s *Simulator) nodeSig(n *cluster.Node) string {
 	if n.Unschedulable {
 		b.WriteString("\x01cordoned")
 	}
-	sig = b.String()
-	s.mu.Lock()
-	s.nodeSigs[n] = sig
-	s.mu.Unlock()
-	return sig
+	return b.String()
 }
 
 // ---- Fargate ----

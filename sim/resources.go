@@ -54,6 +54,47 @@ func (a vec) plus(b vec) vec {
 	return out
 }
 
+func (a vec) minus(b vec) vec {
+	out := vec{cpu: a.cpu - b.cpu, mem: a.mem - b.mem, pods: a.pods - b.pods, eph: a.eph - b.eph}
+	if len(a.other)+len(b.other) > 0 {
+		out.other = map[corev1.ResourceName]int64{}
+		for k, v := range a.other {
+			out.other[k] += v
+		}
+		for k, v := range b.other {
+			out.other[k] -= v
+		}
+	}
+	return out
+}
+
+// beyond returns the resources a request asks for beyond what free offers,
+// sorted by name; resources it does not ask for are not compared.
+func (a vec) beyond(free vec) []corev1.ResourceName {
+	var out []corev1.ResourceName
+	if a.cpu > 0 && a.cpu > free.cpu {
+		out = append(out, corev1.ResourceCPU)
+	}
+	if a.eph > 0 && a.eph > free.eph {
+		out = append(out, corev1.ResourceEphemeralStorage)
+	}
+	if a.mem > 0 && a.mem > free.mem {
+		out = append(out, corev1.ResourceMemory)
+	}
+	if a.pods > 0 && a.pods > free.pods {
+		out = append(out, corev1.ResourcePods)
+	}
+	for k, v := range a.other {
+		if v > 0 && v > free.other[k] {
+			out = append(out, k)
+		}
+	}
+	if len(out) > 1 {
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	}
+	return out
+}
+
 // within reports whether a request fits in an allocatable.
 func (a vec) within(alloc vec) bool {
 	if a.cpu > alloc.cpu || a.mem > alloc.mem || a.pods > alloc.pods || a.eph > alloc.eph {

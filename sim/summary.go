@@ -269,12 +269,18 @@ func (v Verdict) sharedText() string {
 	default:
 		b.WriteString("refuses: ")
 	}
-	own := "incompatible with " + v.Source.Kind.String() + " " + strconv.Quote(v.Source.Name) + ", "
+	own := ""
 	for i, r := range v.Reasons {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		msg := strings.Replace(r.Message, own, "", 1)
+		msg := r.Message
+		if strings.Contains(msg, "incompatible with ") {
+			if own == "" {
+				own = "incompatible with " + v.Source.Kind.String() + " " + strconv.Quote(v.Source.Name) + ", "
+			}
+			msg = strings.Replace(msg, own, "", 1)
+		}
 		if strings.Contains(msg, "["+v.Source.Name+"]") {
 			msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
 		}

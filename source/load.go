@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
@@ -229,7 +229,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		rootDirs = append(rootDirs, d)
 	}
 	tfModels := make([]*cluster.Model, len(rootDirs))
-	parallel(len(rootDirs), func(i int) {
+	parallel.Each(len(rootDirs), func(i int) {
 		m, err := terraform.Load(rootDirs[i], terraform.Options{VarFiles: opts.TFVars, FS: fsys})
 		if err != nil {
 			m = &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: rootDirs[i]}, Message: err.Error(), Unresolved: true}}}
@@ -313,7 +313,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].name < units[j].name })
 	out := make([]*Cluster, len(units))
-	parallel(len(units), func(i int) {
+	parallel.Each(len(units), func(i int) {
 		out[i] = &Cluster{Name: units[i].name, Model: Build(units[i].parts...)}
 	})
 	return out, nil
@@ -401,22 +401,6 @@ func abs(p string) string {
 	return a
 }
 
-// parallel runs fn for 0..n-1 on every processor.
-func parallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(i)
-		}(i)
-	}
-	wg.Wait()
-}
-
 // Build merges partial models and completes them: Helm releases and EKS add-ons
 // become objects, objects become workloads and capacity, and capacity the inputs
 // cannot show is marked as unseen.
@@ -471,7 +455,7 @@ func isManifestName(name string) bool {
 // walk such documents (values files, CI configs) are simply not manifests.
 func readFiles(fsys *inputfs.FS, files []string, named map[string]bool) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
-	parallel(len(files), func(i int) { out[i] = readFile(fsys, files[i], named[files[i]]) })
+	parallel.Each(len(files), func(i int) { out[i] = readFile(fsys, files[i], named[files[i]]) })
 	return out
 }
 

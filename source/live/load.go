@@ -76,8 +76,8 @@ var resources = []resource{
 	{group: "karpenter.k8s.aws", resource: "ec2nodeclasses", versions: []string{"v1", "v1beta1"}},
 }
 
-// parallel is how many lists run at once; the rate limiter still bounds requests.
-const parallel = 4
+// listsAtOnce is how many lists run at once; the rate limiter still bounds requests.
+const listsAtOnce = 4
 
 // Load reads the cluster the options point at into a model. It fails only when the
 // cluster cannot be reached or the credentials are rejected; resources it may not
@@ -132,7 +132,7 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallel)
+	g.SetLimit(listsAtOnce)
 	g.Go(func() error { return r.getAwsAuth(gctx) })
 	for _, res := range resources {
 		if res.needs != nil && !served.has(*res.needs) {

@@ -1,7 +1,11 @@
 package live
 
 import (
+	"slices"
 	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -57,24 +61,35 @@ func (s *state) model() *cluster.Model {
 	type key struct{ apiVersion, kind, namespace, name string }
 	seen := map[key]bool{}
 	m := &cluster.Model{}
-	bodies := map[*cluster.Object]*podBody{}
-	for i, c := range s.Objects {
-		o := newObject(c, org)
+	// Objects (and the pods a snapshot decoded) are made in parallel: a large
+	// cluster has hundreds of thousands.
+	objs := make([]*cluster.Object, len(s.Objects))
+	pods := make([]*cluster.Pod, len(s.Objects))
+	parallel.Each(len(s.Objects), func(i int) {
+		o := newObject(s.Objects[i], org)
+		objs[i] = o
+		if i < len(s.bodies) && s.bodies[i] != nil {
+			b := s.bodies[i]
+			o.ContentFunc = wholeOf(b.raw)
+			pods[i] = &cluster.Pod{Object: o, Spec: b.spec, Status: b.status, Owner: o.OwnerRef()}
+		}
+	})
+	podOf := map[*cluster.Object]*cluster.Pod{}
+	for i, o := range objs {
 		k := key{o.APIVersion, o.Kind, o.Namespace, o.Name}
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
 		m.Objects = append(m.Objects, o)
-		if i < len(s.bodies) && s.bodies[i] != nil {
-			bodies[o] = s.bodies[i]
-			o.ContentFunc = s.bodies[i].whole
+		if pods[i] != nil {
+			podOf[o] = pods[i]
 		}
 	}
 	sortObjects(m.Objects)
 	for _, o := range m.Objects {
-		if b := bodies[o]; b != nil {
-			m.Pods = append(m.Pods, &cluster.Pod{Object: o, Spec: b.spec, Status: b.status, Owner: o.OwnerRef()})
+		if p := podOf[o]; p != nil {
+			m.Pods = append(m.Pods, p)
 		}
 	}
 
@@ -112,13 +127,16 @@ func (s *state) model() *cluster.Model {
 // sortObjects orders objects by kind, namespace and name, then apiVersion, so
 // listings and snapshots are byte-stable.
 func sortObjects(objs []*cluster.Object) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if a.Ref() != b.Ref() {
-			return a.Ref().Less(b.Ref())
+	cmp := func(a, b *cluster.Object) int {
+		if c := a.Ref().Compare(b.Ref()); c != 0 {
+			return c
 		}
-		return a.APIVersion < b.APIVersion
-	})
+		return strings.Compare(a.APIVersion, b.APIVersion)
+	}
+	// A snapshot is written in this order.
+	if !slices.IsSortedFunc(objs, cmp) {
+		slices.SortStableFunc(objs, cmp)
+	}
 }
 
 // group returns the API group of an apiVersion ("" for the core group).

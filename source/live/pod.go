@@ -30,14 +30,18 @@ type podBody struct {
 	raw []byte
 }
 
-// whole returns the generic form of the pod, pruned: what a live read keeps.
-func (b *podBody) whole() map[string]any {
-	var obj map[string]any
-	if utiljson.Unmarshal(b.raw, &obj) != nil {
-		return nil
+// wholeOf returns a function giving the generic form of an object from its
+// JSON, pruned: what a live read keeps. It holds the JSON only, not what was
+// decoded from it.
+func wholeOf(raw []byte) func() map[string]any {
+	return func() map[string]any {
+		var obj map[string]any
+		if utiljson.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		prune(obj)
+		return obj
 	}
-	prune(obj)
-	return obj
 }
 
 // objectDecoder decodes a snapshot's objects; each worker has its own.

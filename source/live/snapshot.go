@@ -8,8 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
+
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -273,19 +274,12 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 	objs := make([]map[string]any, len(objects))
 	bodies := make([]*podBody, len(objects))
 	errs := make([]error, len(objects))
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var d objectDecoder
-			for i := w; i < len(objects); i += workers {
-				objs[i], bodies[i], errs[i] = d.decode(objects[i])
-			}
-		}()
-	}
-	wg.Wait()
+	decoders := sync.Pool{New: func() any { return new(objectDecoder) }}
+	parallel.Each(len(objects), func(i int) {
+		d := decoders.Get().(*objectDecoder)
+		objs[i], bodies[i], errs[i] = d.decode(objects[i])
+		decoders.Put(d)
+	})
 	var probs []cluster.Problem
 	for i, obj := range objs {
 		if err := errs[i]; err != nil {

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -135,19 +135,10 @@ func decodeWorkloads(m *cluster.Model, pending []pendingWorkload) {
 		err error
 	}
 	results := make([]result, len(pending))
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			for i := k; i < len(pending); i += workers {
-				w, err := decodeWorkload(pending[i].o, pending[i].tp)
-				results[i] = result{w, err}
-			}
-		}(k)
-	}
-	wg.Wait()
+	parallel.Each(len(pending), func(i int) {
+		w, err := decodeWorkload(pending[i].o, pending[i].tp)
+		results[i] = result{w, err}
+	})
 	for i, r := range results {
 		if r.err != nil {
 			m.Problems = append(m.Problems, problem(pending[i].o, r.err))
@@ -387,18 +378,9 @@ func decodePods(objs []*cluster.Object, skip map[*cluster.Object]bool, done []*c
 		}
 	}
 	out := make([]decodedPod, len(list))
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(list); i += workers {
-				out[i].pod, out[i].err = decodePod(list[i])
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Each(len(list), func(i int) {
+		out[i].pod, out[i].err = decodePod(list[i])
+	})
 	for i, o := range list {
 		m[o] = out[i]
 	}

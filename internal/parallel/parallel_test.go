@@ -1,0 +1,23 @@
+package parallel
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+func TestEachCallsEveryIndexOnce(t *testing.T) {
+	for _, procs := range []int{1, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 3, 1000} {
+			calls := make([]atomic.Int32, n)
+			Each(n, func(i int) { calls[i].Add(1) })
+			for i := range calls {
+				if c := calls[i].Load(); c != 1 {
+					t.Errorf("GOMAXPROCS %d, n %d: index %d called %d times", procs, n, i, c)
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}
