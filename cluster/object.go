@@ -27,7 +27,8 @@ type Object struct {
 	//
 	// A running cluster's pod keeps only apiVersion, kind and metadata in Content
 	// once its spec and status are decoded (Pod); ContentFunc, when set, then
-	// gives the whole object as it was read (a snapshot's writer needs it).
+	// gives the whole object again, spec and status from their decoded types
+	// (a snapshot's writer needs it).
 	Content     map[string]any
 	ContentFunc func() map[string]any
 

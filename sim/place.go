@@ -715,11 +715,13 @@ type nodeState struct {
 func (s *Simulator) nodeStates() []nodeState {
 	s.nodeOnce.Do(func() {
 		used := map[string]vec{}
+		var pod corev1.Pod // one, reused: a spec is large and there are many
 		for _, p := range s.m.Pods {
 			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			used[p.Spec.NodeName] = used[p.Spec.NodeName].plus(vecOf(requests(&corev1.Pod{Spec: p.Spec})))
+			pod.Spec = p.Spec
+			used[p.Spec.NodeName] = used[p.Spec.NodeName].plus(vecOf(requests(&pod)))
 		}
 		kinds := map[string]int{}
 		s.nodes = make([]nodeState, len(s.m.Nodes))

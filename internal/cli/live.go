@@ -149,10 +149,13 @@ func isPlugin(prog string) bool { return strings.HasPrefix(progName(prog), "kube
 // program starts with (300 MB) keeps what hostile input can make eksdoctor
 // hold bounded, and stays for every configuration, whatever its size; a
 // snapshot, which eksdoctor wrote from a cluster the user reads, gets room: a
-// 100,000-pod cluster is about 85 MB of JSON and 600 MB of model, and would
-// otherwise spend half its time collecting garbage. The limit becomes twenty
-// times the size of the snapshots given, at most 4 GiB, when they add up to
-// 64 MiB or more. GOMEMLIMIT, when set, decides instead.
+// 100,000-pod cluster is about 85 MB of JSON and 650 MB of model and
+// placements, and would otherwise spend half its time collecting garbage. The
+// limit becomes roomPerByte times the size of the snapshots given, at most
+// 4 GiB, when they add up to 64 MiB or more: the model is about eight times
+// the JSON, and the rest is what the collector needs to run seldom (a
+// 100,000-pod snapshot stays under 1 GB). GOMEMLIMIT, when set, decides
+// instead.
 func roomFor(env *Env, paths []string) {
 	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
 		return
@@ -168,7 +171,7 @@ func roomFor(env *Env, paths []string) {
 	if total < minRoomInput {
 		return
 	}
-	if want := min(20*total, maxRoom); want > debug.SetMemoryLimit(-1) {
+	if want := min(roomPerByte*total, maxRoom); want > debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
 	}
 }
@@ -188,5 +191,6 @@ func snapshotFile(p string) bool {
 
 const (
 	minRoomInput = 64 << 20
+	roomPerByte  = 11
 	maxRoom      = 4 << 30
 )

@@ -31,7 +31,7 @@ func TestRoomForSnapshotsOnly(t *testing.T) {
 		t.Errorf("a large configuration raised the limit to %d", got)
 	}
 	roomFor(env, []string{snap})
-	if got, want := debug.SetMemoryLimit(-1), int64(20*len(big)); got != want {
+	if got, want := debug.SetMemoryLimit(-1), int64(roomPerByte*len(big)); got != want {
 		t.Errorf("a %d-byte snapshot: limit %d, want %d", len(big), got, want)
 	}
 	debug.SetMemoryLimit(300 << 20)

@@ -25,9 +25,9 @@ type state struct {
 	// Objects are the objects as the API server returned them, managedFields
 	// removed, JSON-compatible values.
 	Objects []map[string]any
-	// bodies, when set, has for each of Objects the typed spec and status of a
-	// pod a snapshot held (see pod.go), or nil.
-	bodies []*podBody
+	// pods, when set, has for each of Objects the pod a snapshot held, its
+	// spec and status decoded (see pod.go), or nil.
+	pods []*cluster.Pod
 }
 
 // origin is where every object of a cluster read comes from: the context, with no
@@ -68,10 +68,11 @@ func (s *state) model() *cluster.Model {
 	parallel.Each(len(s.Objects), func(i int) {
 		o := newObject(s.Objects[i], org)
 		objs[i] = o
-		if i < len(s.bodies) && s.bodies[i] != nil {
-			b := s.bodies[i]
-			o.ContentFunc = wholeOf(b.raw)
-			pods[i] = &cluster.Pod{Object: o, Spec: b.spec, Status: b.status, Owner: o.OwnerRef()}
+		if i < len(s.pods) && s.pods[i] != nil {
+			p := s.pods[i]
+			p.Object, p.Owner = o, o.OwnerRef()
+			o.ContentFunc = wholeOf(p)
+			pods[i] = p
 		}
 	})
 	podOf := map[*cluster.Object]*cluster.Pod{}

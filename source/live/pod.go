@@ -3,12 +3,16 @@ package live
 import (
 	"bytes"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
@@ -21,25 +25,20 @@ import (
 // object, and both ways give the same model (TestSnapshotPodsDecodeAsGenericOnes,
 // FuzzTypedPodDecode).
 
-// podBody is a pod's spec and status, decoded and pruned as prune prunes the
-// generic form.
-type podBody struct {
-	spec   corev1.PodSpec
-	status corev1.PodStatus
-	// raw is the whole object as the snapshot holds it.
-	raw []byte
-}
-
-// wholeOf returns a function giving the generic form of an object from its
-// JSON, pruned: what a live read keeps. It holds the JSON only, not what was
-// decoded from it.
-func wholeOf(raw []byte) func() map[string]any {
+// wholeOf returns a function giving the whole generic form of a pod decoded
+// from a snapshot: its head as read, its spec and status as the API server
+// writes them from their types (which is how they reached the snapshot). It
+// holds only the model's pod, so the snapshot's bytes can be released.
+func wholeOf(p *cluster.Pod) func() map[string]any {
 	return func() map[string]any {
-		var obj map[string]any
-		if utiljson.Unmarshal(raw, &obj) != nil {
-			return nil
+		obj := maps.Clone(p.Object.Content)
+		for f, v := range map[string]any{"spec": &p.Spec, "status": &p.Status} {
+			u, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(v)
+			if err != nil {
+				return nil
+			}
+			obj[f] = u
 		}
-		prune(obj)
 		return obj
 	}
 }
@@ -47,12 +46,31 @@ func wholeOf(raw []byte) func() map[string]any {
 // objectDecoder decodes a snapshot's objects; each worker has its own.
 type objectDecoder struct {
 	dec jsontext.Decoder
+	// strs interns the short strings of pods' metadata: member names, kinds,
+	// namespaces, labels and owners repeat across a cluster's pods.
+	strs map[string]string
+}
+
+// intern returns the copy of s the decoder holds already, if any.
+func (d *objectDecoder) intern(s string) string {
+	if len(s) > 64 {
+		return s
+	}
+	if v, ok := d.strs[s]; ok {
+		return v
+	}
+	if d.strs == nil || len(d.strs) >= 1<<16 {
+		d.strs = make(map[string]string, 1024)
+	}
+	d.strs[s] = s
+	return s
 }
 
 // decode decodes one object: a pod into its generic head (apiVersion, kind,
-// metadata) and typed body; anything else, or a pod the typed decoder refuses,
+// metadata) and the model's pod with its typed spec and status, pruned as prune
+// prunes the generic form (the rest is set when the object is made); anything else, or a pod the typed decoder refuses,
 // into generic values only (body nil).
-func (d *objectDecoder) decode(raw []byte) (map[string]any, *podBody, error) {
+func (d *objectDecoder) decode(raw []byte) (map[string]any, *cluster.Pod, error) {
 	if apiVersion, kind := d.head(raw); apiVersion == "v1" && kind == "Pod" {
 		if content, body := d.pod(raw); body != nil {
 			return content, body, nil
@@ -103,12 +121,12 @@ func (d *objectDecoder) head(raw []byte) (apiVersion, kind string) {
 // pod decodes a pod in one pass: spec and status straight into their types,
 // metadata into generic values (objects are read by it); body is nil when the
 // typed decoder refuses the pod or it lacks what every object has.
-func (d *objectDecoder) pod(raw []byte) (map[string]any, *podBody) {
+func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 	d.dec.Reset(bytes.NewBuffer(raw))
 	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil
 	}
-	body := &podBody{raw: raw}
+	body := &cluster.Pod{}
 	content := map[string]any{}
 	for d.dec.PeekKind() == '"' {
 		tok, err := d.dec.ReadToken()
@@ -118,13 +136,13 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *podBody) {
 		switch name := tok.String(); name {
 		case "apiVersion", "kind", "metadata":
 			var v any
-			if v, err = decodeGeneric(&d.dec); err == nil {
+			if v, err = d.generic(); err == nil {
 				content[name] = v
 			}
 		case "spec":
-			err = jsonv2.UnmarshalDecode(&d.dec, &body.spec)
+			err = jsonv2.UnmarshalDecode(&d.dec, &body.Spec)
 		case "status":
-			err = jsonv2.UnmarshalDecode(&d.dec, &body.status)
+			err = jsonv2.UnmarshalDecode(&d.dec, &body.Status)
 		default:
 			err = d.dec.SkipValue()
 		}
@@ -138,46 +156,46 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *podBody) {
 	if _, err := d.dec.ReadToken(); err != io.EOF || checkObject(content) != nil {
 		return nil, nil
 	}
-	prunePodSpecTyped(&body.spec)
+	prunePodSpecTyped(&body.Spec)
 	return content, body
 }
 
-// decodeGeneric decodes the next value into JSON-compatible values, numbers as
+// generic decodes the next value into JSON-compatible values, numbers as
 // client-go's decoder makes them: an int64 when the number is one, a float64
 // otherwise.
-func decodeGeneric(dec *jsontext.Decoder) (any, error) {
-	tok, err := dec.ReadToken()
+func (d *objectDecoder) generic() (any, error) {
+	tok, err := d.dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
 	switch tok.Kind() {
 	case '{':
 		m := map[string]any{}
-		for dec.PeekKind() == '"' {
-			name, err := dec.ReadToken()
+		for d.dec.PeekKind() == '"' {
+			name, err := d.dec.ReadToken()
 			if err != nil {
 				return nil, err
 			}
-			k := name.String()
-			if m[k], err = decodeGeneric(dec); err != nil {
+			k := d.intern(name.String())
+			if m[k], err = d.generic(); err != nil {
 				return nil, err
 			}
 		}
-		_, err := dec.ReadToken()
+		_, err := d.dec.ReadToken()
 		return m, err
 	case '[':
 		l := []any{}
-		for k := dec.PeekKind(); k != ']' && k != 0; k = dec.PeekKind() {
-			v, err := decodeGeneric(dec)
+		for k := d.dec.PeekKind(); k != ']' && k != 0; k = d.dec.PeekKind() {
+			v, err := d.generic()
 			if err != nil {
 				return nil, err
 			}
 			l = append(l, v)
 		}
-		_, err := dec.ReadToken()
+		_, err := d.dec.ReadToken()
 		return l, err
 	case '"':
-		return tok.String(), nil
+		return d.intern(tok.String()), nil
 	case '0':
 		n := tok.String()
 		if i, err := strconv.ParseInt(n, 10, 64); err == nil {

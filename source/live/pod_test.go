@@ -106,11 +106,11 @@ func comparePod(t testing.TB, raw []byte) (typed bool) {
 	if diff := cmp.Diff(head, content); diff != "" {
 		t.Errorf("metadata differs (-generic +typed):\n%s\n%s", diff, raw)
 	}
-	if !equality.Semantic.DeepEqual(spec, body.spec) {
-		t.Errorf("spec differs (-generic +typed):\n%s\n%s", cmp.Diff(spec, body.spec, cmpopts.EquateEmpty()), raw)
+	if !equality.Semantic.DeepEqual(spec, body.Spec) {
+		t.Errorf("spec differs (-generic +typed):\n%s\n%s", cmp.Diff(spec, body.Spec, cmpopts.EquateEmpty()), raw)
 	}
-	if !equality.Semantic.DeepEqual(status, body.status) {
-		t.Errorf("status differs (-generic +typed):\n%s\n%s", cmp.Diff(status, body.status, cmpopts.EquateEmpty()), raw)
+	if !equality.Semantic.DeepEqual(status, body.Status) {
+		t.Errorf("status differs (-generic +typed):\n%s\n%s", cmp.Diff(status, body.Status, cmpopts.EquateEmpty()), raw)
 	}
 	return true
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
@@ -272,13 +271,15 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 	}
 	// Objects decode independently: in parallel, kept in their order.
 	objs := make([]map[string]any, len(objects))
-	bodies := make([]*podBody, len(objects))
+	pods := make([]*cluster.Pod, len(objects))
 	errs := make([]error, len(objects))
-	decoders := sync.Pool{New: func() any { return new(objectDecoder) }}
-	parallel.Each(len(objects), func(i int) {
-		d := decoders.Get().(*objectDecoder)
-		objs[i], bodies[i], errs[i] = d.decode(objects[i])
-		decoders.Put(d)
+	// In chunks, each with its decoder (and the strings it interns).
+	const chunk = 1024
+	parallel.Each((len(objects)+chunk-1)/chunk, func(c int) {
+		var d objectDecoder
+		for i := c * chunk; i < min(len(objects), (c+1)*chunk); i++ {
+			objs[i], pods[i], errs[i] = d.decode(objects[i])
+		}
 	})
 	var probs []cluster.Problem
 	for i, obj := range objs {
@@ -290,7 +291,7 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 			continue
 		}
 		s.Objects = append(s.Objects, obj)
-		s.bodies = append(s.bodies, bodies[i])
+		s.pods = append(s.pods, pods[i])
 	}
 	m := s.model()
 	m.Problems = append(probs, m.Problems...)
