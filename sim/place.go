@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,6 +67,11 @@ type static struct {
 	termReqs scheduling.Requirements
 	eligible []int
 	allTypes bool
+
+	// short holds, for nodes, the reasons with each set of resources nodes
+	// lack (see withShortfall).
+	mu    sync.Mutex
+	short map[string][]Reason
 }
 
 func (s *Simulator) cachedStatic(k staticKey, compute func() *static) *static {
@@ -808,15 +814,12 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields 
 		}
 		return st
 	})
-	// The static reasons are shared; an append to a verdict's reasons copies.
+	// The reasons are shared by every node that refuses alike; an append to a
+	// verdict's reasons copies.
 	v.Reasons = st.reasons[:len(st.reasons):len(st.reasons)]
 	if ns.hasAlloc {
 		if short := need.beyond(ns.free); len(short) > 0 {
-			parts := make([]string, len(short))
-			for i, r := range short {
-				parts[i] = "Insufficient " + string(r)
-			}
-			v.Reasons = append(v.Reasons, Reason{Code: CodeResources, Resources: short, Message: strings.Join(parts, ", ")})
+			v.Reasons = st.withShortfall(short)
 		}
 	}
 	if len(v.Reasons) == 0 {
@@ -826,6 +829,31 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields 
 		v.Result = Refuses
 	}
 	return v
+}
+
+// withShortfall returns the static reasons followed by the resources a node
+// lacks, made once for each set of lacking resources.
+func (st *static) withShortfall(short []corev1.ResourceName) []Reason {
+	key := string(short[0])
+	for _, r := range short[1:] {
+		key += "," + string(r)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if rs, ok := st.short[key]; ok {
+		return rs
+	}
+	parts := make([]string, len(short))
+	for i, r := range short {
+		parts[i] = "Insufficient " + string(r)
+	}
+	rs := append(slices.Clip(st.reasons), Reason{Code: CodeResources, Resources: short, Message: strings.Join(parts, ", ")})
+	rs = slices.Clip(rs)
+	if st.short == nil {
+		st.short = map[string][]Reason{}
+	}
+	st.short[key] = rs
+	return rs
 }
 
 // nodeSig identifies what a node's verdict reads besides its resources: its

@@ -156,6 +156,8 @@ func isPlugin(prog string) bool { return strings.HasPrefix(progName(prog), "kube
 // the JSON, and the rest is what the collector needs to run seldom (a
 // 100,000-pod snapshot stays under 1 GB). GOMEMLIMIT, when set, decides
 // instead.
+//
+// A snapshot smaller than that keeps the starting limit and collection pace.
 func roomFor(env *Env, paths []string) {
 	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
 		return
@@ -173,6 +175,10 @@ func roomFor(env *Env, paths []string) {
 	}
 	if want := min(roomPerByte*total, maxRoom); want > debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
+		// The collector then runs only when the heap reaches the limit: a
+		// snapshot's model is made once and kept to the end, so collecting
+		// as the heap doubles would only scan it again and again.
+		debug.SetGCPercent(-1)
 	}
 }
 

@@ -24,15 +24,22 @@ func TestRoomForSnapshotsOnly(t *testing.T) {
 	}
 	before := debug.SetMemoryLimit(300 << 20)
 	defer debug.SetMemoryLimit(before)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	env := &Env{Getenv: func(string) string { return "" }}
 
 	roomFor(env, []string{manifest, dir})
 	if got := debug.SetMemoryLimit(-1); got != 300<<20 {
 		t.Errorf("a large configuration raised the limit to %d", got)
 	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("a large configuration changed the GC percent to %d", got)
+	}
 	roomFor(env, []string{snap})
 	if got, want := debug.SetMemoryLimit(-1), int64(roomPerByte*len(big)); got != want {
 		t.Errorf("a %d-byte snapshot: limit %d, want %d", len(big), got, want)
+	}
+	if got := debug.SetGCPercent(100); got != -1 {
+		t.Errorf("a large snapshot: GC percent %d, want -1 (collect at the limit only)", got)
 	}
 	debug.SetMemoryLimit(300 << 20)
 	set := &Env{Getenv: func(string) string { return "1GiB" }}
