@@ -150,7 +150,10 @@ func writeSnapshot(w io.Writer, o SnapshotOptions) error {
 		}
 		if err := emit(obj{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
 			"metadata": meta(claim, "", obj{"labels": obj{"karpenter.sh/nodepool": p}, "finalizers": []any{"karpenter.sh/termination"}}),
-			"spec":     obj{"nodeClassRef": obj{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}},
+			"spec": obj{"nodeClassRef": obj{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+				"requirements": []any{
+					obj{"key": "karpenter.sh/nodepool", "operator": "In", "values": []any{p}},
+					obj{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": []any{"m5.4xlarge"}}}},
 			"status": obj{"providerID": pid, "nodeName": node(i), "conditions": []any{
 				obj{"type": "Launched", "status": "True", "lastTransitionTime": ts(47 * time.Hour)},
 				obj{"type": "Registered", "status": "True", "lastTransitionTime": ts(47 * time.Hour)}}}}); err != nil {

@@ -12,9 +12,10 @@ func TestEachCallsEveryIndexOnce(t *testing.T) {
 		for _, n := range []int{0, 1, 3, 1000} {
 			calls := make([]atomic.Int32, n)
 			Each(n, func(i int) { calls[i].Add(1) })
+			EachOf(n, 8, func(i int) { calls[i].Add(1) })
 			for i := range calls {
-				if c := calls[i].Load(); c != 1 {
-					t.Errorf("GOMAXPROCS %d, n %d: index %d called %d times", procs, n, i, c)
+				if c := calls[i].Load(); c != 2 {
+					t.Errorf("GOMAXPROCS %d, n %d: index %d called %d times, want once by each", procs, n, i, c)
 				}
 			}
 		}

@@ -11,6 +11,12 @@
 //	eksdoctor-bench live BIN FILE    run `BIN check FILE` and, beside it, Python's json.load of
 //	                                 the same file (the parse-only floor); print wall time,
 //	                                 peak RSS and their ratio, median of five runs each
+//	eksdoctor-bench cluster BIN [large]
+//	                                 start a real kube-apiserver and etcd (the test setup's;
+//	                                 KUBEBUILDER_ASSETS is used when set), create in it the
+//	                                 objects of a generated snapshot (10,000 pods, or 100,000),
+//	                                 then time `BIN cluster` beside `BIN snapshot` (the same
+//	                                 reads, no analysis: the floor), median of five runs each
 //	eksdoctor-bench hostile BIN [CASE...]
 //	                                 run the eksdoctor binary BIN on every hostile input (or the
 //	                                 named ones) and on examples/broken, and print wall time and
@@ -18,6 +24,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,9 +34,10 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/bench"
 	"github.com/eksdoctor/eksdoctor/internal/hostile"
+	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
 
-const usage = "usage: eksdoctor-bench gen|parse DIR | snapshot FILE [large] | live BIN FILE | hostile BIN [CASE...]"
+const usage = "usage: eksdoctor-bench gen|parse DIR | snapshot FILE [large] | live BIN FILE | cluster BIN [large] | hostile BIN [CASE...]"
 
 func main() {
 	hostile.Launch()
@@ -75,6 +83,15 @@ func main() {
 			os.Exit(2)
 		}
 		if err := runLive(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	case "cluster":
+		o := bench.SnapshotMedium
+		if len(os.Args) > 3 && os.Args[3] == "large" {
+			o = bench.SnapshotLarge
+		}
+		if err := runCluster(os.Args[2], o); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -138,6 +155,87 @@ func runHostile(bin string, names []string) error {
 	return nil
 }
 
+// runCluster fills a real API server with a generated cluster and times
+// `BIN cluster` beside `BIN snapshot` on it.
+func runCluster(bin string, o bench.SnapshotOptions) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "eksdoctor-bench-cluster-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	snap := filepath.Join(dir, "generated.json")
+	if _, err := bench.GenerateSnapshot(snap, o); err != nil {
+		return err
+	}
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	ctx := context.Background()
+	began := time.Now()
+	created, refused, firstErr, err := bench.Populate(ctx, env.Config, snap)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("created %d objects in %s", created, time.Since(began).Round(time.Second))
+	if refused > 0 {
+		fmt.Printf("; the server refused %d (first: %v)", refused, firstErr)
+	}
+	fmt.Println()
+	kc, err := testenv.Kubeconfig(env.Config, "bench")
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return err
+	}
+	out := filepath.Join(dir, "read.json")
+	var analyse, read []hostile.Result
+	for range 5 {
+		r, err := hostile.Run(bin, dir, []string{"snapshot", "--kubeconfig", kubeconfig, "-o", out}, false, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		if r.ExitCode != 0 {
+			return fmt.Errorf("eksdoctor snapshot exited %d", r.ExitCode)
+		}
+		read = append(read, r)
+		a, err := hostile.Run(bin, dir, []string{"cluster", "--kubeconfig", kubeconfig}, false, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		if a.ExitCode > 1 {
+			return fmt.Errorf("eksdoctor cluster exited %d", a.ExitCode)
+		}
+		analyse = append(analyse, a)
+	}
+	aw, ar := median(analyse)
+	rw, rr := median(read)
+	fmt.Printf("%-34s %9s %10s\n", "", "wall", "peak RSS")
+	fmt.Printf("%-34s %9s %6d MiB\n", "floor: eksdoctor snapshot (reads)", rw.Round(time.Millisecond), rr>>20)
+	fmt.Printf("%-34s %9s %6d MiB\n", "eksdoctor cluster", aw.Round(time.Millisecond), ar>>20)
+	fmt.Printf("%-34s %8.0f%%\n", "analysis beyond reading", 100*(float64(aw)/float64(rw)-1))
+	return nil
+}
+
+// median returns the median wall time and peak RSS of runs.
+func median(rs []hostile.Result) (time.Duration, int64) {
+	walls := make([]time.Duration, len(rs))
+	rss := make([]int64, len(rs))
+	for i, r := range rs {
+		walls[i], rss[i] = r.Wall, r.MaxRSS
+	}
+	slices.Sort(walls)
+	slices.Sort(rss)
+	return walls[len(walls)/2], rss[len(rss)/2]
+}
+
 // runLive times `BIN check FILE` beside the parse-only floor of the same file
 // (Python's json.load), five runs each, alternating, and prints the medians.
 func runLive(bin, file string) error {
@@ -166,18 +264,8 @@ func runLive(bin, file string) error {
 		}
 		check = append(check, c)
 	}
-	med := func(rs []hostile.Result) (time.Duration, int64) {
-		walls := make([]time.Duration, len(rs))
-		rss := make([]int64, len(rs))
-		for i, r := range rs {
-			walls[i], rss[i] = r.Wall, r.MaxRSS
-		}
-		slices.Sort(walls)
-		slices.Sort(rss)
-		return walls[len(walls)/2], rss[len(rss)/2]
-	}
-	cw, cr := med(check)
-	fw, fr := med(floor)
+	cw, cr := median(check)
+	fw, fr := median(floor)
 	fmt.Printf("%-34s %9s %10s\n", "", "wall", "peak RSS")
 	fmt.Printf("%-34s %9s %6d MiB\n", "floor: python3 json.load", fw.Round(time.Millisecond), fr>>20)
 	fmt.Printf("%-34s %9s %6d MiB\n", "eksdoctor check", cw.Round(time.Millisecond), cr>>20)
