@@ -137,7 +137,7 @@ func (s *Simulator) Place(w *cluster.Workload, phase cluster.Phase) *Placement {
 		return p
 	}
 	s.mu.Unlock()
-	p := s.place(w, podOf(w), phase)
+	p := s.placeClass(w, podOf(w), phase)
 	s.mu.Lock()
 	s.results[key] = p.Result()
 	if keepPlacement(w, p) {
@@ -180,13 +180,19 @@ func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
 	}
 	pod := &corev1.Pod{ObjectMeta: w.Template.ObjectMeta, Spec: *p.Spec.DeepCopy()}
 	pod.Namespace = p.Object.Namespace
-	// Pods of one scheduling class get the same answer: place one, share it.
-	key := s.podClassKey(w, pod)
+	return s.placeClass(w, pod, cluster.Steady)
+}
+
+// placeClass places a pod of w, sharing the answer with every pod of its
+// scheduling class (podClassKey) in the phase: workloads whose pods schedule
+// alike — thousands in a large input — are placed once.
+func (s *Simulator) placeClass(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
+	key := s.podClassKey(w, pod) + fmt.Sprintf("\x05%t\x05%d", w.IsDaemonSet(), phase)
 	s.mu.Lock()
 	shared, ok := s.podClass[key]
 	s.mu.Unlock()
 	if !ok {
-		shared = s.place(w, pod, cluster.Steady)
+		shared = s.place(w, pod, phase)
 		s.mu.Lock()
 		s.podClass[key] = shared
 		s.mu.Unlock()
@@ -199,7 +205,7 @@ func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
 // podClassKey is a pod's scheduling-equivalence class: everything placement
 // reads of it — node selection, tolerations, node-name fields, requests, what
 // component it is, and, where Fargate profiles select by them, its namespace
-// and labels.
+// and labels (placeClass adds whether it is a DaemonSet's, and the phase).
 func (s *Simulator) podClassKey(w *cluster.Workload, pod *corev1.Pod) string {
 	var b strings.Builder
 	b.WriteString(signature(pod))

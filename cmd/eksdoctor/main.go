@@ -6,28 +6,15 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 
 	"github.com/eksdoctor/eksdoctor/internal/cli"
 )
 
 func main() {
-	tuneGC()
+	stopPacing := cli.TuneMemory(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := cli.Run(ctx, os.Args[0], os.Args[1:], cli.OSEnv())
 	stop()
+	stopPacing()
 	os.Exit(code)
-}
-
-// tuneGC trades memory the run does not need for less collection: eksdoctor
-// builds one model and keeps it to the end, so the default (collect whenever the
-// heap doubles) spends a third of a large run marking the same objects again. A
-// soft limit keeps the peak bounded. GOGC and GOMEMLIMIT still win when set.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(300 << 20)
-	}
 }

@@ -3,9 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -144,59 +141,3 @@ instead of files; it is also chosen when no PATH is given and --context, --kubec
 
 // isPlugin reports whether the program runs as a kubectl plugin.
 func isPlugin(prog string) bool { return strings.HasPrefix(progName(prog), "kubectl ") }
-
-// roomFor raises the soft memory limit for large snapshots. The limit the
-// program starts with (300 MB) keeps what hostile input can make eksdoctor
-// hold bounded, and stays for every configuration, whatever its size; a
-// snapshot, which eksdoctor wrote from a cluster the user reads, gets room: a
-// 100,000-pod cluster is about 85 MB of JSON and 650 MB of model and
-// placements, and would otherwise spend half its time collecting garbage. The
-// limit becomes roomPerByte times the size of the snapshots given, at most
-// 4 GiB, when they add up to 64 MiB or more: the model is about eight times
-// the JSON, and the rest is what the collector needs to run seldom (a
-// 100,000-pod snapshot stays under 1 GB). GOMEMLIMIT, when set, decides
-// instead.
-//
-// A snapshot smaller than that keeps the starting limit and collection pace.
-func roomFor(env *Env, paths []string) {
-	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
-		return
-	}
-	var total int64
-	for _, p := range paths {
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() || !snapshotFile(p) {
-			continue
-		}
-		total += fi.Size()
-	}
-	if total < minRoomInput {
-		return
-	}
-	if want := min(roomPerByte*total, maxRoom); want > debug.SetMemoryLimit(-1) {
-		debug.SetMemoryLimit(want)
-		// The collector then runs only when the heap reaches the limit: a
-		// snapshot's model is made once and kept to the end, so collecting
-		// as the heap doubles would only scan it again and again.
-		debug.SetGCPercent(-1)
-	}
-}
-
-// snapshotFile reports whether a file starts as a snapshot does (its kind
-// comes first).
-func snapshotFile(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return live.IsSnapshot(head[:n])
-}
-
-const (
-	minRoomInput = 64 << 20
-	roomPerByte  = 11
-	maxRoom      = 4 << 30
-)

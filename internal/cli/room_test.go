@@ -3,9 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Only snapshots of 64 MiB or more get room in the soft memory limit: a
@@ -46,5 +48,51 @@ func TestRoomForSnapshotsOnly(t *testing.T) {
 	roomFor(set, []string{snap})
 	if got := debug.SetMemoryLimit(-1); got != 300<<20 {
 		t.Errorf("with GOMEMLIMIT set, the limit changed to %d", got)
+	}
+}
+
+// The limit follows the live heap after each collection, never below its
+// floor, and no longer once stopped.
+func TestPacerFollowsTheLiveHeap(t *testing.T) {
+	if got := limitFor(100<<20, 300<<20); got != 300<<20 {
+		t.Errorf("limitFor(100 MiB live, 300 MiB floor) = %d, want the floor", got)
+	}
+	if got, want := limitFor(1000<<20, 300<<20), int64(1200<<20); got != want {
+		t.Errorf("limitFor(1000 MiB live) = %d, want %d", got, want)
+	}
+
+	set := make(chan int64, 100)
+	p := startPacer(1<<20, func(n int64) { set <- n })
+	defer p.stop()
+	keep := make([][]byte, 64) // 64 MiB alive across the collection
+	for i := range keep {
+		keep[i] = make([]byte, 1<<20)
+		keep[i][0] = 1
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case n := <-set:
+			if n < 64<<20*6/5 {
+				continue // an earlier collection's
+			}
+			runtime.KeepAlive(keep)
+			if n > 200<<20 {
+				t.Errorf("limit %d for 64 MiB alive", n)
+			}
+			p.raise(512 << 20)
+			if n := <-set; n != 512<<20 {
+				t.Errorf("raised floor: limit %d, want 512 MiB", n)
+			}
+			p.stop()
+			if p.afterGC(1 << 30) {
+				t.Error("a stopped pacer still follows")
+			}
+			return
+		case <-deadline:
+			t.Fatal("no limit set after a collection with 64 MiB alive")
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+
+	"github.com/eksdoctor/eksdoctor/source/live"
+)
+
+// How eksdoctor uses memory, in one place.
+//
+// eksdoctor builds one model and keeps it to the end, so the Go default (collect
+// whenever the heap doubles) spends a third of a large run marking the same
+// objects again: collection runs when the heap triples (GOGC 200). A soft limit
+// keeps the peak low: baseLimit, which also bounds what hostile input can make
+// eksdoctor hold, raised as the model grows — to liveMargin above what the last
+// collection found alive — so that a large configuration (50,000 workloads make
+// close to 1 GB of model) is not collected over and over against a limit it
+// cannot meet. Large snapshots get room beforehand (roomFor). GOGC and
+// GOMEMLIMIT, when set, decide instead.
+const (
+	baseLimit = 300 << 20
+	// liveMargin: the limit follows the live heap at 6/5 of it.
+	liveMarginNum, liveMarginDen = 6, 5
+)
+
+// TuneMemory sets the collection pace and soft memory limit of the program, as
+// the environment allows. It returns a function that stops following the heap.
+func TuneMemory(getenv func(string) string) (stop func()) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
+	}
+	if getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	debug.SetMemoryLimit(baseLimit)
+	memory.p = startPacer(baseLimit, func(n int64) { debug.SetMemoryLimit(n) })
+	return memory.p.stop
+}
+
+// memory is the program's pacer, when TuneMemory started one.
+var memory struct{ p *pacer }
+
+// pacer raises the soft memory limit after each collection to follow the live
+// heap, never below its floor.
+type pacer struct {
+	set func(int64)
+
+	mu      sync.Mutex
+	floor   int64
+	limit   int64
+	stopped bool
+}
+
+func startPacer(floor int64, set func(int64)) *pacer {
+	p := &pacer{set: set, floor: floor, limit: floor}
+	p.arm()
+	return p
+}
+
+// arm asks to be told of the next collection: a cleanup runs after the
+// collection that frees its object, and arms the next one.
+func (p *pacer) arm() {
+	runtime.AddCleanup(new([16]byte), func(p *pacer) {
+		if p.afterGC(liveHeap()) {
+			p.arm()
+		}
+	}, p)
+}
+
+// afterGC sets the limit for a live heap; false once stopped.
+func (p *pacer) afterGC(live int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return false
+	}
+	if want := limitFor(live, p.floor); want != p.limit {
+		p.limit = want
+		p.set(want)
+	}
+	return true
+}
+
+// raise lifts the floor (roomFor, for a large snapshot).
+func (p *pacer) raise(floor int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if floor > p.floor {
+		p.floor = floor
+		if floor > p.limit {
+			p.limit = floor
+			p.set(floor)
+		}
+	}
+}
+
+func (p *pacer) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+}
+
+// limitFor is the soft limit for a live heap: the floor, or liveMargin above
+// the live heap when that is higher.
+func limitFor(live, floor int64) int64 {
+	return max(floor, live*liveMarginNum/liveMarginDen)
+}
+
+// liveHeap is the heap the last collection found alive.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// roomFor raises the soft memory limit for large snapshots. A snapshot, which
+// eksdoctor wrote from a cluster the user reads, gets room before it is read: a
+// 100,000-pod cluster is about 85 MB of JSON and 650 MB of model and
+// placements, and would otherwise spend half its time collecting garbage. The
+// limit becomes roomPerByte times the size of the snapshots given, at most
+// 4 GiB, when they add up to 64 MiB or more: the model is about eight times
+// the JSON, and the rest is what the collector needs to run seldom (a
+// 100,000-pod snapshot stays under 1 GB). A configuration gets no room ahead:
+// its size says nothing of what it makes (a hostile one of the same size is
+// mostly refused), and the limit follows what it does make. GOMEMLIMIT, when
+// set, decides instead.
+func roomFor(env *Env, paths []string) {
+	if _, set := lookupEnv(env, "GOMEMLIMIT"); set {
+		return
+	}
+	var total int64
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || !snapshotFile(p) {
+			continue
+		}
+		total += fi.Size()
+	}
+	if total < minRoomInput {
+		return
+	}
+	if want := min(roomPerByte*total, maxRoom); want > debug.SetMemoryLimit(-1) {
+		if memory.p != nil {
+			memory.p.raise(want)
+		} else {
+			debug.SetMemoryLimit(want)
+		}
+		// The collector then runs only when the heap reaches the limit: a
+		// snapshot's model is made once and kept to the end, so collecting
+		// as the heap doubles would only scan it again and again.
+		debug.SetGCPercent(-1)
+	}
+}
+
+// snapshotFile reports whether a file starts as a snapshot does (its kind
+// comes first).
+func snapshotFile(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return live.IsSnapshot(head[:n])
+}
+
+const (
+	minRoomInput = 64 << 20
+	roomPerByte  = 11
+	maxRoom      = 4 << 30
+)
