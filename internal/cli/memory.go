@@ -17,16 +17,14 @@ import (
 // whenever the heap doubles) spends a third of a large run marking the same
 // objects again: collection runs when the heap triples (GOGC 200). A soft limit
 // keeps the peak low: baseLimit, which also bounds what hostile input can make
-// eksdoctor hold, raised as the model grows — to liveMargin above what the last
-// collection found alive — so that a large configuration (50,000 workloads make
-// close to 1 GB of model) is not collected over and over against a limit it
-// cannot meet. Large snapshots get room beforehand (roomFor). GOGC and
-// GOMEMLIMIT, when set, decide instead.
-const (
-	baseLimit = 300 << 20
-	// liveMargin: the limit follows the live heap at 6/5 of it.
-	liveMarginNum, liveMarginDen = 6, 5
-)
+// eksdoctor hold, raised as the model grows beyond it — by half of what the
+// last collection found alive exceeds the limit's floor, so the limit moves
+// from the floor (a live heap of a third of the floor or less) towards one and
+// a half times the live heap — so that a large configuration (50,000 workloads make close to 1 GB of
+// model, 2 GB with their explanations) is not collected over and over against
+// a limit it cannot meet. Large snapshots get room beforehand (roomFor). GOGC
+// and GOMEMLIMIT, when set, decide instead.
+const baseLimit = 300 << 20
 
 // TuneMemory sets the collection pace and soft memory limit of the program, as
 // the environment allows. It returns a function that stops following the heap.
@@ -105,10 +103,10 @@ func (p *pacer) stop() {
 	p.mu.Unlock()
 }
 
-// limitFor is the soft limit for a live heap: the floor, or liveMargin above
-// the live heap when that is higher.
+// limitFor is the soft limit for a live heap: the floor, or one and a half
+// times the live heap less half the floor, when that is higher.
 func limitFor(live, floor int64) int64 {
-	return max(floor, live*liveMarginNum/liveMarginDen)
+	return max(floor, (3*live-floor)/2)
 }
 
 // liveHeap is the heap the last collection found alive.
