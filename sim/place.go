@@ -34,7 +34,7 @@ type Simulator struct {
 	groups     map[*cluster.NodeGroup][]candidate
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
-	static     map[staticKey]*static
+	static     memo[staticKey, *static]
 
 	// Live clusters: each node's kind and free resources, once; the part of a
 	// node's verdict that depends on its labels and taints, once per kind of
@@ -75,17 +75,31 @@ type static struct {
 }
 
 func (s *Simulator) cachedStatic(k staticKey, compute func() *static) *static {
-	s.mu.Lock()
-	st, ok := s.static[k]
-	s.mu.Unlock()
+	return s.static.get(k, compute)
+}
+
+// memo remembers computed values by key; it is safe for concurrent use (two
+// callers may compute the same value; one is kept).
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+func (c *memo[K, V]) get(k K, compute func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
 	if ok {
-		return st
+		return v
 	}
-	st = compute()
-	s.mu.Lock()
-	s.static[k] = st
-	s.mu.Unlock()
-	return st
+	v = compute()
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[K]V{}
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
 }
 
 type placementKey struct {
@@ -103,7 +117,6 @@ func New(m *cluster.Model) *Simulator {
 		groups:     map[*cluster.NodeGroup][]candidate{},
 		overhead:   map[string]corev1.ResourceList{},
 		overVec:    map[string]vec{},
-		static:     map[staticKey]*static{},
 		nodeStatic: map[string]*staticTable{},
 		podClass:   map[string]*Placement{},
 	}
@@ -762,7 +775,7 @@ func (s *Simulator) nodeStatics(sig string) *staticTable {
 	defer s.mu.Unlock()
 	t, ok := s.nodeStatic[sig]
 	if !ok {
-		t = &staticTable{m: map[int]*static{}}
+		t = &staticTable{}
 		s.nodeStatic[sig] = t
 	}
 	return t
@@ -770,24 +783,7 @@ func (s *Simulator) nodeStatics(sig string) *staticTable {
 
 // staticTable holds static verdicts by the kind of node (or, for a pod that
 // names nodes by field, by node).
-type staticTable struct {
-	mu sync.Mutex
-	m  map[int]*static
-}
-
-func (t *staticTable) get(k int, compute func() *static) *static {
-	t.mu.Lock()
-	st, ok := t.m[k]
-	t.mu.Unlock()
-	if ok {
-		return st
-	}
-	st = compute()
-	t.mu.Lock()
-	t.m[k] = st
-	t.mu.Unlock()
-	return st
-}
+type staticTable = memo[int, *static]
 
 // nodeVerdict answers for the i-th node of the model.
 func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields string, statics *staticTable, need vec) Verdict {
