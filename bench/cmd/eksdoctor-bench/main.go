@@ -5,6 +5,9 @@
 //	                                 groups, 10 DaemonSets; huge: 50,000, 500 NodePools, 30 DaemonSets)
 //	eksdoctor-bench parse DIR        read and decode every file, nothing else: the baseline, with
 //	                                 the same decoder and parallelism as `eksdoctor check`
+//	eksdoctor-bench static BIN DIR   run `BIN check DIR` and, beside it, `eksdoctor-bench parse DIR`
+//	                                 (the parse-only floor); print wall time, peak RSS and their
+//	                                 ratio, median of five runs each
 //	eksdoctor-bench snapshot FILE [large]
 //	                                 write a running cluster's snapshot: 10,000 pods on 500
 //	                                 nodes and 20 NodePools, or 100,000 / 5,000 / 200
@@ -37,7 +40,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
 
-const usage = "usage: eksdoctor-bench gen|parse DIR | snapshot FILE [large] | live BIN FILE | cluster BIN [large] | hostile BIN [CASE...]"
+const usage = "usage: eksdoctor-bench gen|parse DIR | static BIN DIR | snapshot FILE [large] | live BIN FILE | cluster BIN [large] | hostile BIN [CASE...]"
 
 func main() {
 	hostile.Launch()
@@ -83,6 +86,15 @@ func main() {
 			os.Exit(2)
 		}
 		if err := runLive(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	case "static":
+		if len(os.Args) < 4 {
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+		if err := runStatic(os.Args[2], os.Args[3]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -196,32 +208,8 @@ func runCluster(bin string, o bench.SnapshotOptions) error {
 		return err
 	}
 	out := filepath.Join(dir, "read.json")
-	var analyse, read []hostile.Result
-	for range 5 {
-		r, err := hostile.Run(bin, dir, []string{"snapshot", "--kubeconfig", kubeconfig, "-o", out}, false, 10*time.Minute)
-		if err != nil {
-			return err
-		}
-		if r.ExitCode != 0 {
-			return fmt.Errorf("eksdoctor snapshot exited %d", r.ExitCode)
-		}
-		read = append(read, r)
-		a, err := hostile.Run(bin, dir, []string{"cluster", "--kubeconfig", kubeconfig}, false, 10*time.Minute)
-		if err != nil {
-			return err
-		}
-		if a.ExitCode > 1 {
-			return fmt.Errorf("eksdoctor cluster exited %d", a.ExitCode)
-		}
-		analyse = append(analyse, a)
-	}
-	aw, ar := median(analyse)
-	rw, rr := median(read)
-	fmt.Printf("%-34s %9s %10s\n", "", "wall", "peak RSS")
-	fmt.Printf("%-34s %9s %6d MiB\n", "floor: eksdoctor snapshot (reads)", rw.Round(time.Millisecond), rr>>20)
-	fmt.Printf("%-34s %9s %6d MiB\n", "eksdoctor cluster", aw.Round(time.Millisecond), ar>>20)
-	fmt.Printf("%-34s %8.0f%%\n", "analysis beyond reading", 100*(float64(aw)/float64(rw)-1))
-	return nil
+	return pair(bin, []string{"cluster", "--kubeconfig", kubeconfig}, "eksdoctor cluster",
+		bin, []string{"snapshot", "--kubeconfig", kubeconfig, "-o", out}, "floor: eksdoctor snapshot (reads)")
 }
 
 // median returns the median wall time and peak RSS of runs.
@@ -236,14 +224,55 @@ func median(rs []hostile.Result) (time.Duration, int64) {
 	return walls[len(walls)/2], rss[len(rss)/2]
 }
 
-// runLive times `BIN check FILE` beside the parse-only floor of the same file
-// (Python's json.load), five runs each, alternating, and prints the medians.
-func runLive(bin, file string) error {
+// runStatic times `BIN check DIR` beside this program's parse of the same
+// directory, five runs each, alternating, and prints the medians.
+func runStatic(bin, dir string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return pair(bin, []string{"check", dir}, "eksdoctor check", self, []string{"parse", dir}, "floor: eksdoctor-bench parse")
+}
+
+// pair runs two commands five times each, alternately, and prints their median
+// wall time and peak RSS and the ratio of the first to the second.
+func pair(bin string, args []string, name, floorBin string, floorArgs []string, floorName string) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
 	}
-	file, err = filepath.Abs(file)
+	var runs, floor []hostile.Result
+	for range 5 {
+		f, err := hostile.Run(floorBin, os.TempDir(), floorArgs, false, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		if f.ExitCode != 0 {
+			return fmt.Errorf("%s exited %d", floorName, f.ExitCode)
+		}
+		floor = append(floor, f)
+		r, err := hostile.Run(bin, os.TempDir(), args, false, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		if r.ExitCode > 1 {
+			return fmt.Errorf("%s exited %d", name, r.ExitCode)
+		}
+		runs = append(runs, r)
+	}
+	cw, cr := median(runs)
+	fw, fr := median(floor)
+	fmt.Printf("%-34s %9s %10s\n", "", "wall", "peak RSS")
+	fmt.Printf("%-34s %9s %6d MiB\n", floorName, fw.Round(time.Millisecond), fr>>20)
+	fmt.Printf("%-34s %9s %6d MiB\n", name, cw.Round(time.Millisecond), cr>>20)
+	fmt.Printf("%-34s %8.2fx %9.2fx\n", "ratio", float64(cw)/float64(fw), float64(cr)/float64(fr))
+	return nil
+}
+
+// runLive times `BIN check FILE` beside the parse-only floor of the same file
+// (Python's json.load), five runs each, alternating, and prints the medians.
+func runLive(bin, file string) error {
+	file, err := filepath.Abs(file)
 	if err != nil {
 		return err
 	}
@@ -251,24 +280,5 @@ func runLive(bin, file string) error {
 	if err != nil {
 		return fmt.Errorf("the floor needs python3: %w", err)
 	}
-	var check, floor []hostile.Result
-	for range 5 {
-		f, err := hostile.Run(python, os.TempDir(), []string{"-c", "import json,sys; json.load(open(sys.argv[1]))", file}, false, 10*time.Minute)
-		if err != nil {
-			return err
-		}
-		floor = append(floor, f)
-		c, err := hostile.Run(bin, os.TempDir(), []string{"check", file}, false, 10*time.Minute)
-		if err != nil {
-			return err
-		}
-		check = append(check, c)
-	}
-	cw, cr := median(check)
-	fw, fr := median(floor)
-	fmt.Printf("%-34s %9s %10s\n", "", "wall", "peak RSS")
-	fmt.Printf("%-34s %9s %6d MiB\n", "floor: python3 json.load", fw.Round(time.Millisecond), fr>>20)
-	fmt.Printf("%-34s %9s %6d MiB\n", "eksdoctor check", cw.Round(time.Millisecond), cr>>20)
-	fmt.Printf("%-34s %8.2fx %9.2fx\n", "ratio", float64(cw)/float64(fw), float64(cr)/float64(fr))
-	return nil
+	return pair(bin, []string{"check", file}, "eksdoctor check", python, []string{"-c", "import json,sys; json.load(open(sys.argv[1]))", file}, "floor: python3 json.load")
 }
