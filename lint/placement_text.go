@@ -21,6 +21,10 @@ func firstClause(pl *sim.Placement) string {
 
 // placementDetail renders the scheduler-style summary and every source's verdict.
 func placementDetail(pl *sim.Placement) string {
+	return pl.Text("detail", func() string { return wordDetail(pl) })
+}
+
+func wordDetail(pl *sim.Placement) string {
 	var b strings.Builder
 	b.WriteString(pl.Summary())
 	if len(pl.Verdicts) > 0 {

@@ -123,29 +123,38 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 // nearest returns the refusing sources of a kind, nearest first, worded once
 // per placement.
 func (p *Placement) nearest(k cluster.CapacityKind) []Verdict {
-	compute := func() []Verdict {
-		var vs []Verdict
-		for _, v := range p.Verdicts {
-			if v.Source.Kind == k && v.Result != Fits {
-				vs = append(vs, v)
-			}
-		}
-		return nearestFirst(vs)
-	}
+	var order []int32
 	if p.memo == nil {
-		return compute()
+		order = p.nearestOrder(k)
+	} else {
+		p.memo.mu.Lock()
+		var ok bool
+		if order, ok = p.memo.nearest[k]; !ok {
+			order = p.nearestOrder(k)
+			if p.memo.nearest == nil {
+				p.memo.nearest = map[cluster.CapacityKind][]int32{}
+			}
+			p.memo.nearest[k] = order
+		}
+		p.memo.mu.Unlock()
 	}
-	p.memo.mu.Lock()
-	defer p.memo.mu.Unlock()
-	if vs, ok := p.memo.nearest[k]; ok {
-		return vs
+	vs := make([]Verdict, len(order))
+	for i, j := range order {
+		vs[i] = p.Verdicts[j]
 	}
-	if p.memo.nearest == nil {
-		p.memo.nearest = map[cluster.CapacityKind][]Verdict{}
-	}
-	vs := compute()
-	p.memo.nearest[k] = vs
 	return vs
+}
+
+// nearestOrder is the order of nearest: indexes of the verdicts (the memo keeps
+// them, not copies of the verdicts).
+func (p *Placement) nearestOrder(k cluster.CapacityKind) []int32 {
+	var idx []int32
+	for i, v := range p.Verdicts {
+		if v.Source.Kind == k && v.Result != Fits {
+			idx = append(idx, int32(i))
+		}
+	}
+	return nearestFirst(p.Verdicts, idx)
 }
 
 // nearestFirst orders refusing sources by how near they come to taking the
@@ -154,34 +163,35 @@ func (p *Placement) nearest(k cluster.CapacityKind) []Verdict {
 // share (the one the pod selects, by name or by a label only it gives, fails
 // for a reason of its own, where the rest fail alike for not being selected);
 // then fewer reasons.
-func nearestFirst(vs []Verdict) []Verdict {
+func nearestFirst(all []Verdict, idx []int32) []int32 {
 	type ranked struct {
-		v      Verdict
+		i      int32
 		text   string
 		shared int
 	}
-	rs := make([]ranked, len(vs))
+	rs := make([]ranked, len(idx))
 	count := map[string]int{}
-	for i, v := range vs {
-		rs[i] = ranked{v: v, text: v.sharedText()}
-		count[rs[i].text]++
+	for n, i := range idx {
+		rs[n] = ranked{i: i, text: all[i].sharedText()}
+		count[rs[n].text]++
 	}
-	for i := range rs {
-		rs[i].shared = count[rs[i].text]
+	for n := range rs {
+		rs[n].shared = count[rs[n].text]
 	}
 	sort.SliceStable(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
-		if na, nb := namesOther(a.v), namesOther(b.v); na != nb {
+		va, vb := all[a.i], all[b.i]
+		if na, nb := namesOther(va), namesOther(vb); na != nb {
 			return !na
 		}
 		if a.shared != b.shared {
 			return a.shared < b.shared
 		}
-		return len(a.v.Reasons) < len(b.v.Reasons)
+		return len(va.Reasons) < len(vb.Reasons)
 	})
-	out := make([]Verdict, len(rs))
-	for i, r := range rs {
-		out[i] = r.v
+	out := make([]int32, len(rs))
+	for n, r := range rs {
+		out[n] = r.i
 	}
 	return out
 }

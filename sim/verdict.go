@@ -113,7 +113,33 @@ type summaryMemo struct {
 	summary string
 
 	mu      sync.Mutex
-	nearest map[cluster.CapacityKind][]Verdict
+	nearest map[cluster.CapacityKind][]int32
+	texts   map[string]string
+}
+
+// Text returns the text f words from the placement, worded once for every
+// copy of the placement that shares its verdicts (the workloads of one
+// scheduling class): a large input has thousands of findings about a few
+// placements, each explaining hundreds of sources. f must depend on the
+// verdicts only, and name is what it words ("detail").
+func (p *Placement) Text(name string, f func() string) string {
+	if p.memo == nil {
+		return f()
+	}
+	p.memo.mu.Lock()
+	t, ok := p.memo.texts[name]
+	p.memo.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = f()
+	p.memo.mu.Lock()
+	if p.memo.texts == nil {
+		p.memo.texts = map[string]string{}
+	}
+	p.memo.texts[name] = t
+	p.memo.mu.Unlock()
+	return t
 }
 
 // Without returns the placement without the sources of one kind.

@@ -84,9 +84,17 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 			if n > 200<<20 {
 				t.Errorf("limit %d for 64 MiB alive", n)
 			}
+			limit := func() int64 {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				return p.limit
+			}
 			p.raise(512 << 20)
-			if n := <-set; n != 512<<20 {
-				t.Errorf("raised floor: limit %d, want 512 MiB", n)
+			if l := limit(); l != 512<<20 {
+				t.Errorf("raised floor: limit %d, want 512 MiB", l)
+			}
+			if p.afterGC(64<<20); limit() != 512<<20 {
+				t.Errorf("after a collection below the raised floor: limit %d, want 512 MiB", limit())
 			}
 			p.stop()
 			if p.afterGC(1 << 30) {
