@@ -2,18 +2,16 @@ package bench
 
 import (
 	"os"
-	"runtime/debug"
 	"testing"
+
+	"github.com/eksdoctor/eksdoctor/internal/cli"
 )
 
-// TestMain collects garbage the way the eksdoctor command does (see
-// cmd/eksdoctor), so that benchmarks measure what users run.
+// TestMain uses memory the way the eksdoctor command does (cli.TuneMemory), so
+// that benchmarks measure what users run.
 func TestMain(m *testing.M) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(400 << 20)
-	}
-	os.Exit(m.Run())
+	stop := cli.TuneMemory(os.Getenv)
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
