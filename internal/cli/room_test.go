@@ -93,7 +93,7 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 			if l := limit(); l != 512<<20 {
 				t.Errorf("raised floor: limit %d, want 512 MiB", l)
 			}
-			if p.afterGC(64<<20); limit() != 512<<20 {
+			if p.afterGC(64 << 20); limit() != 512<<20 {
 				t.Errorf("after a collection below the raised floor: limit %d, want 512 MiB", limit())
 			}
 			p.stop()
