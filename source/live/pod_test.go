@@ -213,3 +213,36 @@ func FuzzTypedPodDecode(f *testing.F) {
 		comparePod(t, raw)
 	})
 }
+
+// A snapshot edited by hand (indented, members in another order, the objects
+// before the kind, unknown members) reads as the one eksdoctor wrote; one the
+// fast reader refuses (a member twice) is read by the standard decoder, as
+// before, the last value winning.
+func TestSnapshotLayoutsReadAlike(t *testing.T) {
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"a"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]},"status":{"phase":"Pending"}}`
+	node := `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"2","pods":"10"}}}`
+	written := `{"kind":"EKSDoctorSnapshot","version":1,"context":"c","now":"2026-01-02T03:04:05Z","skipped":[{"resource":"events","reason":"forbidden"}],"objects":[` + node + `,` + pod + `]}`
+	want, err := ReadSnapshot("s.json", []byte(written))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Pods) != 1 || len(want.Live.Skipped) != 1 || want.Live.Now == "" {
+		t.Fatalf("the written layout read wrong: %d pods, skipped %v, now %q", len(want.Pods), want.Live.Skipped, want.Live.Now)
+	}
+	for name, doc := range map[string]string{
+		"edited": "{\n  \"objects\": [\n    " + strings.ReplaceAll(pod, `"kind":"Pod",`, `"kind": "Pod", "x-note": [1, {"a": null}],`) +
+			",\n    " + node + "\n  ],\n  \"extra\": {\"k\": [true]},\n  \"now\": \"2026-01-02T03:04:05Z\", \"skipped\": [{\"resource\": \"events\", \"reason\": \"forbidden\"}],\n  \"version\": 1, \"context\": \"c\",\n  \"kind\": \"EKSDoctorSnapshot\"\n}\n",
+		"member twice": `{"kind":"EKSDoctorSnapshot","version":1,"context":"other","context":"c","now":"2026-01-02T03:04:05Z","skipped":[{"resource":"events","reason":"forbidden"}],"objects":[` + node + `,` + pod + `]}`,
+	} {
+		got, err := ReadSnapshot("s.json", []byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		manifest.Interpret(got)
+		w, _ := ReadSnapshot("s.json", []byte(written))
+		manifest.Interpret(w)
+		if diff := cmp.Diff(w, got, modelOptions); diff != "" {
+			t.Errorf("%s: model differs from the written layout's (-written +%s):\n%s", name, name, diff)
+		}
+	}
+}
