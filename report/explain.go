@@ -140,7 +140,7 @@ func Phase(pl *sim.Placement) ExplainPhase {
 		pj.Requests[string(k)] = q.String()
 	}
 	for _, v := range pl.Verdicts {
-		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin.String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
+		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin().String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
 		for _, r := range v.Reasons {
 			sj.Reasons = append(sj.Reasons, r.Message)
 		}

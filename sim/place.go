@@ -310,8 +310,8 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			}
 		}
 	}
-	for _, u := range s.m.Unseen {
-		if (phase == cluster.Steady || !u.SteadyOnly) && !yield(unseenVerdict(u)) {
+	for i := range s.m.Unseen {
+		if u := &s.m.Unseen[i]; (phase == cluster.Steady || !u.SteadyOnly) && !yield(unseenVerdict(u)) {
 			return
 		}
 	}
@@ -378,9 +378,9 @@ func conditionalVerdict(v Verdict) Verdict {
 }
 
 // unseenVerdict is the answer of capacity eksdoctor cannot see into: unknown.
-func unseenVerdict(u cluster.UnseenCapacity) Verdict {
+func unseenVerdict(u *cluster.UnseenCapacity) Verdict {
 	return Verdict{
-		Source:  Source{Kind: cluster.KindUnseen, Name: u.What, Origin: u.Origin},
+		Source:  Source{Kind: cluster.KindUnseen, Name: u.What, Unseen: u},
 		Result:  Unknown,
 		Reasons: []Reason{{Code: CodeUnknownValue, Message: fmt.Sprintf("%s cannot be seen: %s", u.What, u.Why)}},
 	}
@@ -514,7 +514,7 @@ var groupUndefined = sets.New(
 )
 
 func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req corev1.ResourceList, need vec) Verdict {
-	v := Verdict{Source: Source{Kind: cluster.KindNodeGroup, Name: ng.Name, Origin: ng.Origin, NodeGroup: ng}}
+	v := Verdict{Source: Source{Kind: cluster.KindNodeGroup, Name: ng.Name, NodeGroup: ng}}
 	unknownTaints := hasField(ng.Unknown, "taints")
 	unknownLabels := hasField(ng.Unknown, "labels")
 	cands := s.candidates(ng)
@@ -789,7 +789,7 @@ type staticTable = memo[int, *static]
 func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields string, statics *staticTable, need vec) Verdict {
 	n := s.m.Nodes[i]
 	ns := s.nodeStates()[i]
-	v := Verdict{Source: Source{Kind: cluster.KindNode, Name: n.Name, Origin: n.Object.Origin, Node: n}}
+	v := Verdict{Source: Source{Kind: cluster.KindNode, Name: n.Name, Node: n}}
 	// Taints, unschedulable and node affinity depend on the node's labels and
 	// taints (and its name, for a pod that names nodes), not on the node itself:
 	// answered once per kind of node and kind of pod.
@@ -892,7 +892,7 @@ var fargateNodeLabels = map[string]string{
 }
 
 func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, pod *corev1.Pod, daemon bool) Verdict {
-	v := Verdict{Source: Source{Kind: cluster.KindFargate, Name: fp.Name, Origin: fp.Origin, Fargate: fp}}
+	v := Verdict{Source: Source{Kind: cluster.KindFargate, Name: fp.Name, Fargate: fp}}
 	switch {
 	case daemon:
 		v.Result = Refuses

@@ -783,7 +783,7 @@ func (b *builder) hostCompute() {
 		default:
 			continue
 		}
-		it := Item{Name: describeVerdictSource(v.Source), Origin: v.Source.Origin, Manager: created}
+		it := Item{Name: describeVerdictSource(v.Source), Origin: v.Source.Origin(), Manager: created}
 		if ga := graphAddress(b.g, addr); ga != "" {
 			it.Address, it.Manager = ga, "terraform"
 			if ga != ConfigAddress(addr) {

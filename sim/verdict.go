@@ -72,11 +72,30 @@ type Reason struct {
 type Source struct {
 	Kind      cluster.CapacityKind
 	Name      string
-	Origin    cluster.Origin
 	NodeGroup *cluster.NodeGroup
 	Fargate   *cluster.FargateProfile
 	NodePool  *cluster.NodePool
 	Node      *cluster.Node
+	Unseen    *cluster.UnseenCapacity
+}
+
+// Origin is where the source is declared. (A placement has a verdict per
+// source, thousands in a large cluster: the source's own origin is not copied
+// into each.)
+func (s Source) Origin() cluster.Origin {
+	switch {
+	case s.NodeGroup != nil:
+		return s.NodeGroup.Origin
+	case s.Fargate != nil:
+		return s.Fargate.Origin
+	case s.NodePool != nil && s.NodePool.Object != nil:
+		return s.NodePool.Object.Origin
+	case s.Node != nil && s.Node.Object != nil:
+		return s.Node.Object.Origin
+	case s.Unseen != nil:
+		return s.Unseen.Origin
+	}
+	return cluster.Origin{}
 }
 
 // Verdict is one source's answer.
