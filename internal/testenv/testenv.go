@@ -211,7 +211,7 @@ const stopMargin = 20 * time.Second
 //
 // It starts the server, hands it to ready, runs the tests and stops the server. An
 // API server that cannot start fails the package with the reason (tests are not
-// skipped). The server is also stopped on SIGINT/SIGTERM and shortly before the
+// skipped). A run that only fuzzes starts no server (ready is not called). The server is also stopped on SIGINT/SIGTERM and shortly before the
 // package's -timeout.
 func Main(m *testing.M, opts Options, ready func(*Env)) int {
 	// go test's own deadline runs from the start of the binary, which may include
@@ -223,6 +223,11 @@ func Main(m *testing.M, opts Options, ready func(*Env)) int {
 	log := opts.Log
 	if log == nil {
 		log = os.Stderr
+	}
+	if onlyFuzzing() {
+		// Fuzz targets parse bytes and need no server; a fuzzing run starts a
+		// worker process per processor, each of which would start one.
+		return m.Run()
 	}
 	env, err := Start(opts)
 	if err != nil {
@@ -280,6 +285,19 @@ func Main(m *testing.M, opts Options, ready func(*Env)) int {
 		}
 	}
 	return code
+}
+
+// onlyFuzzing reports whether the test binary runs as a fuzzing worker, or
+// fuzzes with no test selected (-run='^$' -fuzz=...): no test then needs the
+// server, and the package's fuzz targets must not.
+func onlyFuzzing() bool {
+	flagValue := func(name string) string {
+		if f := flag.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	return flagValue("test.fuzzworker") == "true" || (flagValue("test.fuzz") != "" && flagValue("test.run") == "^$")
 }
 
 // testTimeout returns the -test.timeout of the running test binary, 0 if none.

@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -225,5 +226,34 @@ func TestRemoveResources(t *testing.T) {
 	}
 	if len(rules[0].Resources) != 2 {
 		t.Errorf("removeResources changed its input: %v", rules[0].Resources)
+	}
+}
+
+// A fuzzing worker, or a run that fuzzes with no test selected, starts no
+// server; any run with tests does.
+func TestOnlyFuzzing(t *testing.T) {
+	set := func(name, value string) {
+		t.Helper()
+		old := flag.Lookup(name).Value.String()
+		if err := flag.Set(name, value); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { flag.Set(name, old) })
+	}
+	if onlyFuzzing() {
+		t.Fatal("a test run counts as only fuzzing")
+	}
+	set("test.fuzz", "^FuzzX$")
+	if onlyFuzzing() {
+		t.Error("fuzzing with tests selected counts as only fuzzing")
+	}
+	set("test.run", "^$")
+	if !onlyFuzzing() {
+		t.Error("-run='^$' -fuzz=... does not count as only fuzzing")
+	}
+	set("test.run", ".")
+	set("test.fuzzworker", "true")
+	if !onlyFuzzing() {
+		t.Error("a fuzzing worker does not count as only fuzzing")
 	}
 }
