@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eksdoctor/eksdoctor/internal/parallel"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source/live"
 )

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/eksdoctor/eksdoctor/internal/parallel"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
 

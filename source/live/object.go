@@ -5,11 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/eksdoctor/eksdoctor/internal/parallel"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 )
 
 // state is what a live read produces and a snapshot stores: the objects and what

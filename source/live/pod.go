@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/eksdoctor/eksdoctor/cluster"
-
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
 // A large cluster's snapshot is mostly pods. Decoding each one into generic
@@ -43,7 +43,7 @@ func wholeOf(p *cluster.Pod) func() map[string]any {
 	}
 }
 
-// objectDecoder decodes a snapshot's objects; each worker has its own.
+// objectDecoder decodes a snapshot's objects; each chunk of them has its own.
 type objectDecoder struct {
 	dec jsontext.Decoder
 	// strs interns the short strings of pods' metadata: member names, kinds,

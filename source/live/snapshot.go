@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/eksdoctor/eksdoctor/internal/parallel"
-
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 )
 
 // A snapshot is a JSON document holding what a live read saw, for offline analysis:

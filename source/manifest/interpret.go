@@ -9,13 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/eksdoctor/eksdoctor/internal/parallel"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 )
 
 // Interpret turns the Kubernetes objects of m into typed model entries: workloads
