@@ -124,9 +124,9 @@ func liveHeap() int64 {
 // 100,000-pod cluster is about 85 MB of JSON and 650 MB of model and
 // placements, and would otherwise spend half its time collecting garbage. The
 // limit becomes roomPerByte times the size of the snapshots given, at most
-// 4 GiB, when they add up to 64 MiB or more: the model is about eight times
-// the JSON, and the rest is what the collector needs to run seldom (a
-// 100,000-pod snapshot stays under 1 GB). A configuration gets no room ahead:
+// 4 GiB, when they add up to 64 MiB or more: the model and placements are
+// seven to eight times the JSON, and the rest is what the collector needs to
+// run seldom (a 100,000-pod snapshot stays under 1 GB). A configuration gets no room ahead:
 // its size says nothing of what it makes (a hostile one of the same size is
 // mostly refused), and the limit follows what it does make. GOMEMLIMIT, when
 // set, decides instead.
