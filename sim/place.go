@@ -272,7 +272,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	for _, fp := range s.m.FargateProfiles {
 		pl.Verdicts = append(pl.Verdicts, conditionalVerdict(s.fargateVerdict(fp, pl, pod, daemon)))
 	}
-	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, func(v Verdict) bool {
+	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, false, func(v Verdict) bool {
 		s.demoteForFargate(&v, pl)
 		pl.Verdicts = append(pl.Verdicts, v)
 		return true
@@ -293,8 +293,10 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 
 // ec2Verdicts computes the verdicts of the EC2 capacity — node groups, nodes,
 // and in the steady phase NodePools — in that order, handing each to yield until
-// it returns false.
-func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, yield func(Verdict) bool) {
+// it returns false. With fitOnly, the caller wants a source that fits, not the
+// refusals: NodePools whose nodes certainly refuse the pod's node selector are
+// passed over without a verdict.
+func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, fitOnly bool, yield func(Verdict) bool) {
 	for _, ng := range s.m.NodeGroups {
 		if !yield(conditionalVerdict(s.nodeGroupVerdict(ng, pc, req, need))) {
 			return
@@ -323,6 +325,9 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		controllerDown = cp != nil && cp.Result() == Refuses
 	}
 	for _, np := range s.m.NodePools {
+		if fitOnly && labelConflict(np, pod.Spec.NodeSelector) {
+			continue
+		}
 		if !yield(conditionalVerdict(s.nodePoolVerdict(np, pc, req, need, w, controllerDown))) {
 			return
 		}
@@ -344,7 +349,7 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 	}
 	req := requests(pod)
 	fits := false
-	s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, func(v Verdict) bool {
+	s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, true, func(v Verdict) bool {
 		fits = v.Result == Fits
 		return !fits
 	})
@@ -354,6 +359,22 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 		s.mu.Unlock()
 	}
 	return fits
+}
+
+// labelConflict reports whether a NodePool's nodes certainly fail a node
+// selector: its template sets a selected label to another value (a known one:
+// an unknown label may be anything). Most large configurations target their
+// NodePools this way, and a pod then fits at most a few of hundreds.
+func labelConflict(np *cluster.NodePool, sel map[string]string) bool {
+	if slices.Contains(np.Unknown, "labels") {
+		return false
+	}
+	for k, v := range sel {
+		if have, ok := np.Labels[k]; ok && have != v && !cluster.IsUnknown(have) && !cluster.IsUnknown(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // conditionalVerdict: a source that exists only if a count or for_each not known

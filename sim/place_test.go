@@ -514,3 +514,28 @@ func TestSummaryOfAConditionalNodeGroup(t *testing.T) {
 		t.Errorf("summary %q, want %q", pl.Summary(), want)
 	}
 }
+
+// A NodePool is passed over when looking for a fit only when its nodes
+// certainly fail the pod's node selector.
+func TestLabelConflict(t *testing.T) {
+	np := &cluster.NodePool{Name: "web", Labels: map[string]string{"team": "web", "tier": cluster.Unknown("var.tier")}}
+	for _, tc := range []struct {
+		sel  map[string]string
+		want bool
+	}{
+		{sel: map[string]string{"team": "batch"}, want: true},
+		{sel: map[string]string{"team": "web"}},
+		{sel: map[string]string{"zone": "a"}},
+		{sel: map[string]string{"tier": "front"}},
+		{sel: map[string]string{"team": cluster.Unknown("var.team")}},
+		{},
+	} {
+		if got := labelConflict(np, tc.sel); got != tc.want {
+			t.Errorf("labelConflict(%v) = %v, want %v", tc.sel, got, tc.want)
+		}
+	}
+	unknown := &cluster.NodePool{Name: "u", Labels: map[string]string{"team": "web"}, Unknown: []string{"labels"}}
+	if labelConflict(unknown, map[string]string{"team": "batch"}) {
+		t.Error("a NodePool whose labels are not known is passed over")
+	}
+}
