@@ -61,9 +61,9 @@ fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-$3}" "$1"; }
 fuzz ./source/manifest FuzzDecode 10000x
 fuzz ./source/terraform FuzzLoadHCL 3000x
 fuzz ./source/terraform FuzzDecodeYAML 3000x
-fuzz ./source/helm FuzzExpand 300x
+fuzz ./source/helm FuzzExpand 600x
 fuzz ./source/helm FuzzParseValues 5000x
-fuzz ./source/helm FuzzRender 25x
+fuzz ./source/helm FuzzRender 600x
 fuzz ./source/live FuzzReadSnapshot 1000x
 fuzz ./source/live FuzzTypedPodDecode 10000x
 fuzz ./report FuzzReport 1500x
