@@ -66,15 +66,13 @@ func (d *objectDecoder) intern(s string) string {
 	return s
 }
 
-// decode decodes one object: a pod into its generic head (apiVersion, kind,
+// decode decodes one object: a v1 Pod into its generic head (apiVersion, kind,
 // metadata) and the model's pod with its typed spec and status, pruned as prune
-// prunes the generic form (the rest is set when the object is made); anything else, or a pod the typed decoder refuses,
-// into generic values only (body nil).
+// prunes the generic form (the rest is set when the object is made); anything
+// else, or a pod the typed decoder refuses, into generic values only (pod nil).
 func (d *objectDecoder) decode(raw []byte) (map[string]any, *cluster.Pod, error) {
-	if apiVersion, kind := d.head(raw); apiVersion == "v1" && kind == "Pod" {
-		if content, body := d.pod(raw); body != nil {
-			return content, body, nil
-		}
+	if content, pod := d.pod(raw); pod != nil {
+		return content, pod, nil
 	}
 	var obj map[string]any
 	// The same decoder as client-go's unstructured objects, so integers come
@@ -86,41 +84,14 @@ func (d *objectDecoder) decode(raw []byte) (map[string]any, *cluster.Pod, error)
 	return obj, nil, err
 }
 
-// head reads an object's apiVersion and kind, skipping the members before them
-// (a snapshot writes them first, with sorted keys).
-func (d *objectDecoder) head(raw []byte) (apiVersion, kind string) {
-	d.dec.Reset(bytes.NewBuffer(raw))
-	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return "", ""
-	}
-	for d.dec.PeekKind() == '"' {
-		name, err := d.dec.ReadToken()
-		if err != nil {
-			return "", ""
-		}
-		if n := name.String(); (n == "apiVersion" || n == "kind") && d.dec.PeekKind() == '"' {
-			v, err := d.dec.ReadToken()
-			if err != nil {
-				return "", ""
-			}
-			if n == "kind" {
-				kind = v.String()
-			} else {
-				apiVersion = v.String()
-			}
-			if apiVersion != "" && kind != "" {
-				return apiVersion, kind
-			}
-		} else if d.dec.SkipValue() != nil {
-			return "", ""
-		}
-	}
-	return "", ""
-}
+// podHead is what a v1 Pod's apiVersion and kind are.
+var podHead = map[string]string{"apiVersion": "v1", "kind": "Pod"}
 
-// pod decodes a pod in one pass: spec and status straight into their types,
-// metadata into generic values (objects are read by it); body is nil when the
-// typed decoder refuses the pod or it lacks what every object has.
+// pod decodes a v1 Pod in one pass: spec and status straight into their types,
+// metadata into generic values (objects are read by it). It stops at an
+// apiVersion or kind that is not a v1 Pod's (a snapshot writes them first), and
+// gives nil for any object that is not a v1 Pod, that the typed decoder
+// refuses, or that lacks what every object has.
 func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 	d.dec.Reset(bytes.NewBuffer(raw))
 	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '{' {
@@ -137,6 +108,9 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 		case "apiVersion", "kind", "metadata":
 			var v any
 			if v, err = d.generic(); err == nil {
+				if want, ok := podHead[name]; ok && v != any(want) {
+					return nil, nil
+				}
 				content[name] = v
 			}
 		case "spec":

@@ -306,6 +306,9 @@ func splitSnapshot(data []byte) (doc snapshotDoc, objects [][]byte, ok bool) {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return doc, nil, false
 	}
+	// header gathers the members other than objects, each after a comma (the
+	// first comma becomes the opening brace).
+	var header []byte
 	for dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
@@ -313,32 +316,16 @@ func splitSnapshot(data []byte) (doc snapshotDoc, objects [][]byte, ok bool) {
 		}
 		name := tok.String()
 		if name != "objects" {
+			// The other members are read into snapshotDoc by its own tags,
+			// all at once below.
 			v, err := dec.ReadValue()
 			if err != nil {
 				return doc, nil, false
 			}
-			var field any
-			switch name {
-			case "kind":
-				field = &doc.Kind
-			case "version":
-				field = &doc.Version
-			case "context":
-				field = &doc.Context
-			case "server":
-				field = &doc.Server
-			case "namespace":
-				field = &doc.Namespace
-			case "now":
-				field = &doc.Now
-			case "skipped":
-				field = &doc.Skipped
-			default:
-				continue
-			}
-			if jsonv2.Unmarshal(v, field) != nil {
+			if header, err = jsontext.AppendQuote(append(header, ','), name); err != nil {
 				return doc, nil, false
 			}
+			header = append(append(header, ':'), v...)
 			continue
 		}
 		if dec.PeekKind() == 'n' {
@@ -366,6 +353,13 @@ func splitSnapshot(data []byte) (doc snapshotDoc, objects [][]byte, ok bool) {
 		return doc, nil, false
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
+		return doc, nil, false
+	}
+	if len(header) == 0 {
+		header = []byte{','}
+	}
+	header[0] = '{'
+	if jsonv2.Unmarshal(append(header, '}'), &doc) != nil {
 		return doc, nil, false
 	}
 	return doc, objects, true
