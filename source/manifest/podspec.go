@@ -2,6 +2,10 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -128,10 +132,24 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 	if err := fromUnstructured(rest, &other); err != nil {
 		return err
 	}
-	other.Name, other.Image, other.Command, other.Args = c.Name, c.Image, c.Command, c.Args
-	other.Resources, other.Env = c.Resources, c.Env
-	*c = other
+	c.Ports, c.SecurityContext = other.Ports, other.SecurityContext
+	c.RestartPolicy, c.RestartPolicyRules = other.RestartPolicy, other.RestartPolicyRules
+	c.ResizePolicy = other.ResizePolicy
 	return nil
+}
+
+// unreadContainerFields are the container fields no check reads: probes,
+// mounts, lifecycle hooks, envFrom and the like are validated when decoded
+// (a malformed one is reported) but not kept, since a monorepo's workloads
+// would otherwise hold them all in memory. pruneContainer is what the decoder
+// keeps of a container decoded whole.
+func pruneContainer(c *corev1.Container) {
+	*c = corev1.Container{
+		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args,
+		Ports: c.Ports, Env: c.Env, Resources: c.Resources,
+		RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, ResizePolicy: c.ResizePolicy,
+		SecurityContext: c.SecurityContext,
+	}
 }
 
 func decodeResources(v any, r *corev1.ResourceRequirements) error {
@@ -175,6 +193,12 @@ func resourceList(v any) (corev1.ResourceList, error) {
 	if !ok {
 		return nil, fmt.Errorf("expected an object, found %s", describe(v))
 	}
+	key, shareable := resourceListKey(m)
+	if shareable {
+		if l, ok := resourceLists.Load(key); ok {
+			return l.(corev1.ResourceList), nil
+		}
+	}
 	out := make(corev1.ResourceList, len(m))
 	for k, x := range m {
 		q, err := quantity(x)
@@ -183,7 +207,49 @@ func resourceList(v any) (corev1.ResourceList, error) {
 		}
 		out[corev1.ResourceName(k)] = q
 	}
+	if shareable && resourceListsHeld.Add(1) <= maxSharedResourceLists {
+		resourceLists.Store(key, out)
+	}
 	return out, nil
+}
+
+// Resource lists repeat: most containers of a monorepo ask for one of a few
+// dozen combinations (a sidecar's, an init container's, the team's sizes).
+// Decoded lists are shared by their text, read-only like every decoded value,
+// so fifty thousand workloads do not hold a map each. The table is bounded.
+var (
+	resourceLists     sync.Map // resourceListKey -> corev1.ResourceList
+	resourceListsHeld atomic.Int64
+)
+
+const maxSharedResourceLists = 4096
+
+// resourceListKey is the text of a small resource list of string quantities,
+// keys in order ("cpu=100m\x00memory=64Mi"); false for any other list.
+func resourceListKey(m map[string]any) (string, bool) {
+	if len(m) == 0 || len(m) > 4 {
+		return "", false
+	}
+	var keys [4]string
+	n := 0
+	for k, v := range m {
+		if _, ok := v.(string); !ok {
+			return "", false
+		}
+		keys[n] = k
+		n++
+	}
+	slices.Sort(keys[:n])
+	var b strings.Builder
+	for i, k := range keys[:n] {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(m[k].(string))
+	}
+	return b.String(), true
 }
 
 func decodeEnv(v any) ([]corev1.EnvVar, error) {
