@@ -236,14 +236,15 @@ func (p *Placement) Grouped(max int) []string {
 // refuse for the same reason on one line.
 func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
 	type group struct {
-		text  string
-		names []string
-		first Verdict
+		text   string
+		names  []string
+		first  Verdict
+		theirs distinctValues
 	}
 	var groups []*group
 	index := map[string]*group{}
 	for _, v := range vs {
-		text := v.sharedText()
+		text, theirs := v.sharedParts()
 		g, ok := index[text]
 		if !ok {
 			g = &group{text: text, first: v}
@@ -251,6 +252,7 @@ func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
 			groups = append(groups, g)
 		}
 		g.names = append(g.names, v.Source.Name)
+		g.theirs.add(theirs)
 	}
 	var out []string
 	for _, g := range groups {
@@ -262,24 +264,71 @@ func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
 		if len(shown) > 3 {
 			shown, more = shown[:3], fmt.Sprintf(" and %d more", len(g.names)-3)
 		}
-		out = append(out, fmt.Sprintf("%d %ss (%s%s): %s", len(g.names), k, strings.Join(shown, ", "), more, g.text))
+		text := strings.Replace(g.text, theirsMark, g.theirs.text(), 1)
+		out = append(out, fmt.Sprintf("%d %ss (%s%s): %s", len(g.names), k, strings.Join(shown, ", "), more, text))
 	}
 	return out
 }
 
+// theirsMark stands, in a shared text, for the part of a requirement refusal
+// that is the source's own requirement ("team In [team-00]"), which differs
+// from source to source while the refusal is the same.
+const theirsMark = "\x00theirs\x00"
+
+// distinctValues keeps the first few distinct values of a group's own
+// requirements, and how many distinct there are.
+type distinctValues struct {
+	first []string
+	seen  map[string]bool
+}
+
+func (d *distinctValues) add(v string) {
+	if v == "" || d.seen[v] {
+		return
+	}
+	if d.seen == nil {
+		d.seen = map[string]bool{}
+	}
+	d.seen[v] = true
+	if len(d.first) < 3 {
+		d.first = append(d.first, v)
+	}
+}
+
+// text is the one value all share, or a few of theirs: "their own (team In
+// [team-00], team In [team-01], team In [team-02] and 497 more)".
+func (d *distinctValues) text() string {
+	if len(d.seen) == 1 {
+		return d.first[0]
+	}
+	more := ""
+	if n := len(d.seen) - len(d.first); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return "their own (" + strings.Join(d.first, ", ") + more + ")"
+}
+
 // sharedText is a verdict's line without its source's name, so that sources
-// that refuse for the same reason read the same.
+// that refuse for the same reason read the same, whatever their own
+// requirement the pod's is not in.
 func (v Verdict) sharedText() string {
+	text, _ := v.sharedParts()
+	return text
+}
+
+// sharedParts is sharedText, with theirsMark for the source's own
+// requirement in a requirement refusal, and that requirement ("" when none).
+func (v Verdict) sharedParts() (string, string) {
 	var b strings.Builder
 	switch v.Result {
 	case Fits:
-		return "fits"
+		return "fits", ""
 	case Unknown:
 		b.WriteString("cannot tell: ")
 	default:
 		b.WriteString("refuses: ")
 	}
-	own := ""
+	own, theirs := "", ""
 	for i, r := range v.Reasons {
 		if i > 0 {
 			b.WriteString("; ")
@@ -294,9 +343,48 @@ func (v Verdict) sharedText() string {
 		if strings.Contains(msg, "["+v.Source.Name+"]") {
 			msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
 		}
+		msg = replaceName(msg, v.Source.Name, "<its own name>")
+		if r.Code == CodeRequirements && theirs == "" && r.Key != "" {
+			if at := strings.Index(msg, "key "+r.Key+", "); at >= 0 {
+				if cut := strings.Index(msg[at:], " not in "); cut >= 0 {
+					cut += at + len(" not in ")
+					msg, theirs = msg[:cut]+theirsMark, msg[cut:]
+				}
+			}
+		}
 		b.WriteString(msg)
 	}
-	return b.String()
+	return b.String(), theirs
+}
+
+// replaceName replaces name where it stands as a whole name in text (a
+// taint's value "dedicated=pool-04:NoSchedule"), not inside a longer one
+// ("pool-049").
+func replaceName(text, name, with string) string {
+	if name == "" || !strings.Contains(text, name) {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, name)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(name)
+		if (i > 0 && nameByte(text[i-1])) || (end < len(text) && nameByte(text[end])) {
+			b.WriteString(text[:end])
+		} else {
+			b.WriteString(text[:i])
+			b.WriteString(with)
+		}
+		text = text[end:]
+	}
+}
+
+// nameByte reports whether c can be part of a Kubernetes object name.
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
 }
 
 // maxSummarized is how many NodePools a summary quotes; the verdicts list them all.

@@ -40,3 +40,17 @@ func TestNearestFirstAndGrouped(t *testing.T) {
 		t.Errorf("Grouped of three = %q", got)
 	}
 }
+
+func TestReplaceName(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"did not tolerate taint dedicated=pool-04:NoSchedule", "did not tolerate taint dedicated=<its own name>:NoSchedule"},
+		{"taint dedicated=pool-049:NoSchedule", "taint dedicated=pool-049:NoSchedule"},
+		{"xpool-04 and pool-04", "xpool-04 and <its own name>"},
+		{"pool-04", "<its own name>"},
+		{"nothing here", "nothing here"},
+	} {
+		if got := replaceName(tc.text, "pool-04", "<its own name>"); got != tc.want {
+			t.Errorf("replaceName(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
