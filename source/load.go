@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/eksdoctor/eksdoctor/internal/parallel"
 
@@ -455,11 +456,12 @@ func isManifestName(name string) bool {
 // walk such documents (values files, CI configs) are simply not manifests.
 func readFiles(fsys *inputfs.FS, files []string, named map[string]bool) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
-	parallel.Each(len(files), func(i int) { out[i] = readFile(fsys, files[i], named[files[i]]) })
+	again := &recent{max: 4}
+	parallel.Each(len(files), func(i int) { out[i] = readFile(fsys, again, files[i], named[files[i]]) })
 	return out
 }
 
-func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
+func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool) *cluster.Model {
 	limit := inputfs.MaxManifest
 	if lower := strings.ToLower(file); strings.HasSuffix(lower, ".json") || strings.HasSuffix(lower, ".gz") {
 		limit = inputfs.MaxSnapshot // snapshots of large clusters are large
@@ -476,7 +478,7 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 	if int64(len(data)) > inputfs.MaxManifest {
 		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + (&inputfs.TooLargeError{Path: file, Limit: inputfs.MaxManifest}).Error()}}}
 	}
-	objs, probs := manifest.DecodeFile(file, data)
+	objs, probs := manifest.DecodeFileFrom(file, data, again.reader(fsys.Roots(), file, limit))
 	if !explicit {
 		probs = dropNonManifest(probs)
 		if !bytes.Contains(data, []byte("apiVersion")) || !bytes.Contains(data, []byte("kind")) {
@@ -492,6 +494,57 @@ func readFile(fsys *inputfs.FS, file string, explicit bool) *cluster.Model {
 		wprobs = templateDocumentProblems(data, wprobs)
 	}
 	return &cluster.Model{Objects: objs, Workloads: ws, Problems: append(probs, wprobs...)}
+}
+
+// recent reads files again, later, inside the same roots: a large input's
+// objects do not keep the text of every file for the few lines and contents
+// findings ask for again. The last few files read again are kept, since a
+// finding asks for several lines of one object.
+type recent struct {
+	mu    sync.Mutex
+	max   int
+	names []string
+	data  [][]byte
+}
+
+// reader reads file again, where it was read even if the working directory
+// has changed since (a library's caller may change it).
+func (r *recent) reader(roots []string, file string, limit int64) func() ([]byte, error) {
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return func() ([]byte, error) {
+		if data, ok := r.get(file); ok {
+			return data, nil
+		}
+		fsys := inputfs.New(roots...)
+		defer fsys.Close()
+		data, err := fsys.ReadFile(file, limit)
+		if err == nil {
+			r.put(file, data)
+		}
+		return data, err
+	}
+}
+
+func (r *recent) get(name string) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, n := range r.names {
+		if n == name {
+			return r.data[i], true
+		}
+	}
+	return nil, false
+}
+
+func (r *recent) put(name string, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.names) == r.max {
+		r.names, r.data = r.names[1:], r.data[1:]
+	}
+	r.names, r.data = append(r.names, name), append(r.data, data)
 }
 
 func dropNonManifest(probs []cluster.Problem) []cluster.Problem {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
 // A document that does not parse next to a template placeholder is a template
@@ -255,5 +257,40 @@ func TestUnrenderedChartsAndHelmfiles(t *testing.T) {
 	sort.Strings(got)
 	if want := []string{"Chart.yaml", "helmfile.yaml"}; !cmp.Equal(got, want) {
 		t.Errorf("said of %v, want %v", got, want)
+	}
+}
+
+// Files read from a directory are not kept in memory: the lines and contents
+// findings ask for later are read again, and a file changed since is not
+// trusted (its fields fall back to the object's first line, its content is
+// unknown).
+func TestFilesAreReadAgainForLines(t *testing.T) {
+	doc := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      tolerations:\n      - {operator: Exists}\n      containers: [{name: c, image: x}]\n"
+	dir := writeTree(t, map[string]string{"a.yaml": "# first\n---\n" + doc})
+	workload := func() *cluster.Workload {
+		t.Helper()
+		cs, err := Load([]string{dir}, Options{})
+		if err != nil || len(cs) != 1 || len(cs[0].Model.Workloads) != 1 {
+			t.Fatalf("load: %v, %d clusters", err, len(cs))
+		}
+		return cs[0].Model.Workloads[0]
+	}
+	w := workload()
+	if got := w.Object.At("spec.template.spec.tolerations").Line; got != 12 {
+		t.Errorf("tolerations at line %d, want 12", got)
+	}
+	if name := cluster.Lookup(w.Object.Data(), "metadata.name"); name != "api" {
+		t.Errorf("content read again names %v", name)
+	}
+
+	w = workload()
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("# first\n---\n"+strings.Replace(doc, "name: api", "name: abc", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Object.At("spec.template.spec.tolerations").Line; got != 3 {
+		t.Errorf("changed file: tolerations at line %d, want the object's first line 3", got)
+	}
+	if c := w.Object.Data(); c != nil {
+		t.Errorf("changed file: content %v, want unknown", c)
 	}
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,15 +35,44 @@ func Decode(file string, data []byte) ([]*cluster.Object, []cluster.Problem) {
 // DecodeAt is Decode for text that starts at line firstLine of file, e.g. YAML
 // embedded in a Terraform heredoc.
 func DecodeAt(file string, firstLine int, data []byte) ([]*cluster.Object, []cluster.Problem) {
-	return decode(file, firstLine, data, false)
+	return decode(file, firstLine, data, false, nil)
 }
 
 // DecodeFile is Decode for whole files read from disk, with field lines indexed
 // only when a finding asks for one (Object.At): large inputs decode faster and
 // keep less in memory. It keeps a reference to data.
 func DecodeFile(file string, data []byte) ([]*cluster.Object, []cluster.Problem) {
-	return decode(file, 1, data, true)
+	return decode(file, 1, data, true, nil)
 }
+
+// DecodeFileFrom is DecodeFile for a file that can be read again: data is not
+// kept, and the few lines and contents asked for later (Object.At, Data) come
+// from the document read again through reread. A document whose text has
+// changed since is not used: its lines fall back to where it starts and its
+// content is unknown (nil).
+func DecodeFileFrom(file string, data []byte, reread func() ([]byte, error)) ([]*cluster.Object, []cluster.Problem) {
+	return decode(file, 1, data, true, reread)
+}
+
+// textAgain gives a document's text when it is needed again: the text kept,
+// or, given a way to read the file again, the same bytes read again (nil if
+// they changed).
+func textAgain(doc document, reread func() ([]byte, error)) func() []byte {
+	text := doc.text
+	if reread == nil {
+		return func() []byte { return text }
+	}
+	start, n, sum := doc.start, len(text), maphash.Bytes(textSeed, text)
+	return func() []byte {
+		again, err := reread()
+		if err != nil || len(again) < start+n || maphash.Bytes(textSeed, again[start:start+n]) != sum {
+			return nil
+		}
+		return again[start : start+n]
+	}
+}
+
+var textSeed = maphash.MakeSeed()
 
 // MaxDocuments bounds the documents of one file, and the objects they hold (List
 // items count): a file of a million empty or tiny documents costs far more to hold
@@ -61,7 +91,7 @@ func estimateValues(text []byte) int {
 	return bytes.Count(text, []byte(":")) + bytes.Count(text, []byte(",")) + bytes.Count(text, []byte("\n")) + 1
 }
 
-func decode(file string, firstLine int, data []byte, lazy bool) ([]*cluster.Object, []cluster.Problem) {
+func decode(file string, firstLine int, data []byte, lazy bool, reread func() ([]byte, error)) ([]*cluster.Object, []cluster.Problem) {
 	var objs []*cluster.Object
 	var probs []cluster.Problem
 	docs := splitDocuments(data)
@@ -81,7 +111,11 @@ func decode(file string, firstLine int, data []byte, lazy bool) ([]*cluster.Obje
 			})
 			break
 		}
-		o, p := decodeDocument(file, firstLine-1+doc.line, doc.text, lazy)
+		var again func() []byte
+		if lazy {
+			again = textAgain(doc, reread)
+		}
+		o, p := decodeDocument(file, firstLine-1+doc.line, doc.text, again)
 		objs = append(objs, o...)
 		probs = append(probs, p...)
 	}
@@ -89,8 +123,9 @@ func decode(file string, firstLine int, data []byte, lazy bool) ([]*cluster.Obje
 }
 
 type document struct {
-	line int // 1-based line of the first line of text within the input
-	text []byte
+	line  int // 1-based line of the first line of text within the input
+	start int // offset of text within the input
+	text  []byte
 }
 
 // splitDocuments cuts a YAML stream at its "---" separators so that each document is
@@ -106,7 +141,7 @@ func splitDocuments(data []byte) []document {
 		}
 		l := data[i:next]
 		if isSeparator(l) {
-			docs = append(docs, document{line: startLine, text: data[start:i]})
+			docs = append(docs, document{line: startLine, start: start, text: data[start:i]})
 			start, startLine = next, line+1
 			if len(docs) > MaxDocuments {
 				// Past the limit: a marker document says where reading stopped.
@@ -116,7 +151,7 @@ func splitDocuments(data []byte) []document {
 		i = next
 		line++
 	}
-	docs = append(docs, document{line: startLine, text: data[start:]})
+	docs = append(docs, document{line: startLine, start: start, text: data[start:]})
 	return docs
 }
 
@@ -137,7 +172,10 @@ func isSeparator(l []byte) bool {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
-func decodeDocument(file string, offset int, text []byte, lazy bool) ([]*cluster.Object, []cluster.Problem) {
+// decodeDocument decodes one document; again, when set, gives its text again
+// later and field lines are indexed only then.
+func decodeDocument(file string, offset int, text []byte, again func() []byte) ([]*cluster.Object, []cluster.Problem) {
+	lazy := again != nil
 	if isBlank(text) {
 		return nil, nil
 	}
@@ -187,8 +225,8 @@ func decodeDocument(file string, offset int, text []byte, lazy bool) ([]*cluster
 	if lazy {
 		for i, o := range objs {
 			o.Lines = nil
-			o.LineIndex = lineIndex(text, offset, i, len(objs) > 1 || isList(content))
-			o.ContentFunc = contentOf(text, i, isList(content))
+			o.LineIndex = lineIndex(again, offset, i, len(objs) > 1 || isList(content))
+			o.ContentFunc = contentOf(again, i, isList(content))
 		}
 	}
 	return objs, probs
@@ -208,8 +246,12 @@ func listItemLines(node *yaml.Node, offset int) map[string]int {
 }
 
 // contentOf re-reads a document's text for its item-th object.
-func contentOf(text []byte, item int, inList bool) func() map[string]any {
+func contentOf(again func() []byte, item int, inList bool) func() map[string]any {
 	return func() map[string]any {
+		text := again()
+		if text == nil {
+			return nil
+		}
 		v, err := parseYAMLValue(text)
 		if err != nil {
 			return nil
@@ -235,10 +277,11 @@ func isList(content map[string]any) bool {
 
 // lineIndex re-reads a document's text to index the lines of its fields; for the
 // item-th object of a List, the lines under items.<item>.
-func lineIndex(text []byte, offset, item int, inList bool) func() map[string]int {
+func lineIndex(again func() []byte, offset, item int, inList bool) func() map[string]int {
 	return func() map[string]int {
 		var root yaml.Node
-		if yaml.Unmarshal(text, &root) != nil || len(root.Content) == 0 {
+		text := again()
+		if text == nil || yaml.Unmarshal(text, &root) != nil || len(root.Content) == 0 {
 			return map[string]int{}
 		}
 		c := converter{lines: map[string]int{}, offset: offset - 1, budget: NewBudget(&root)}
