@@ -18,9 +18,8 @@ import (
 // objects again: collection runs when the heap triples (GOGC 200). A soft limit
 // keeps the peak low: baseLimit, which also bounds what hostile input can make
 // eksdoctor hold, raised as the model grows beyond it — by half of what the
-// last collection found alive exceeds the limit's floor, so the limit moves
-// from the floor (a live heap of a third of the floor or less) towards one and
-// a half times the live heap — so that a large configuration (50,000 workloads make close to 1 GB of
+// last collection found alive, so the limit is the floor until the live heap
+// is two thirds of it, then one and a half times the live heap — so that a large configuration (50,000 workloads make close to 1 GB of
 // model, 2 GB with their explanations) is not collected over and over against
 // a limit it cannot meet. Large snapshots get room beforehand (roomFor). GOGC
 // and GOMEMLIMIT, when set, decide instead.
@@ -104,9 +103,12 @@ func (p *pacer) stop() {
 }
 
 // limitFor is the soft limit for a live heap: the floor, or one and a half
-// times the live heap less half the floor, when that is higher.
+// times the live heap, when that is higher. Half the live heap is room enough
+// to collect seldom (a growing model is scanned a few dozen times, not a few
+// hundred: with less room, a limit just above what is alive makes every few
+// megabytes allocated a collection of all of it).
 func limitFor(live, floor int64) int64 {
-	return max(floor, (3*live-floor)/2)
+	return max(floor, live*3/2)
 }
 
 // liveHeap is the heap the last collection found alive.

@@ -57,10 +57,13 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 	if got := limitFor(100<<20, 300<<20); got != 300<<20 {
 		t.Errorf("limitFor(100 MiB live, 300 MiB floor) = %d, want the floor", got)
 	}
-	if got := limitFor(300<<20, 300<<20); got != 300<<20 {
-		t.Errorf("limitFor(300 MiB live, 300 MiB floor) = %d, want the floor", got)
+	if got := limitFor(200<<20, 300<<20); got != 300<<20 {
+		t.Errorf("limitFor(200 MiB live, 300 MiB floor) = %d, want the floor", got)
 	}
-	if got, want := limitFor(1000<<20, 300<<20), int64(1350<<20); got != want {
+	if got, want := limitFor(300<<20, 300<<20), int64(450<<20); got != want {
+		t.Errorf("limitFor(300 MiB live, 300 MiB floor) = %d, want %d (room to collect seldom)", got, want)
+	}
+	if got, want := limitFor(1000<<20, 300<<20), int64(1500<<20); got != want {
 		t.Errorf("limitFor(1000 MiB live) = %d, want %d", got, want)
 	}
 
