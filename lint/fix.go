@@ -147,7 +147,7 @@ func tolerationFix(m *cluster.Model, w *cluster.Workload, taints []corev1.Taint,
 
 // blockingTaints returns every NoSchedule/NoExecute taint of a source the
 // tolerations do not match.
-func blockingTaints(src sim.Source, tolerations []corev1.Toleration) []corev1.Taint {
+func blockingTaints(src *sim.Source, tolerations []corev1.Toleration) []corev1.Taint {
 	var taints []corev1.Taint
 	switch {
 	case src.NodeGroup != nil:
@@ -182,7 +182,7 @@ func onlyTaints(v sim.Verdict) bool {
 }
 
 // describeSource renders `node group "x"`.
-func describeSource(s sim.Source) string {
+func describeSource(s *sim.Source) string {
 	return fmt.Sprintf("%s %q", s.Kind, s.Name)
 }
 

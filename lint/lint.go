@@ -131,6 +131,21 @@ func (p *Pass) Report(f Finding) {
 	p.findings = append(p.findings, f)
 }
 
+// each runs fn for 0..n-1 side by side, each with a pass of its own, and
+// records their findings in the order of i: a check over thousands of
+// workloads words their findings in parallel and reports them as a loop would.
+func (p *Pass) each(n int, fn func(q *Pass, i int)) {
+	found := make([][]Finding, n)
+	parallel.Each(n, func(i int) {
+		q := &Pass{Model: p.Model, Sim: p.Sim, check: p.check, ignored: p.ignored, facts: p.facts}
+		fn(q, i)
+		found[i] = q.findings
+	})
+	for _, fs := range found {
+		p.findings = append(p.findings, fs...)
+	}
+}
+
 // beforeApply is " before apply" for inputs, "" for a running cluster: what
 // cannot be verified there is not waiting for an apply.
 func (p *Pass) beforeApply() string {

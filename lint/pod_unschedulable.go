@@ -25,24 +25,26 @@ var podUnschedulable = &Check{
 }
 
 func runPodUnschedulable(p *Pass) {
-	for _, w := range p.Model.Workloads {
+	ws := p.Model.Workloads
+	p.each(len(ws), func(p *Pass, i int) {
+		w := ws[i]
 		if p.Model.Live != nil && w.Object.Manager == "cluster" {
 			// Live workloads are judged by their pods (Pending or not).
-			continue
+			return
 		}
 		if !w.IsDaemonSet() && p.Sim.Result(w, cluster.Steady) == sim.Fits {
-			continue
+			return
 		}
 		pl := p.Sim.Place(w, cluster.Steady)
 		if w.IsDaemonSet() {
 			reportDaemonSetTaints(p, w, pl)
-			continue
+			return
 		}
 		// A workload meant for Fargate (fargate-profile-mismatch) or needed
 		// before Karpenter (bootstrap-deadlock) is explained by those checks
 		// when they report it: see arbitrate.
 		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
-	}
+	})
 	reportPendingPods(p, pendingUnschedulable)
 }
 

@@ -135,7 +135,7 @@ func (s *Simulator) ControllerPlacement() *Placement {
 }
 
 func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req corev1.ResourceList, need vec, w *cluster.Workload, controllerDown bool) Verdict {
-	v := Verdict{Source: Source{Kind: cluster.KindNodePool, Name: np.Name, NodePool: np}}
+	v := Verdict{Source: s.sourceOf(np, Source{Kind: cluster.KindNodePool, Name: np.Name, NodePool: np})}
 	info := s.pool(np)
 
 	if w.Component != "karpenter" && controllerDown {

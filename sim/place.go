@@ -34,6 +34,9 @@ type Simulator struct {
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
 	static     memo[staticKey, *static]
+	// sources holds one Source per capacity source (keyed by its pointer):
+	// every verdict about it points to it.
+	sources sync.Map
 
 	// Live clusters: each node's kind and free resources, once; the part of a
 	// node's verdict that depends on its labels and taints, once per kind of
@@ -119,6 +122,16 @@ func New(m *cluster.Model) *Simulator {
 		nodeStatic: map[string]*staticTable{},
 		podClass:   map[string]*Placement{},
 	}
+}
+
+// sourceOf is the one Source of the capacity source key (its pointer in the
+// model), src the first time.
+func (s *Simulator) sourceOf(key any, src Source) *Source {
+	if v, ok := s.sources.Load(key); ok {
+		return v.(*Source)
+	}
+	v, _ := s.sources.LoadOrStore(key, &src)
+	return v.(*Source)
 }
 
 // Model returns the model the simulator answers for.
@@ -312,7 +325,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		}
 	}
 	for i := range s.m.Unseen {
-		if u := &s.m.Unseen[i]; (phase == cluster.Steady || !u.SteadyOnly) && !yield(unseenVerdict(u)) {
+		if u := &s.m.Unseen[i]; (phase == cluster.Steady || !u.SteadyOnly) && !yield(s.unseenVerdict(u)) {
 			return
 		}
 	}
@@ -398,9 +411,9 @@ func conditionalVerdict(v Verdict) Verdict {
 }
 
 // unseenVerdict is the answer of capacity eksdoctor cannot see into: unknown.
-func unseenVerdict(u *cluster.UnseenCapacity) Verdict {
+func (s *Simulator) unseenVerdict(u *cluster.UnseenCapacity) Verdict {
 	return Verdict{
-		Source:  Source{Kind: cluster.KindUnseen, Name: u.What, Unseen: u},
+		Source:  s.sourceOf(u, Source{Kind: cluster.KindUnseen, Name: u.What, Unseen: u}),
 		Result:  Unknown,
 		Reasons: []Reason{{Code: CodeUnknownValue, Message: fmt.Sprintf("%s cannot be seen: %s", u.What, u.Why)}},
 	}
@@ -534,7 +547,7 @@ var groupUndefined = sets.New(
 )
 
 func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req corev1.ResourceList, need vec) Verdict {
-	v := Verdict{Source: Source{Kind: cluster.KindNodeGroup, Name: ng.Name, NodeGroup: ng}}
+	v := Verdict{Source: s.sourceOf(ng, Source{Kind: cluster.KindNodeGroup, Name: ng.Name, NodeGroup: ng})}
 	unknownTaints := hasField(ng.Unknown, "taints")
 	unknownLabels := hasField(ng.Unknown, "labels")
 	cands := s.candidates(ng)
@@ -809,7 +822,7 @@ type staticTable = memo[int, *static]
 func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields string, statics *staticTable, need vec) Verdict {
 	n := s.m.Nodes[i]
 	ns := s.nodeStates()[i]
-	v := Verdict{Source: Source{Kind: cluster.KindNode, Name: n.Name, Node: n}}
+	v := Verdict{Source: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n})}
 	// Taints, unschedulable and node affinity depend on the node's labels and
 	// taints (and its name, for a pod that names nodes), not on the node itself:
 	// answered once per kind of node and kind of pod.
@@ -912,7 +925,7 @@ var fargateNodeLabels = map[string]string{
 }
 
 func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, pod *corev1.Pod, daemon bool) Verdict {
-	v := Verdict{Source: Source{Kind: cluster.KindFargate, Name: fp.Name, Fargate: fp}}
+	v := Verdict{Source: s.sourceOf(fp, Source{Kind: cluster.KindFargate, Name: fp.Name, Fargate: fp})}
 	switch {
 	case daemon:
 		v.Result = Refuses

@@ -77,7 +77,7 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		}
 		// The nearest first: the NodePool the pod names, then those that
 		// refuse for the fewest reasons.
-		near := p.nearest(k)
+		near, _ := p.nearest(k)
 		var msgs []string
 		for _, v := range near {
 			if len(v.Reasons) > 0 {
@@ -120,41 +120,54 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
 }
 
-// nearest returns the refusing sources of a kind, nearest first, worded once
-// per placement.
-func (p *Placement) nearest(k cluster.CapacityKind) []Verdict {
-	var order []int32
+// nearest returns the refusing sources of a kind, nearest first, and their
+// lines for a detail (groupLines), worked out once per placement.
+func (p *Placement) nearest(k cluster.CapacityKind) ([]Verdict, []string) {
+	var n nearestKind
 	if p.memo == nil {
-		order = p.nearestOrder(k)
+		n = p.nearestOrder(k)
 	} else {
 		p.memo.mu.Lock()
 		var ok bool
-		if order, ok = p.memo.nearest[k]; !ok {
-			order = p.nearestOrder(k)
+		if n, ok = p.memo.nearest[k]; !ok {
+			n = p.nearestOrder(k)
 			if p.memo.nearest == nil {
-				p.memo.nearest = map[cluster.CapacityKind][]int32{}
+				p.memo.nearest = map[cluster.CapacityKind]nearestKind{}
 			}
-			p.memo.nearest[k] = order
+			p.memo.nearest[k] = n
 		}
 		p.memo.mu.Unlock()
 	}
-	vs := make([]Verdict, len(order))
-	for i, j := range order {
+	vs := make([]Verdict, len(n.order))
+	for i, j := range n.order {
 		vs[i] = p.Verdicts[j]
 	}
-	return vs
+	return vs, n.lines
 }
 
-// nearestOrder is the order of nearest: indexes of the verdicts (the memo keeps
-// them, not copies of the verdicts).
-func (p *Placement) nearestOrder(k cluster.CapacityKind) []int32 {
+// nearestKind is the order of nearest, as indexes of the verdicts (the memo
+// keeps them, not copies of the verdicts), and the lines that group them.
+type nearestKind struct {
+	order []int32
+	lines []string
+}
+
+// sharedPart is a verdict's sharedParts.
+type sharedPart struct{ text, theirs string }
+
+func (p *Placement) nearestOrder(k cluster.CapacityKind) nearestKind {
 	var idx []int32
 	for i, v := range p.Verdicts {
 		if v.Source.Kind == k && v.Result != Fits {
 			idx = append(idx, int32(i))
 		}
 	}
-	return nearestFirst(p.Verdicts, idx)
+	order, parts := nearestFirst(p.Verdicts, idx)
+	vs := make([]Verdict, len(order))
+	for i, j := range order {
+		vs[i] = p.Verdicts[j]
+	}
+	return nearestKind{order: order, lines: groupLines(k, vs, parts)}
 }
 
 // nearestFirst orders refusing sources by how near they come to taking the
@@ -163,20 +176,21 @@ func (p *Placement) nearestOrder(k cluster.CapacityKind) []int32 {
 // share (the one the pod selects, by name or by a label only it gives, fails
 // for a reason of its own, where the rest fail alike for not being selected);
 // then fewer reasons.
-func nearestFirst(all []Verdict, idx []int32) []int32 {
+func nearestFirst(all []Verdict, idx []int32) ([]int32, []sharedPart) {
 	type ranked struct {
 		i      int32
-		text   string
+		part   sharedPart
 		shared int
 	}
 	rs := make([]ranked, len(idx))
 	count := map[string]int{}
 	for n, i := range idx {
-		rs[n] = ranked{i: i, text: all[i].sharedText()}
-		count[rs[n].text]++
+		text, theirs := all[i].sharedParts()
+		rs[n] = ranked{i: i, part: sharedPart{text, theirs}}
+		count[text]++
 	}
 	for n := range rs {
-		rs[n].shared = count[rs[n].text]
+		rs[n].shared = count[rs[n].part.text]
 	}
 	sort.SliceStable(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
@@ -189,11 +203,11 @@ func nearestFirst(all []Verdict, idx []int32) []int32 {
 		}
 		return len(va.Reasons) < len(vb.Reasons)
 	})
-	out := make([]int32, len(rs))
+	order, parts := make([]int32, len(rs)), make([]sharedPart, len(rs))
 	for n, r := range rs {
-		out[n] = r.i
+		order[n], parts[n] = r.i, r.part
 	}
-	return out
+	return order, parts
 }
 
 // namesOther reports whether a NodePool refuses only because the pod names
@@ -227,14 +241,15 @@ func (p *Placement) Grouped(max int) []string {
 		}
 		// Where the kind's first refusing source stands: all of them, grouped.
 		grouped[k] = true
-		out = append(out, groupLines(k, p.nearest(k))...)
+		_, lines := p.nearest(k)
+		out = append(out, lines...)
 	}
 	return out
 }
 
 // groupLines renders refusing sources of one kind nearest first, those that
 // refuse for the same reason on one line.
-func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
+func groupLines(k cluster.CapacityKind, vs []Verdict, parts []sharedPart) []string {
 	type group struct {
 		text   string
 		names  []string
@@ -243,8 +258,8 @@ func groupLines(k cluster.CapacityKind, vs []Verdict) []string {
 	}
 	var groups []*group
 	index := map[string]*group{}
-	for _, v := range vs {
-		text, theirs := v.sharedParts()
+	for i, v := range vs {
+		text, theirs := parts[i].text, parts[i].theirs
 		g, ok := index[text]
 		if !ok {
 			g = &group{text: text, first: v}
@@ -308,16 +323,10 @@ func (d *distinctValues) text() string {
 	return "their own (" + strings.Join(d.first, ", ") + more + ")"
 }
 
-// sharedText is a verdict's line without its source's name, so that sources
+// sharedParts is a verdict's line without its source's name, so that sources
 // that refuse for the same reason read the same, whatever their own
-// requirement the pod's is not in.
-func (v Verdict) sharedText() string {
-	text, _ := v.sharedParts()
-	return text
-}
-
-// sharedParts is sharedText, with theirsMark for the source's own
-// requirement in a requirement refusal, and that requirement ("" when none).
+// requirement the pod's is not in: theirsMark stands for the source's own
+// requirement in a requirement refusal, returned beside ("" when none).
 func (v Verdict) sharedParts() (string, string) {
 	var b strings.Builder
 	switch v.Result {

@@ -19,7 +19,7 @@ func TestNearestFirstAndGrouped(t *testing.T) {
 		if name == "np-007" {
 			msg = `incompatible with nodepool "np-007", incompatible requirements, label "workload" does not have known values`
 		}
-		vs = append(vs, Verdict{Source: Source{Kind: cluster.KindNodePool, Name: name}, Result: Refuses,
+		vs = append(vs, Verdict{Source: &Source{Kind: cluster.KindNodePool, Name: name}, Result: Refuses,
 			Reasons: []Reason{{Code: CodeRequirements, Key: "team", Message: msg}}})
 	}
 	pl := &Placement{Phase: cluster.Steady, Verdicts: vs}

@@ -100,7 +100,8 @@ func (s Source) Origin() cluster.Origin {
 
 // Verdict is one source's answer.
 type Verdict struct {
-	Source  Source
+	// Source is shared by every verdict about the same source.
+	Source  *Source
 	Result  Result
 	Reasons []Reason
 	// InstanceTypes names a few instance types that would take the pod (node
@@ -132,7 +133,7 @@ type summaryMemo struct {
 	summary string
 
 	mu      sync.Mutex
-	nearest map[cluster.CapacityKind][]int32
+	nearest map[cluster.CapacityKind]nearestKind
 	texts   map[string]string
 }
 
