@@ -46,6 +46,8 @@ type Simulator struct {
 	nodeKinds  int
 	nodeStatic map[string]*staticTable
 	podClass   map[string]*Placement
+	// quick holds whether a scheduling class fits some source (quickFits).
+	quick memo[string, bool]
 }
 
 // staticKey identifies the part of a verdict that depends only on the source and
@@ -130,7 +132,9 @@ func (s *Simulator) sourceOf(key any, src Source) *Source {
 	if v, ok := s.sources.Load(key); ok {
 		return v.(*Source)
 	}
-	v, _ := s.sources.LoadOrStore(key, &src)
+	p := new(Source) // on the heap only when first met
+	*p = src
+	v, _ := s.sources.LoadOrStore(key, p)
 	return v.(*Source)
 }
 
@@ -360,11 +364,16 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 	if SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels) != nil {
 		return false
 	}
-	req := requests(pod)
-	fits := false
-	s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, true, func(v Verdict) bool {
-		fits = v.Result == Fits
-		return !fits
+	// Workloads of one scheduling class fit alike: a monorepo's thousands of
+	// workloads are a few hundred classes.
+	fits := s.quick.get(s.podClassKey(w, pod)+fmt.Sprintf("\x05%d", phase), func() bool {
+		req := requests(pod)
+		fits := false
+		s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, true, func(v Verdict) bool {
+			fits = v.Result == Fits
+			return !fits
+		})
+		return fits
 	})
 	if fits {
 		s.mu.Lock()
