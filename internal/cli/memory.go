@@ -17,12 +17,12 @@ import (
 // whenever the heap doubles) spends a third of a large run marking the same
 // objects again: collection runs when the heap triples (GOGC 200). A soft limit
 // keeps the peak low: baseLimit, which also bounds what hostile input can make
-// eksdoctor hold, raised as the model grows beyond it — by half of what the
-// last collection found alive, so the limit is the floor until the live heap
-// is two thirds of it, then one and a half times the live heap — so that a large configuration (50,000 workloads make close to 1 GB of
-// model, 2 GB with their explanations) is not collected over and over against
-// a limit it cannot meet. Large snapshots get room beforehand (roomFor). GOGC
-// and GOMEMLIMIT, when set, decide instead.
+// eksdoctor hold, raised after each collection to what was found alive plus
+// room to collect seldom (limitFor), so that a large configuration (50,000
+// workloads make about 400 MB of model, 700 MB while their placements are
+// explained) is not collected over and over against a limit it cannot meet.
+// Large snapshots get room beforehand (roomFor). GOGC and GOMEMLIMIT, when
+// set, decide instead.
 const baseLimit = 300 << 20
 
 // TuneMemory sets the collection pace and soft memory limit of the program, as
@@ -102,14 +102,16 @@ func (p *pacer) stop() {
 	p.mu.Unlock()
 }
 
-// limitFor is the soft limit for a live heap: the floor, or one and a half
-// times the live heap, when that is higher. Half the live heap is room enough
-// to collect seldom (a growing model is scanned a few dozen times, not a few
-// hundred: with less room, a limit just above what is alive makes every few
-// megabytes allocated a collection of all of it).
+// limitFor is the soft limit for a live heap: the floor, or the live heap
+// and room to collect seldom — half the live heap, at least 256 MiB — when
+// that is higher. With less room, a limit just above what is alive makes every
+// few megabytes allocated a collection of all of it, and a growing model is
+// scanned hundreds of times instead of a few dozen.
 func limitFor(live, floor int64) int64 {
-	return max(floor, live*3/2)
+	return max(floor, live+max(live/2, minRoom))
 }
+
+const minRoom = 256 << 20
 
 // liveHeap is the heap the last collection found alive.
 func liveHeap() int64 {

@@ -54,17 +54,14 @@ func TestRoomForSnapshotsOnly(t *testing.T) {
 // The limit follows the live heap after each collection, never below its
 // floor, and no longer once stopped.
 func TestPacerFollowsTheLiveHeap(t *testing.T) {
-	if got := limitFor(100<<20, 300<<20); got != 300<<20 {
-		t.Errorf("limitFor(100 MiB live, 300 MiB floor) = %d, want the floor", got)
+	if got := limitFor(30<<20, 300<<20); got != 300<<20 {
+		t.Errorf("limitFor(30 MiB live, 300 MiB floor) = %d, want the floor", got)
 	}
-	if got := limitFor(200<<20, 300<<20); got != 300<<20 {
-		t.Errorf("limitFor(200 MiB live, 300 MiB floor) = %d, want the floor", got)
-	}
-	if got, want := limitFor(300<<20, 300<<20), int64(450<<20); got != want {
-		t.Errorf("limitFor(300 MiB live, 300 MiB floor) = %d, want %d (room to collect seldom)", got, want)
+	if got, want := limitFor(200<<20, 300<<20), int64(456<<20); got != want {
+		t.Errorf("limitFor(200 MiB live, 300 MiB floor) = %d, want %d (256 MiB of room)", got, want)
 	}
 	if got, want := limitFor(1000<<20, 300<<20), int64(1500<<20); got != want {
-		t.Errorf("limitFor(1000 MiB live) = %d, want %d", got, want)
+		t.Errorf("limitFor(1000 MiB live) = %d, want %d (half the live heap of room)", got, want)
 	}
 
 	set := make(chan int64, 100)
@@ -80,11 +77,11 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 		runtime.GC()
 		select {
 		case n := <-set:
-			if n < (3*64<<20-1<<20)/2 {
+			if n < 64<<20+minRoom {
 				continue // an earlier collection's
 			}
 			runtime.KeepAlive(keep)
-			if n > 200<<20 {
+			if n > 100<<20+minRoom {
 				t.Errorf("limit %d for 64 MiB alive", n)
 			}
 			limit := func() int64 {
