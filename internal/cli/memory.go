@@ -47,9 +47,12 @@ var memory struct{ p *pacer }
 type pacer struct {
 	set func(int64)
 
-	mu      sync.Mutex
-	floor   int64
-	limit   int64
+	mu    sync.Mutex
+	floor int64
+	limit int64
+	// ahead: the floor was raised for what the input is known to need
+	// (roomFor), and is a budget that already holds room to collect seldom.
+	ahead   bool
 	stopped bool
 }
 
@@ -76,7 +79,7 @@ func (p *pacer) afterGC(live int64) bool {
 	if p.stopped {
 		return false
 	}
-	if want := limitFor(live, p.floor); want != p.limit {
+	if want := limitFor(live, p.floor, p.ahead); want != p.limit {
 		p.limit = want
 		p.set(want)
 	}
@@ -88,7 +91,7 @@ func (p *pacer) raise(floor int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if floor > p.floor {
-		p.floor = floor
+		p.floor, p.ahead = floor, true
 		if floor > p.limit {
 			p.limit = floor
 			p.set(floor)
@@ -106,8 +109,13 @@ func (p *pacer) stop() {
 // and room to collect seldom — half the live heap, at least 256 MiB — when
 // that is higher. With less room, a limit just above what is alive makes every
 // few megabytes allocated a collection of all of it, and a growing model is
-// scanned hundreds of times instead of a few dozen.
-func limitFor(live, floor int64) int64 {
+// scanned hundreds of times instead of a few dozen. A floor raised ahead
+// (roomFor) already holds that room: the limit passes it only when the live
+// heap does, by a quarter.
+func limitFor(live, floor int64, ahead bool) int64 {
+	if ahead {
+		return max(floor, live+live/4)
+	}
 	return max(floor, live+max(live/2, minRoom))
 }
 
