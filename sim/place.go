@@ -144,6 +144,12 @@ func (s *Simulator) Model() *cluster.Model { return s.m }
 // Prepare computes the placements of many workloads in parallel, so that the
 // checks that ask for them afterwards find them ready. It changes no answer.
 func (s *Simulator) Prepare(ws []*cluster.Workload, phase cluster.Phase) {
+	// What every placement reads of each NodePool (the instance types its
+	// requirements allow), once each and side by side, rather than by every
+	// worker that meets it first.
+	if phase == cluster.Steady {
+		parallel.Each(len(s.m.NodePools), func(i int) { s.pool(s.m.NodePools[i]) })
+	}
 	parallel.Each(len(ws), func(i int) {
 		w := ws[i]
 		s.mu.Lock()
