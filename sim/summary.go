@@ -352,7 +352,10 @@ func (v Verdict) sharedParts() (string, string) {
 		if strings.Contains(msg, "["+v.Source.Name+"]") {
 			msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
 		}
-		msg = replaceName(msg, v.Source.Name, "<its own name>")
+		if r.Code == CodeTaint {
+			// A taint named after its source: "dedicated=pool-04:NoSchedule".
+			msg = replaceName(msg, v.Source.Name, "<its own name>")
+		}
 		if r.Code == CodeRequirements && theirs == "" && r.Key != "" {
 			if at := strings.Index(msg, "key "+r.Key+", "); at >= 0 {
 				if cut := strings.Index(msg[at:], " not in "); cut >= 0 {

@@ -54,3 +54,24 @@ func TestReplaceName(t *testing.T) {
 		}
 	}
 }
+
+// NodePools tainted with their own name refuse alike: one line. The name is
+// replaced in taints only, never in other reasons' words.
+func TestGroupedTaintsNamedAfterTheirSource(t *testing.T) {
+	var vs []Verdict
+	for i := range 10 {
+		name := fmt.Sprintf("np-%02d", i)
+		vs = append(vs, Verdict{Source: &Source{Kind: cluster.KindNodePool, Name: name}, Result: Refuses,
+			Reasons: []Reason{{Code: CodeTaint, Message: fmt.Sprintf("incompatible with nodepool %q, did not tolerate taint dedicated=%s:NoSchedule", name, name)}}})
+	}
+	got := (&Placement{Phase: cluster.Steady, Verdicts: vs}).Grouped(8)
+	want := `10 nodepools (np-00, np-01, np-02 and 7 more): refuses: did not tolerate taint dedicated=<its own name>:NoSchedule`
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("Grouped = %q, want [%q]", got, want)
+	}
+	spot := Verdict{Source: &Source{Kind: cluster.KindNodePool, Name: "spot"}, Result: Refuses,
+		Reasons: []Reason{{Code: CodeController, Message: "no spot capacity"}}}
+	if text, _ := spot.sharedParts(); text != "refuses: no spot capacity" {
+		t.Errorf("sharedParts = %q: the name replaced outside a taint", text)
+	}
+}
