@@ -76,8 +76,23 @@ func decodePodSpec(spec map[string]any, into *corev1.PodSpec) error {
 	}
 	other.Containers, other.InitContainers = into.Containers, into.InitContainers
 	other.NodeSelector, other.Tolerations = into.NodeSelector, into.Tolerations
+	other.Volumes = keptVolumes(other.Volumes)
 	*into = other
 	return nil
+}
+
+// keptVolumes are the volumes checks read: host paths (node plugins, CNI),
+// claims and generic ephemeral volumes (what stays attached), inline CSI
+// volumes. Config maps, secrets, emptyDirs and the like are validated when
+// decoded, then dropped: a monorepo has several in every workload.
+func keptVolumes(vs []corev1.Volume) []corev1.Volume {
+	var kept []corev1.Volume
+	for _, v := range vs {
+		if v.HostPath != nil || v.PersistentVolumeClaim != nil || v.Ephemeral != nil || v.CSI != nil {
+			kept = append(kept, v)
+		}
+	}
+	return kept
 }
 
 func decodeContainers(v any) ([]corev1.Container, error) {
@@ -132,10 +147,22 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 	if err := fromUnstructured(rest, &other); err != nil {
 		return err
 	}
-	c.Ports, c.SecurityContext = other.Ports, other.SecurityContext
+	c.Ports, c.SecurityContext = hostPorts(other.Ports), other.SecurityContext
 	c.RestartPolicy, c.RestartPolicyRules = other.RestartPolicy, other.RestartPolicyRules
 	c.ResizePolicy = other.ResizePolicy
 	return nil
+}
+
+// hostPorts are the ports that take a port of the node, the only ones checks
+// read.
+func hostPorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
+	var kept []corev1.ContainerPort
+	for _, p := range ps {
+		if p.HostPort != 0 {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // unreadContainerFields are the container fields no check reads: probes,
@@ -146,7 +173,7 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 func pruneContainer(c *corev1.Container) {
 	*c = corev1.Container{
 		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args,
-		Ports: c.Ports, Env: c.Env, Resources: c.Resources,
+		Ports: hostPorts(c.Ports), Env: c.Env, Resources: c.Resources,
 		RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, ResizePolicy: c.ResizePolicy,
 		SecurityContext: c.SecurityContext,
 	}

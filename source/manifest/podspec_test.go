@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -38,7 +39,7 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		}
 	}
 	extra := []string{
-		`{spec: {containers: [{name: a, image: b, env: [{name: X, value: "1"}, {name: Y, valueFrom: {fieldRef: {fieldPath: metadata.name}}}], resources: {requests: {cpu: 250m, memory: 1Gi, nvidia.com/gpu: 1}, limits: {memory: 2Gi}}, ports: [{containerPort: 80, hostPort: 8080}], securityContext: {privileged: true}, readinessProbe: {httpGet: {path: /, port: 80}}, volumeMounts: [{name: v, mountPath: /v}], envFrom: [{configMapRef: {name: c}}], lifecycle: {preStop: {exec: {command: [sleep, "5"]}}}}, {name: sidecar, restartPolicy: Always, resources: {requests: {cpu: 250m, memory: 1Gi}}}], tolerations: [{operator: Exists}, {key: k, operator: Equal, value: v, effect: NoSchedule, tolerationSeconds: 30}], nodeSelector: {a: b}, hostNetwork: true, initContainers: [{name: i, resources: {requests: {cpu: 2}}}], overhead: {cpu: 100m}}}`,
+		`{spec: {containers: [{name: a, image: b, env: [{name: X, value: "1"}, {name: Y, valueFrom: {fieldRef: {fieldPath: metadata.name}}}], resources: {requests: {cpu: 250m, memory: 1Gi, nvidia.com/gpu: 1}, limits: {memory: 2Gi}}, ports: [{containerPort: 80, hostPort: 8080}, {containerPort: 9090}], securityContext: {privileged: true}, readinessProbe: {httpGet: {path: /, port: 80}}, volumeMounts: [{name: v, mountPath: /v}], envFrom: [{configMapRef: {name: c}}], lifecycle: {preStop: {exec: {command: [sleep, "5"]}}}}, {name: sidecar, restartPolicy: Always, resources: {requests: {cpu: 250m, memory: 1Gi}}}], tolerations: [{operator: Exists}, {key: k, operator: Equal, value: v, effect: NoSchedule, tolerationSeconds: 30}], nodeSelector: {a: b}, hostNetwork: true, volumes: [{name: c, configMap: {name: c}}, {name: t, emptyDir: {}}, {name: d, persistentVolumeClaim: {claimName: data}}, {name: p, hostPath: {path: /var/lib/kubelet/plugins/ebs.csi.aws.com/}}], initContainers: [{name: i, resources: {requests: {cpu: 2}}}], overhead: {cpu: 100m}}}`,
 		`{metadata: {labels: {app: x}}, spec: {containers: []}}`,
 		`{spec: {}}`,
 		`{spec: {containers: [{name: a, resources: {}}], tolerations: null, nodeSelector: null}}`,
@@ -61,6 +62,7 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 			t.Errorf("template %d: hand decoder error %v, converter error %v", i, errFast, errSlow)
 			continue
 		}
+		slow.Spec.Volumes = keptVolumes(slow.Spec.Volumes)
 		for _, cs := range [][]corev1.Container{slow.Spec.Containers, slow.Spec.InitContainers} {
 			for j := range cs {
 				pruneContainer(&cs[j])
@@ -80,6 +82,7 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		`{spec: {containers: [{env: [{name: A, value: [x]}]}]}}`,
 		`{spec: {containers: [{name: a, readinessProbe: {periodSeconds: often}}]}}`,
 		`{spec: {containers: [{name: a, volumeMounts: {name: v}}]}}`,
+		`{spec: {volumes: [{name: c, configMap: {defaultMode: rw}}]}}`,
 	}
 	for _, e := range malformed {
 		v, err := ParseValue([]byte(e))
@@ -128,5 +131,29 @@ func TestResourceListsShared(t *testing.T) {
 	}
 	if _, err := resourceList(map[string]any{"cpu": "lots"}); err == nil {
 		t.Error("a malformed quantity is accepted")
+	}
+}
+
+// What a decoded template keeps: the volumes and ports checks read, not the
+// rest (validated all the same: see the malformed cases above).
+func TestDecodedTemplateKeepsWhatChecksRead(t *testing.T) {
+	v, err := ParseValue([]byte(`{spec: {volumes: [{name: c, configMap: {name: c}}, {name: t, emptyDir: {}}, {name: d, persistentVolumeClaim: {claimName: data}}, {name: e, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: gp3}}}}, {name: p, hostPath: {path: /etc/cni/net.d}}, {name: s, csi: {driver: secrets-store.csi.k8s.io}}], containers: [{name: a, ports: [{containerPort: 80}, {containerPort: 53, hostPort: 53}], readinessProbe: {tcpSocket: {port: 80}}, volumeMounts: [{name: c, mountPath: /c}]}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpl corev1.PodTemplateSpec
+	if err := decodeTemplate(v.(map[string]any), &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, vol := range tmpl.Spec.Volumes {
+		names = append(names, vol.Name)
+	}
+	if got, want := strings.Join(names, ","), "d,e,p,s"; got != want {
+		t.Errorf("volumes kept: %s, want %s", got, want)
+	}
+	c := tmpl.Spec.Containers[0]
+	if len(c.Ports) != 1 || c.Ports[0].HostPort != 53 || c.ReadinessProbe != nil || c.VolumeMounts != nil {
+		t.Errorf("container kept ports %v, probe %v, mounts %v", c.Ports, c.ReadinessProbe, c.VolumeMounts)
 	}
 }
