@@ -183,7 +183,6 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 		return finish(v)
 	}
 	over := s.nodePoolOverhead(np, info)
-	v.Overhead = over.list
 	total := need.plus(over.vec)
 	var fit []string
 	var largest *sizedType

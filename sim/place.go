@@ -598,7 +598,6 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 	var fitTypes []string
 	if len(st.cands) > 0 {
 		over := s.nodeGroupOverhead(ng, cands)
-		v.Overhead = over.list
 		for _, i := range st.cands {
 			c := cands[i]
 			if c.alloc == nil {

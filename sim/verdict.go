@@ -107,8 +107,6 @@ type Verdict struct {
 	// InstanceTypes names a few instance types that would take the pod (node
 	// groups and NodePools), smallest first.
 	InstanceTypes []string
-	// Overhead is the DaemonSet overhead counted on this source's nodes.
-	Overhead corev1.ResourceList
 }
 
 // Placement is the answer for one workload in one phase.
