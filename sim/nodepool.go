@@ -28,13 +28,12 @@ type poolInfo struct {
 	unknownClass bool
 }
 
+// pool is what placements read of a NodePool, worked out once.
 func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
-	s.mu.Lock()
-	if p, ok := s.pools[np]; ok {
-		s.mu.Unlock()
-		return p
-	}
-	s.mu.Unlock()
+	return s.pools.get(np, func() *poolInfo { return s.newPool(np) })
+}
+
+func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np)}
 	nc := s.nodeClass(np)
 	switch {
@@ -55,9 +54,6 @@ func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
 			p.overLimit = append(p.overLimit, st.exceedsLimits(np.Limits))
 		}
 	}
-	s.mu.Lock()
-	s.pools[np] = p
-	s.mu.Unlock()
 	return p
 }
 
@@ -148,7 +144,7 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
-	st := s.cachedStatic(staticKey{np, pc.sig}, func() *static {
+	st := s.static.get(staticKey{np, pc.sig}, func() *static {
 		prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
 		st := &static{}
 		if t, bad := untolerated(np.Taints, pc.pod.Spec.Tolerations); bad {
@@ -240,7 +236,7 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 // (many pods share "arm64 only" while differing in everything else).
 func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInstance scheduling.Requirements) []int {
 	key := staticKey{np, "instance:" + podInstance.String()}
-	return s.cachedStatic(key, func() *static {
+	return s.static.get(key, func() *static {
 		st := &static{}
 		for i := range info.types {
 			if instanceTypeFits(info.types[i].it, podInstance, info.os) {

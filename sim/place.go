@@ -29,7 +29,7 @@ type Simulator struct {
 	mu         sync.Mutex
 	placements map[placementKey]*Placement
 	results    map[placementKey]Result
-	pools      map[*cluster.NodePool]*poolInfo
+	pools      memo[*cluster.NodePool, *poolInfo]
 	groups     map[*cluster.NodeGroup][]candidate
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
@@ -45,7 +45,7 @@ type Simulator struct {
 	nodes      []nodeState
 	nodeKinds  int
 	nodeStatic map[string]*staticTable
-	podClass   map[string]*Placement
+	podClass   memo[string, *Placement]
 	// quick holds whether a scheduling class fits some source (quickFits).
 	quick memo[string, bool]
 }
@@ -76,10 +76,6 @@ type static struct {
 	// lack (see withShortfall).
 	mu    sync.Mutex
 	short map[string][]Reason
-}
-
-func (s *Simulator) cachedStatic(k staticKey, compute func() *static) *static {
-	return s.static.get(k, compute)
 }
 
 // memo remembers computed values by key; it is safe for concurrent use (two
@@ -117,12 +113,10 @@ func New(m *cluster.Model) *Simulator {
 		m:          m,
 		placements: map[placementKey]*Placement{},
 		results:    map[placementKey]Result{},
-		pools:      map[*cluster.NodePool]*poolInfo{},
 		groups:     map[*cluster.NodeGroup][]candidate{},
 		overhead:   map[string]corev1.ResourceList{},
 		overVec:    map[string]vec{},
 		nodeStatic: map[string]*staticTable{},
-		podClass:   map[string]*Placement{},
 	}
 }
 
@@ -223,15 +217,7 @@ func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
 // alike — thousands in a large input — are placed once.
 func (s *Simulator) placeClass(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
 	key := s.podClassKey(w, pod) + fmt.Sprintf("\x05%t\x05%d", w.IsDaemonSet(), phase)
-	s.mu.Lock()
-	shared, ok := s.podClass[key]
-	s.mu.Unlock()
-	if !ok {
-		shared = s.place(w, pod, phase)
-		s.mu.Lock()
-		s.podClass[key] = shared
-		s.mu.Unlock()
-	}
+	shared := s.podClass.get(key, func() *Placement { return s.place(w, pod, phase) })
 	pl := *shared
 	pl.Workload = w
 	return &pl
@@ -566,7 +552,7 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 	unknownTaints := hasField(ng.Unknown, "taints")
 	unknownLabels := hasField(ng.Unknown, "labels")
 	cands := s.candidates(ng)
-	st := s.cachedStatic(staticKey{ng, pc.sig}, func() *static {
+	st := s.static.get(staticKey{ng, pc.sig}, func() *static {
 		st := &static{}
 		if t, bad := untolerated(ng.Taints, pc.pod.Spec.Tolerations); bad {
 			tt := t
