@@ -77,9 +77,9 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		}
 		// The nearest first: the NodePool the pod names, then those that
 		// refuse for the fewest reasons.
-		near, _ := p.nearest(k)
 		var msgs []string
-		for _, v := range near {
+		for _, i := range p.nearest(k).order {
+			v := p.Verdicts[i]
 			if len(v.Reasons) > 0 {
 				msgs = append(msgs, v.Reasons[0].Message)
 			}
@@ -120,29 +120,14 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
 }
 
-// nearest returns the refusing sources of a kind, nearest first, and their
-// lines for a detail (groupLines), worked out once per placement.
-func (p *Placement) nearest(k cluster.CapacityKind) ([]Verdict, []string) {
-	var n nearestKind
+// nearest returns the refusing sources of a kind, nearest first (indexes of
+// the verdicts), and their lines for a detail (groupLines), worked out once
+// per placement.
+func (p *Placement) nearest(k cluster.CapacityKind) nearestKind {
 	if p.memo == nil {
-		n = p.nearestOrder(k)
-	} else {
-		p.memo.mu.Lock()
-		var ok bool
-		if n, ok = p.memo.nearest[k]; !ok {
-			n = p.nearestOrder(k)
-			if p.memo.nearest == nil {
-				p.memo.nearest = map[cluster.CapacityKind]nearestKind{}
-			}
-			p.memo.nearest[k] = n
-		}
-		p.memo.mu.Unlock()
+		return p.nearestOrder(k)
 	}
-	vs := make([]Verdict, len(n.order))
-	for i, j := range n.order {
-		vs[i] = p.Verdicts[j]
-	}
-	return vs, n.lines
+	return p.memo.nearest.get(k, func() nearestKind { return p.nearestOrder(k) })
 }
 
 // nearestKind is the order of nearest, as indexes of the verdicts (the memo
@@ -241,8 +226,7 @@ func (p *Placement) Grouped(max int) []string {
 		}
 		// Where the kind's first refusing source stands: all of them, grouped.
 		grouped[k] = true
-		_, lines := p.nearest(k)
-		out = append(out, lines...)
+		out = append(out, p.nearest(k).lines...)
 	}
 	return out
 }

@@ -130,9 +130,8 @@ type summaryMemo struct {
 	once    sync.Once
 	summary string
 
-	mu      sync.Mutex
-	nearest map[cluster.CapacityKind]nearestKind
-	texts   map[string]string
+	nearest memo[cluster.CapacityKind, nearestKind]
+	texts   memo[string, string]
 }
 
 // Text returns the text f words from the placement, worded once for every
@@ -144,20 +143,7 @@ func (p *Placement) Text(name string, f func() string) string {
 	if p.memo == nil {
 		return f()
 	}
-	p.memo.mu.Lock()
-	t, ok := p.memo.texts[name]
-	p.memo.mu.Unlock()
-	if ok {
-		return t
-	}
-	t = f()
-	p.memo.mu.Lock()
-	if p.memo.texts == nil {
-		p.memo.texts = map[string]string{}
-	}
-	p.memo.texts[name] = t
-	p.memo.mu.Unlock()
-	return t
+	return p.memo.texts.get(name, f)
 }
 
 // Without returns the placement without the sources of one kind.
