@@ -456,7 +456,7 @@ func isManifestName(name string) bool {
 // walk such documents (values files, CI configs) are simply not manifests.
 func readFiles(fsys *inputfs.FS, files []string, named map[string]bool) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
-	again := &recent{max: 4}
+	again := &recent{max: 4, roots: fsys.Roots()}
 	parallel.Each(len(files), func(i int) { out[i] = readFile(fsys, again, files[i], named[files[i]]) })
 	return out
 }
@@ -478,7 +478,7 @@ func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool) *clus
 	if int64(len(data)) > inputfs.MaxManifest {
 		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + (&inputfs.TooLargeError{Path: file, Limit: inputfs.MaxManifest}).Error()}}}
 	}
-	objs, probs := manifest.DecodeFileFrom(file, data, again.reader(fsys.Roots(), file, limit))
+	objs, probs := manifest.DecodeFileFrom(file, data, again.reader(file, limit))
 	if !explicit {
 		probs = dropNonManifest(probs)
 		if !bytes.Contains(data, []byte("apiVersion")) || !bytes.Contains(data, []byte("kind")) {
@@ -501,15 +501,17 @@ func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool) *clus
 // findings ask for again. The last few files read again are kept, since a
 // finding asks for several lines of one object.
 type recent struct {
-	mu    sync.Mutex
+	roots []string // the roots of the first read
 	max   int
+
+	mu    sync.Mutex
 	names []string
 	data  [][]byte
 }
 
 // reader reads file again, where it was read even if the working directory
 // has changed since (a library's caller may change it).
-func (r *recent) reader(roots []string, file string, limit int64) func() ([]byte, error) {
+func (r *recent) reader(file string, limit int64) func() ([]byte, error) {
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
@@ -517,7 +519,7 @@ func (r *recent) reader(roots []string, file string, limit int64) func() ([]byte
 		if data, ok := r.get(file); ok {
 			return data, nil
 		}
-		fsys := inputfs.New(roots...)
+		fsys := inputfs.New(r.roots...)
 		defer fsys.Close()
 		data, err := fsys.ReadFile(file, limit)
 		if err == nil {

@@ -147,9 +147,10 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 	if err := fromUnstructured(rest, &other); err != nil {
 		return err
 	}
-	c.Ports, c.SecurityContext = hostPorts(other.Ports), other.SecurityContext
-	c.RestartPolicy, c.RestartPolicyRules = other.RestartPolicy, other.RestartPolicyRules
-	c.ResizePolicy = other.ResizePolicy
+	other.Name, other.Image, other.Command, other.Args = c.Name, c.Image, c.Command, c.Args
+	other.Resources, other.Env = c.Resources, c.Env
+	pruneContainer(&other)
+	*c = other
 	return nil
 }
 
@@ -165,11 +166,10 @@ func hostPorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
 	return kept
 }
 
-// unreadContainerFields are the container fields no check reads: probes,
-// mounts, lifecycle hooks, envFrom and the like are validated when decoded
-// (a malformed one is reported) but not kept, since a monorepo's workloads
-// would otherwise hold them all in memory. pruneContainer is what the decoder
-// keeps of a container decoded whole.
+// pruneContainer keeps of a decoded container what checks read. Probes,
+// mounts, lifecycle hooks, envFrom and the like are validated when decoded (a
+// malformed one is reported) but not kept, since a monorepo's workloads would
+// otherwise hold them all in memory.
 func pruneContainer(c *corev1.Container) {
 	*c = corev1.Container{
 		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args,
