@@ -28,6 +28,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,78 +45,77 @@ const usage = "usage: eksdoctor-bench gen|parse DIR | static BIN DIR | snapshot 
 
 func main() {
 	hostile.Launch()
-	if len(os.Args) < 3 {
+	err := errUsage
+	if len(os.Args) >= 3 {
+		err = run(os.Args[1], os.Args[2:])
+	}
+	switch {
+	case errors.Is(err, errUsage):
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	dir := os.Args[2]
-	switch os.Args[1] {
+}
+
+var errUsage = errors.New("usage")
+
+// run runs one command; args has at least its first argument.
+func run(cmd string, args []string) error {
+	dir := args[0]
+	// second is the optional second argument ("huge", "large").
+	second := func(word string) bool { return len(args) > 1 && args[1] == word }
+	switch cmd {
 	case "gen":
 		o := bench.Large
-		if len(os.Args) > 3 && os.Args[3] == "huge" {
+		if second("huge") {
 			o = bench.Huge
 		}
 		n, err := bench.Generate(dir, o)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return err
 		}
 		fmt.Printf("wrote %.1f MB to %s\n", float64(n)/1e6, dir)
 	case "parse":
 		start := time.Now()
 		n, err := bench.Parse(dir)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return err
 		}
 		fmt.Printf("parsed %d objects in %s\n", n, time.Since(start).Round(time.Millisecond))
 	case "snapshot":
 		o := bench.SnapshotMedium
-		if len(os.Args) > 3 && os.Args[3] == "large" {
+		if second("large") {
 			o = bench.SnapshotLarge
 		}
 		n, err := bench.GenerateSnapshot(dir, o)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return err
 		}
 		fmt.Printf("wrote %.1f MB to %s (%d pods, %d nodes, %d NodePools)\n", float64(n)/1e6, dir, o.Pods, o.Nodes, o.NodePools)
 	case "live":
-		if len(os.Args) < 4 {
-			fmt.Fprintln(os.Stderr, usage)
-			os.Exit(2)
+		if len(args) < 2 {
+			return errUsage
 		}
-		if err := runLive(os.Args[2], os.Args[3]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+		return runLive(args[0], args[1])
 	case "static":
-		if len(os.Args) < 4 {
-			fmt.Fprintln(os.Stderr, usage)
-			os.Exit(2)
+		if len(args) < 2 {
+			return errUsage
 		}
-		if err := runStatic(os.Args[2], os.Args[3]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+		return runStatic(args[0], args[1])
 	case "cluster":
 		o := bench.SnapshotMedium
-		if len(os.Args) > 3 && os.Args[3] == "large" {
+		if second("large") {
 			o = bench.SnapshotLarge
 		}
-		if err := runCluster(os.Args[2], o); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+		return runCluster(args[0], o)
 	case "hostile":
-		if err := runHostile(os.Args[2], os.Args[3:]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+		return runHostile(args[0], args[1:])
 	default:
-		fmt.Fprintln(os.Stderr, usage)
-		os.Exit(2)
+		return errUsage
 	}
+	return nil
 }
 
 // runHostile runs the binary on each case, once per output format, and prints the
