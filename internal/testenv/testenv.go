@@ -211,7 +211,8 @@ const stopMargin = 20 * time.Second
 //
 // It starts the server, hands it to ready, runs the tests and stops the server. An
 // API server that cannot start fails the package with the reason (tests are not
-// skipped). A run that only fuzzes starts no server (ready is not called). The server is also stopped on SIGINT/SIGTERM and shortly before the
+// skipped). A run that only fuzzes starts no server (ready is not called).
+// The server is also stopped on SIGINT/SIGTERM and shortly before the
 // package's -timeout.
 func Main(m *testing.M, opts Options, ready func(*Env)) int {
 	// go test's own deadline runs from the start of the binary, which may include
