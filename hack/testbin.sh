@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Builds the kube-apiserver and etcd binaries that the live-mode integration tests
-# run through controller-runtime's envtest, and prints the directory holding them.
+# run through controller-runtime's envtest, and the kube-scheduler the placement
+# tests compare eksdoctor's answers with, and prints the directory holding them.
 #
 # There is no container engine and no binary download on the machines this project is
-# tested on, so both come from Go source through the module proxy: kube-apiserver from
-# k8s.io/kubernetes (its staging modules replaced by their tagged releases), etcd from a
-# tiny main over go.etcd.io/etcd/server. The result is cached; a second run is instant.
+# tested on, so all come from Go source through the module proxy: kube-apiserver and
+# kube-scheduler from k8s.io/kubernetes (its staging modules replaced by their tagged
+# releases), etcd from a tiny main over go.etcd.io/etcd/server. The result is cached; a
+# second run is instant, and a cache from before the scheduler was built gains only it.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-1.37.1}
 ETCD_VERSION=${ETCD_VERSION:-3.7.3}
 dest=${EKSDOCTOR_TESTBIN:-${XDG_CACHE_HOME:-$HOME/.cache}/eksdoctor/testbin/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}}
 
-if [[ -x "$dest/kube-apiserver" && -x "$dest/etcd" ]]; then
+if [[ -x "$dest/kube-apiserver" && -x "$dest/kube-scheduler" && -x "$dest/etcd" ]]; then
   echo "$dest"
   exit 0
 fi
@@ -22,8 +24,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
-# kube-apiserver: k8s.io/kubernetes refers to its staging modules by relative path; a
+# kube-apiserver and kube-scheduler: k8s.io/kubernetes refers to its staging modules by relative path; a
 # consumer must point each of them at the matching v0.x release.
+if [[ ! -x "$dest/kube-apiserver" || ! -x "$dest/kube-scheduler" ]]; then
 mkdir -p "$work/apiserver"
 (
   cd "$work/apiserver"
@@ -43,14 +46,23 @@ mkdir -p "$work/apiserver"
 
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
 GO
   go mod tidy >/dev/null 2>&1 || true
-  go build -o "$dest/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-  mv "$dest/kube-apiserver.tmp" "$dest/kube-apiserver"
+  for bin in kube-apiserver kube-scheduler; do
+    if [[ ! -x "$dest/$bin" ]]; then
+      go build -o "$dest/$bin.tmp" "k8s.io/kubernetes/cmd/$bin"
+      mv "$dest/$bin.tmp" "$dest/$bin"
+    fi
+  done
 ) >&2
+fi
 
 # etcd: the embedded server started with the usual command-line flags.
+if [[ ! -x "$dest/etcd" ]]; then
 mkdir -p "$work/etcd"
 (
   cd "$work/etcd"
@@ -76,5 +88,6 @@ GO
   go build -o "$dest/etcd.tmp" .
   mv "$dest/etcd.tmp" "$dest/etcd"
 ) >&2
+fi
 
 echo "$dest"

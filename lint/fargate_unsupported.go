@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -366,13 +367,29 @@ func ec2Fallback(pl *sim.Placement) bool {
 	return false
 }
 
+// fargateNodeFull reports whether a Fargate node of the cluster turns the pod
+// away for holding its one pod already: "Too many pods" from ordinary nodes
+// that are full is not this.
+func fargateNodeFull(s *sim.Simulator, pod *cluster.Pod) bool {
+	for _, v := range s.PlacePod(pod).Verdicts {
+		n := v.Source.Node
+		if v.Source.Kind != cluster.KindNode || n == nil || n.Labels[fargateTaint.Key] != fargateTaint.Value || len(v.Reasons) == 0 {
+			continue
+		}
+		if r := v.Reasons[0]; r.Code == sim.CodeResources && slices.Contains(r.Resources, corev1.ResourcePods) {
+			return true
+		}
+	}
+	return false
+}
+
 // reportLiveTooManyPods: pods tolerating the Fargate taint were bound by the
 // default scheduler to Fargate nodes that already hold their one pod.
 func reportLiveTooManyPods(p *Pass) {
 	groups := pendingPods(p.Model, func(pod *cluster.Pod) bool {
 		_, tol := toleratesFargate(pod.Spec.Tolerations)
 		_, ev := schedulingEvent(pod, "Too many pods")
-		return tol && ev && pod.Spec.SchedulerName != "fargate-scheduler"
+		return tol && ev && pod.Spec.SchedulerName != "fargate-scheduler" && fargateNodeFull(p.Sim, pod)
 	})
 	for _, ref := range sortedOwners(groups) {
 		pods := groups[ref]

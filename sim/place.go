@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -312,10 +313,10 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		}
 	}
 	if len(s.m.Nodes) > 0 {
-		fields := matchFields(pod)
-		statics := s.nodeStatics(pc.sig + "\x04" + fields)
+		nf := nodeFilterOf(pod)
+		statics := s.nodeStatics(pc.sig + "\x04" + nf.fields)
 		for i := range s.m.Nodes {
-			if !yield(s.nodeVerdict(i, pod, pc, fields, statics, need)) {
+			if !yield(s.nodeVerdict(i, pod, pc, nf, statics, need)) {
 				return
 			}
 		}
@@ -764,9 +765,8 @@ func (s *Simulator) overheadFor(key string, matches func(*corev1.Pod) bool) core
 // free after the requests of the pods bound to it, counted as kube-scheduler
 // counts them (CPU in millicores, everything else in units, pod by pod).
 type nodeState struct {
-	kind     int
-	free     vec
-	hasAlloc bool
+	kind int
+	free vec
 }
 
 // nodeStates returns the state of every node of the model, in its order.
@@ -790,10 +790,7 @@ func (s *Simulator) nodeStates() []nodeState {
 				k = len(kinds)
 				kinds[sig] = k
 			}
-			s.nodes[i] = nodeState{kind: k, hasAlloc: n.Allocatable != nil}
-			if n.Allocatable != nil {
-				s.nodes[i].free = vecOf(n.Allocatable).minus(used[n.Name])
-			}
+			s.nodes[i] = nodeState{kind: k, free: vecOf(n.Allocatable).minus(used[n.Name])}
 		}
 		s.nodeKinds = len(kinds)
 	})
@@ -818,16 +815,79 @@ func (s *Simulator) nodeStatics(sig string) *staticTable {
 // names nodes by field, by node).
 type staticTable = memo[int, *static]
 
-// nodeVerdict answers for the i-th node of the model.
-func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields string, statics *staticTable, need vec) Verdict {
+// nodeFilter is what kube-scheduler's NodeAffinity PreFilter makes of a pod's
+// required node affinity on node names (matchFields on metadata.name, which
+// every DaemonSet pod has): the nodes it narrows the search to, or that its
+// terms conflict.
+type nodeFilter struct {
+	fields string
+	// names: nil when the pod does not narrow the nodes by name.
+	names    sets.Set[string]
+	conflict bool
+}
+
+// The reasons of nodes the PreFilter set aside, as kube-scheduler words them.
+var (
+	reasonTermsConflict = []Reason{{Code: CodeAffinity, Key: metav1.ObjectNameField, Message: "pod affinity terms conflict"}}
+	reasonNotNamed      = []Reason{{Code: CodeAffinity, Key: metav1.ObjectNameField, Message: "node(s) didn't satisfy plugin(s) [NodeAffinity]"}}
+)
+
+// nodeFilterOf follows the NodeAffinity PreFilter: every required term that
+// names nodes (metadata.name In) narrows to the intersection of its names,
+// the terms (ORed) to the union; a term that names no node leaves every node
+// eligible; names that no term can meet at once are a conflict.
+func nodeFilterOf(pod *corev1.Pod) nodeFilter {
+	nf := nodeFilter{fields: matchFields(pod)}
+	if nf.fields == "" {
+		return nf
+	}
+	terms := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return nf
+	}
+	var names sets.Set[string]
+	for _, t := range terms {
+		var termNames sets.Set[string]
+		for _, r := range t.MatchFields {
+			if r.Key == metav1.ObjectNameField && r.Operator == corev1.NodeSelectorOpIn {
+				if termNames == nil {
+					termNames = sets.New(r.Values...)
+				} else {
+					termNames = termNames.Intersection(sets.New(r.Values...))
+				}
+			}
+		}
+		if termNames == nil {
+			return nf
+		}
+		names = names.Union(termNames)
+	}
+	nf.names = names
+	nf.conflict = names != nil && names.Len() == 0
+	return nf
+}
+
+// nodeVerdict answers for the i-th node of the model the way kube-scheduler's
+// filters do: the NodeAffinity PreFilter first, then NodeUnschedulable,
+// TaintToleration, NodeAffinity and NodeResourcesFit in that order. Every
+// failing filter is listed; a scheduler summary counts the first.
+func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, nf nodeFilter, statics *staticTable, need vec) Verdict {
 	n := s.m.Nodes[i]
 	ns := s.nodeStates()[i]
-	v := Verdict{Source: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n})}
+	v := Verdict{Source: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n}), Result: Refuses}
+	switch {
+	case nf.conflict:
+		v.Reasons = reasonTermsConflict
+		return v
+	case nf.names != nil && !nf.names.Has(n.Name):
+		v.Reasons = reasonNotNamed
+		return v
+	}
 	// Taints, unschedulable and node affinity depend on the node's labels and
 	// taints (and its name, for a pod that names nodes), not on the node itself:
 	// answered once per kind of node and kind of pod.
 	k := ns.kind
-	if fields != "" {
+	if nf.fields != "" {
 		k = s.nodeKinds + i
 	}
 	st := statics.get(k, func() *static {
@@ -852,16 +912,14 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, fields 
 	// The reasons are shared by every node that refuses alike; an append to a
 	// verdict's reasons copies.
 	v.Reasons = st.reasons[:len(st.reasons):len(st.reasons)]
-	if ns.hasAlloc {
-		if short := need.beyond(ns.free); len(short) > 0 {
-			v.Reasons = st.withShortfall(short)
-		}
+	// A node without allocatable (its kubelet has not reported it yet) has
+	// room for nothing, as kube-scheduler counts it.
+	if short := need.beyond(ns.free); len(short) > 0 {
+		v.Reasons = st.withShortfall(short)
 	}
 	if len(v.Reasons) == 0 {
 		v.Reasons = nil
 		v.Result = Fits
-	} else {
-		v.Result = Refuses
 	}
 	return v
 }
@@ -880,7 +938,7 @@ func (st *static) withShortfall(short []corev1.ResourceName) []Reason {
 	}
 	parts := make([]string, len(short))
 	for i, r := range short {
-		parts[i] = "Insufficient " + string(r)
+		parts[i] = insufficientText(r)
 	}
 	rs := append(slices.Clip(st.reasons), Reason{Code: CodeResources, Resources: short, Message: strings.Join(parts, ", ")})
 	rs = slices.Clip(rs)

@@ -96,12 +96,61 @@ func daemonSetTolerations(p *corev1.Pod) []corev1.Toleration {
 // requests returns what one pod asks of a node: the larger of the containers' sum
 // and any init container, plus overhead, and one pod slot.
 func requests(p *corev1.Pod) corev1.ResourceList {
-	r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	r := resourcehelper.PodRequests(withDefaultRequests(p), resourcehelper.PodResourcesOptions{})
 	if r == nil {
 		r = corev1.ResourceList{}
 	}
 	r[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
 	return r
+}
+
+// withDefaultRequests returns the pod as the API server creates it from a
+// template: a container that sets a limit and no request for a resource
+// requests its limit (SetDefaults_Pod). The pod itself when nothing changes;
+// otherwise a copy whose containers are copies.
+func withDefaultRequests(p *corev1.Pod) *corev1.Pod {
+	if !limitsOnly(p.Spec.Containers) && !limitsOnly(p.Spec.InitContainers) {
+		return p
+	}
+	out := *p
+	out.Spec.Containers = defaultRequests(p.Spec.Containers)
+	out.Spec.InitContainers = defaultRequests(p.Spec.InitContainers)
+	return &out
+}
+
+func limitsOnly(cs []corev1.Container) bool {
+	for _, c := range cs {
+		for name := range c.Resources.Limits {
+			if _, ok := c.Resources.Requests[name]; !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func defaultRequests(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = c
+		if len(c.Resources.Limits) == 0 {
+			continue
+		}
+		req := c.Resources.Requests.DeepCopy()
+		if req == nil {
+			req = corev1.ResourceList{}
+		}
+		for name, q := range c.Resources.Limits {
+			if _, ok := req[name]; !ok {
+				req[name] = q.DeepCopy()
+			}
+		}
+		out[i].Resources.Requests = req
+	}
+	return out
 }
 
 func addTo(dst, src corev1.ResourceList) {

@@ -95,6 +95,15 @@ func (a vec) beyond(free vec) []corev1.ResourceName {
 	return out
 }
 
+// insufficientText is kube-scheduler's NodeResourcesFit reason for a resource
+// a node lacks.
+func insufficientText(r corev1.ResourceName) string {
+	if r == corev1.ResourcePods {
+		return "Too many pods"
+	}
+	return "Insufficient " + string(r)
+}
+
 // within reports whether a request fits in an allocatable.
 func (a vec) within(alloc vec) bool {
 	if a.cpu > alloc.cpu || a.mem > alloc.mem || a.pods > alloc.pods || a.eph > alloc.eph {

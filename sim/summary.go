@@ -49,6 +49,9 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 	if len(vs) == 0 {
 		return ""
 	}
+	if k == cluster.KindNode {
+		return nodeSummary(vs)
+	}
 	fits := 0
 	counts := map[string]int{}
 	for _, v := range vs {
@@ -101,9 +104,6 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		return fmt.Sprintf("0/%d Fargate profiles select it: %s.", len(vs), strings.Join(msgs, "; "))
 	}
 	noun, unit := "node groups", "node group(s)"
-	if k == cluster.KindNode {
-		noun, unit = "nodes", "node(s)"
-	}
 	var reasons []string
 	for msg, n := range counts {
 		msg = strings.TrimPrefix(msg, "node(s) ")
@@ -118,6 +118,56 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		return fmt.Sprintf("%d/%d %s are available.", fits, len(vs), noun)
 	}
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
+}
+
+// nodeSummary words the verdicts of nodes exactly as kube-scheduler's
+// FailedScheduling message does: every node counted under the reasons of the
+// first filter that rejects it (one per resource it lacks), the counts sorted
+// as text; a conflict of node-name terms is the one reason.
+func nodeSummary(vs []Verdict) string {
+	fits := 0
+	counts := map[string]int{}
+	for _, v := range vs {
+		switch {
+		case v.Result == Fits:
+			fits++
+			continue
+		case len(v.Reasons) == 0:
+			continue
+		}
+		r := v.Reasons[0]
+		switch r.Code {
+		case CodeResources:
+			for _, name := range r.Resources {
+				counts[insufficientText(name)]++
+			}
+		case CodeTaint:
+			counts["node(s) had untolerated taint(s)"]++
+		case CodeAffinity:
+			if r.Message == reasonTermsConflict[0].Message {
+				return fmt.Sprintf("%d/%d nodes are available: %s.", fits, len(vs), r.Message)
+			}
+			counts[r.Message]++
+		default:
+			counts[r.Message]++
+		}
+	}
+	var reasons []string
+	for msg, n := range counts {
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, msg))
+	}
+	sort.Strings(reasons)
+	if len(reasons) == 0 {
+		return fmt.Sprintf("%d/%d nodes are available.", fits, len(vs))
+	}
+	return fmt.Sprintf("%d/%d nodes are available: %s.", fits, len(vs), strings.Join(reasons, ", "))
+}
+
+// NodeSummary is the placement's answer about the cluster's nodes as
+// kube-scheduler words it ("0/3 nodes are available: 3 Too many pods."); ""
+// when the model has no nodes.
+func (p *Placement) NodeSummary() string {
+	return p.kindSummary(cluster.KindNode)
 }
 
 // nearest returns the refusing sources of a kind, nearest first (indexes of

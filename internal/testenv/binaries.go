@@ -24,11 +24,42 @@ var binaries = []string{"kube-apiserver", "etcd"}
 // cache) and prints the directory. Build output goes to log.
 func AssetsDir(log io.Writer) (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		if err := checkBinaries(dir); err != nil {
+		if err := checkBinaries(dir, binaries...); err != nil {
 			return "", fmt.Errorf("KUBEBUILDER_ASSETS=%s: %w", dir, err)
 		}
 		return dir, nil
 	}
+	dir, err := buildBinaries(log)
+	if err != nil {
+		return "", err
+	}
+	if err := checkBinaries(dir, binaries...); err != nil {
+		return "", fmt.Errorf("build test binaries: %w", err)
+	}
+	return dir, nil
+}
+
+// SchedulerPath returns the kube-scheduler the placement tests compare
+// eksdoctor with: the one in KUBEBUILDER_ASSETS when that directory holds one
+// (envtest's downloads do not), otherwise the one hack/testbin.sh builds into
+// its cache beside kube-apiserver and etcd.
+func SchedulerPath(log io.Writer) (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" && checkBinaries(dir, "kube-scheduler") == nil {
+		return filepath.Join(dir, "kube-scheduler"), nil
+	}
+	dir, err := buildBinaries(log)
+	if err != nil {
+		return "", err
+	}
+	if err := checkBinaries(dir, "kube-scheduler"); err != nil {
+		return "", fmt.Errorf("build test binaries: %w", err)
+	}
+	return filepath.Join(dir, "kube-scheduler"), nil
+}
+
+// buildBinaries runs hack/testbin.sh, which builds what its cache lacks, and
+// returns the directory it prints.
+func buildBinaries(log io.Writer) (string, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -59,9 +90,6 @@ func AssetsDir(log io.Writer) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("build test binaries: %s printed no directory", script)
 	}
-	if err := checkBinaries(dir); err != nil {
-		return "", fmt.Errorf("build test binaries: %w", err)
-	}
 	return dir, nil
 }
 
@@ -75,7 +103,7 @@ func binariesCached() bool {
 	if err != nil {
 		return false
 	}
-	return checkBinaries(dir) == nil
+	return checkBinaries(dir, append([]string{"kube-scheduler"}, binaries...)...) == nil
 }
 
 // defaultCacheDir mirrors the cache location hack/testbin.sh uses with its default
@@ -102,8 +130,8 @@ func defaultCacheDir() (string, error) {
 	return filepath.Join(base, "eksdoctor", "testbin", "k8s-"+k8s+"-etcd-"+etcd), nil
 }
 
-func checkBinaries(dir string) error {
-	for _, b := range binaries {
+func checkBinaries(dir string, names ...string) error {
+	for _, b := range names {
 		p := filepath.Join(dir, b)
 		st, err := os.Stat(p)
 		if err != nil {
