@@ -64,10 +64,10 @@ func generateScenario(r *rand.Rand, index int) *scenario {
 
 func generateNode(r *rand.Rand, name string, last bool) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		corev1.LabelHostname:      name,
-		corev1.LabelArchStable:    pick(r, archs),
-		corev1.LabelOSStable:      "linux",
-		corev1.LabelTopologyZone:  pick(r, zones),
+		corev1.LabelHostname:     name,
+		corev1.LabelArchStable:   pick(r, archs),
+		corev1.LabelOSStable:     "linux",
+		corev1.LabelTopologyZone: pick(r, zones),
 		"example.com/generation": strconv.Itoa(1 + r.IntN(5)),
 	}}}
 	if r.IntN(2) == 0 {
