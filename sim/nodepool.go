@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -22,6 +23,8 @@ type poolInfo struct {
 	// first, with whether one node of the type alone exceeds the NodePool's limits.
 	types     []sizedType
 	overLimit []bool
+	// withinLimits counts the types a node of which the limits allow.
+	withinLimits int
 	// notReady explains why Karpenter ignores the NodePool ("" when usable);
 	// unknownClass is set when the node class is simply not in the inputs.
 	notReady     string
@@ -51,7 +54,11 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 				st = withNodeClassDisk(st, nc)
 			}
 			p.types = append(p.types, st)
-			p.overLimit = append(p.overLimit, st.exceedsLimits(np.Limits))
+			over := st.exceedsLimits(np.Limits)
+			p.overLimit = append(p.overLimit, over)
+			if !over {
+				p.withinLimits++
+			}
 		}
 	}
 	return p
@@ -144,92 +151,189 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
+	fit, r := s.karpenterVerdict(np, info, pc, req, need)
+	v.InstanceTypes = fit
+	if r != nil {
+		v.Reasons = append(v.Reasons, *r)
+	}
+	return finish(v)
+}
+
+// karpenterVerdict answers as Karpenter's provisioning scheduler does for one
+// NodePool: the instance types that would take the pod, or the one reason it
+// gives.
+func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *constraints, req corev1.ResourceList, need vec) ([]string, *Reason) {
+	// Karpenter's order: the NodePool's limits first (a node limit of zero,
+	// then the instance types a node of which would breach the remaining
+	// limits are set aside), then its taints, then, for each set of
+	// requirements the pod is tried with, requirements and resources.
+	if len(info.types) == 0 {
+		return nil, &Reason{Code: CodeNoInstanceType, Message: fmt.Sprintf("nodepool %q requirements filtered out all available instance types", np.Name)}
+	}
+	if r, ok := nodesExhausted(np); ok {
+		return nil, &r
+	}
+	if info.withinLimits == 0 {
+		return nil, &Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)}
+	}
 	st := s.static.get(staticKey{np, pc.sig}, func() *static {
 		prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
 		st := &static{}
 		if t, bad := untolerated(np.Taints, pc.pod.Spec.Tolerations); bad {
 			tt := t
 			st.reasons = append(st.reasons, Reason{Code: CodeTaint, Taint: &tt, Message: prefix + ", did not tolerate taint " + TaintText(t)})
-		}
-		var firstIssues []keyIssue
-		for i, t := range pc.terms {
-			issues := compatible(info.reqs, t, wellKnownLabels())
-			if len(issues) == 0 {
-				st.termReqs = t
-				break
-			}
-			if i == 0 {
-				firstIssues = issues
-			}
-		}
-		if st.termReqs == nil {
-			st.reasons = append(st.reasons, Reason{Code: CodeRequirements, Key: firstIssues[0].key, Message: prefix + ", incompatible requirements, " + firstIssues[0].message})
 			return st
 		}
-		podInstance := instanceRequirements(st.termReqs)
-		if podInstance == nil {
-			st.allTypes = true
-			return st
+		// Karpenter holds a PreferNoSchedule taint against a pod until its
+		// last relaxation, which tolerates such taints and retries the last
+		// requirements.
+		attempts := pc.attempts
+		var soft *Reason
+		if t, ok := untoleratedPreference(np.Taints, pc.pod.Spec.Tolerations); ok {
+			soft = &Reason{Code: CodeTaint, Taint: &t, Message: prefix + ", did not tolerate taint " + TaintText(t)}
+			attempts = append(slices.Clip(attempts), nil)
 		}
-		st.eligible = s.eligibleTypes(np, info, podInstance)
+		for i, a := range attempts {
+			var at attempt
+			if a == nil {
+				a = attempts[i-1]
+			} else if soft != nil {
+				st.attempts = append(st.attempts, attempt{issue: soft})
+				continue
+			}
+			if issues := compatible(info.reqs, a, wellKnownLabels()); len(issues) > 0 {
+				at.issue = &Reason{Code: CodeRequirements, Key: issues[0].key, Message: prefix + ", incompatible requirements, " + issues[0].message}
+			} else {
+				at.reqs = a
+				if offeringExcluded(a) {
+					// No instance type has an offering without a zone or a
+					// capacity type: none is eligible.
+				} else if podInstance := instanceRequirements(a); podInstance == nil {
+					at.allTypes = true
+				} else {
+					at.eligible = s.eligibleTypes(np, info, podInstance)
+				}
+			}
+			st.attempts = append(st.attempts, at)
+		}
 		return st
 	})
-	v.Reasons = withStatic(v.Reasons, st.reasons)
-	if st.termReqs == nil {
-		return finish(v)
+	if len(st.reasons) > 0 {
+		return nil, &st.reasons[0]
 	}
-	over := s.nodePoolOverhead(np, info)
-	total := need.plus(over.vec)
+	// Each set of requirements in turn (Karpenter relaxes to the next when
+	// one cannot be met): the reason is the last one's.
+	over := s.nodePoolOverheads(np, info)
+	var last *Reason
+	for _, at := range st.attempts {
+		if at.issue != nil {
+			last = at.issue
+			continue
+		}
+		fit, r := s.fitTypes(np, info, over, at, req, need)
+		if len(fit) > 0 {
+			return fit, nil
+		}
+		last = &r
+	}
+	return nil, last
+}
+
+// attempt is one set of requirements Karpenter tries a pod with on a
+// NodePool: its requirement issue, or the instance types left to judge by
+// resources.
+type attempt struct {
+	issue    *Reason
+	reqs     scheduling.Requirements
+	eligible []int
+	allTypes bool
+}
+
+// fitTypes returns the NodePool's instance types (within its limits) whose
+// allocatable holds the pod and the DaemonSets that would run beside it on
+// that type, up to maxExamples; or, when there are none, the reason.
+func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOverheads, at attempt, req corev1.ResourceList, need vec) ([]string, Reason) {
 	var fit []string
-	var largest *sizedType
-	limited := 0
+	largest := -1
 	consider := func(i int) bool {
-		t := &info.types[i]
-		largest = t // types are sorted smallest first
-		if !total.within(t.alloc) {
+		if info.overLimit[i] {
 			return true
 		}
-		if info.overLimit[i] {
-			limited++
+		t := &info.types[i]
+		largest = i // types are sorted smallest first
+		if !need.plus(over.groups[over.ofType[i]].vec).within(t.alloc) {
 			return true
 		}
 		fit = append(fit, t.it.Name)
 		// Enough to show; the full list is not needed to decide.
 		return len(fit) < maxExamples
 	}
-	if st.allTypes {
+	if at.allTypes {
 		for i := range info.types {
 			if !consider(i) {
 				break
 			}
 		}
 	} else {
-		for _, i := range st.eligible {
+		for _, i := range at.eligible {
 			if !consider(i) {
 				break
 			}
 		}
 	}
-	v.InstanceTypes = fit
-	if len(fit) == 0 {
-		switch {
-		case limited > 0:
-			v.Reasons = append(v.Reasons, Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)})
-		default:
-			msg := fmt.Sprintf("incompatible with nodepool %q, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", np.Name, resourceJSON(over.list), resourceJSON(req), joinRequirements(info.reqs, st.termReqs))
-			var short []corev1.ResourceName
-			if largest != nil {
-				total := corev1.ResourceList{}
-				addTo(total, req)
-				addTo(total, over.list)
-				short = shortfall(total, largest.allocatable(), nil)
-				msg += fmt.Sprintf(" (largest allowed: %s)", largest.it.Name)
-			}
-			v.Reasons = append(v.Reasons, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg})
+	if len(fit) > 0 {
+		return fit, Reason{}
+	}
+	ds := corev1.ResourceList{}
+	if largest >= 0 {
+		ds = over.groups[over.ofType[largest]].list
+	}
+	msg := fmt.Sprintf("incompatible with nodepool %q, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", np.Name, resourceJSON(ds), resourceJSON(req), joinRequirements(info.reqs, at.reqs))
+	var short []corev1.ResourceName
+	if largest >= 0 {
+		total := corev1.ResourceList{}
+		addTo(total, req)
+		addTo(total, ds)
+		short = shortfall(total, info.types[largest].allocatable(), nil)
+		msg += fmt.Sprintf(" (largest allowed: %s)", info.types[largest].it.Name)
+	}
+	return nil, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg}
+}
+
+// untoleratedPreference returns the first PreferNoSchedule taint the
+// tolerations do not match.
+func untoleratedPreference(taints []corev1.Taint, tolerations []corev1.Toleration) (corev1.Taint, bool) {
+	for _, t := range taints {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule && !Tolerates(tolerations, t) {
+			return t, true
 		}
 	}
-	return finish(v)
+	return corev1.Taint{}, false
 }
+
+// offeringExcluded reports whether requirements rule out every offering: a
+// node Karpenter launches always has a zone, a region and a capacity type, so
+// requiring one not to exist (or an empty set of them, as two different In
+// values intersect to) leaves no instance type.
+func offeringExcluded(r scheduling.Requirements) bool {
+	for _, key := range []string{corev1.LabelTopologyZone, corev1.LabelTopologyRegion, karpv1.CapacityTypeLabelKey} {
+		if r.Has(key) && r.Get(key).Operator() == corev1.NodeSelectorOpDoesNotExist {
+			return true
+		}
+	}
+	return false
+}
+
+// nodesExhausted: a NodePool whose limits allow no node launches none.
+func nodesExhausted(np *cluster.NodePool) (Reason, bool) {
+	if q, ok := np.Limits[resourceNodes]; ok && q.Sign() <= 0 {
+		return Reason{Code: CodeLimits, Message: fmt.Sprintf("node limits have been exhausted for nodepool %q", np.Name)}, true
+	}
+	return Reason{}, false
+}
+
+// resourceNodes is the NodePool limit on the number of nodes.
+const resourceNodes = corev1.ResourceName("nodes")
 
 // eligibleTypes returns the indexes of a NodePool's instance types that satisfy a
 // pod's own instance requirements, computed once per distinct requirement set
@@ -247,22 +351,65 @@ func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInsta
 	}).eligible
 }
 
-// nodePoolOverhead is the DaemonSet overhead Karpenter counts on a NodePool's
-// nodes: the DaemonSets that tolerate its taints and are compatible with it.
-func (s *Simulator) nodePoolOverhead(np *cluster.NodePool, info *poolInfo) overhead {
-	key := "np:" + np.Name
-	list := s.overheadFor(key, func(d *corev1.Pod) bool {
-		if _, bad := untolerated(np.Taints, d.Spec.Tolerations); bad {
-			return false
+// poolOverheads is the DaemonSet overhead Karpenter counts on a NodePool's
+// nodes, which depends on the instance type: a DaemonSet counts on the types
+// whose labels it admits (an arm64-only agent not on amd64 types), when it
+// tolerates the NodePool's taints. Types that run the same DaemonSets share a
+// group.
+type poolOverheads struct {
+	groups []overhead
+	ofType []int // the group of each of the NodePool's instance types
+}
+
+func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) poolOverheads {
+	return s.poolOver.get(np, func() poolOverheads {
+		type daemon struct {
+			req   corev1.ResourceList
+			terms []scheduling.Requirements
 		}
-		for _, t := range podTerms(d) {
-			if len(compatible(info.reqs, t, wellKnownLabels())) == 0 {
-				return true
+		var ds []daemon
+		for _, w := range s.m.Workloads {
+			if !w.IsDaemonSet() {
+				continue
+			}
+			d := podOf(w)
+			// A DaemonSet pod does not heed PreferNoSchedule.
+			if _, bad := untolerated(np.Taints, d.Spec.Tolerations); bad {
+				continue
+			}
+			var terms []scheduling.Requirements
+			for _, t := range podTerms(d) {
+				if len(compatible(info.reqs, t, wellKnownLabels())) == 0 {
+					terms = append(terms, instanceRequirements(t))
+				}
+			}
+			if len(terms) > 0 {
+				ds = append(ds, daemon{req: requests(d), terms: terms})
 			}
 		}
-		return false
+		out := poolOverheads{ofType: make([]int, len(info.types))}
+		index := map[string]int{}
+		for i := range info.types {
+			var key strings.Builder
+			list := corev1.ResourceList{}
+			for j, d := range ds {
+				if slices.ContainsFunc(d.terms, func(r scheduling.Requirements) bool {
+					return r == nil || instanceTypeFits(info.types[i].it, r, info.os)
+				}) {
+					fmt.Fprintf(&key, "%d,", j)
+					addTo(list, d.req)
+				}
+			}
+			g, ok := index[key.String()]
+			if !ok {
+				g = len(out.groups)
+				index[key.String()] = g
+				out.groups = append(out.groups, overhead{list: list, vec: vecOf(list)})
+			}
+			out.ofType[i] = g
+		}
+		return out
 	})
-	return overhead{list: list, vec: s.overheadVec(key, list)}
 }
 
 // withStatic adds the cached reasons to a verdict's; the cached slice is shared

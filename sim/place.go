@@ -31,6 +31,7 @@ type Simulator struct {
 	placements map[placementKey]*Placement
 	results    map[placementKey]Result
 	pools      memo[*cluster.NodePool, *poolInfo]
+	poolOver   memo[*cluster.NodePool, poolOverheads]
 	groups     map[*cluster.NodeGroup][]candidate
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
@@ -69,9 +70,10 @@ type static struct {
 	// termReqs is the first pod requirement term the NodePool is compatible with;
 	// eligible are the indexes of the NodePool's instance types that also satisfy
 	// the pod's own instance requirements (nil: all of them).
-	termReqs scheduling.Requirements
 	eligible []int
-	allTypes bool
+	// attempts are the requirement sets Karpenter tries the pod with on a
+	// NodePool, in order (NodePools).
+	attempts []attempt
 
 	// short holds, for nodes, the reasons with each set of resources nodes
 	// lack (see withShortfall).

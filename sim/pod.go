@@ -28,13 +28,58 @@ func podOf(w *cluster.Workload) *corev1.Pod {
 type constraints struct {
 	pod   *corev1.Pod
 	terms []scheduling.Requirements
+	// attempts are the requirement sets Karpenter tries the pod with, in
+	// order (karpenterAttempts).
+	attempts []scheduling.Requirements
 	// sig identifies the pod's node selection and tolerations: two pods with the
 	// same sig get the same taint and label answers from every source.
 	sig string
 }
 
 func constraintsOf(p *corev1.Pod) *constraints {
-	return &constraints{pod: p, terms: podTerms(p), sig: signature(p)}
+	terms := podTerms(p)
+	return &constraints{pod: p, terms: terms, attempts: karpenterAttempts(p, terms), sig: signature(p)}
+}
+
+// karpenterAttempts are the requirement sets Karpenter's scheduler tries a pod
+// with, in order: it requires the heaviest preferred node-affinity term too,
+// and relaxes a pod that does not schedule, first by dropping required terms
+// but the last one by one, then the preference. Without a preference these
+// are the required terms.
+func karpenterAttempts(p *corev1.Pod, terms []scheduling.Requirements) []scheduling.Requirements {
+	pref := heaviestPreference(p)
+	if pref == nil {
+		return terms
+	}
+	out := make([]scheduling.Requirements, 0, len(terms)+1)
+	for _, t := range terms {
+		r := scheduling.NewRequirements(t.Values()...)
+		r.Add(pref.Values()...)
+		out = append(out, r)
+	}
+	return append(out, terms[len(terms)-1])
+}
+
+// heaviestPreference is the preferred node-affinity term of most weight (the
+// first of equals), as requirements; nil when the pod has none.
+func heaviestPreference(p *corev1.Pod) scheduling.Requirements {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return nil
+	}
+	best := a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]
+	for _, t := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[1:] {
+		if t.Weight > best.Weight {
+			best = t
+		}
+	}
+	r := scheduling.NewRequirements()
+	for _, e := range best.Preference.MatchExpressions {
+		if req, err := newRequirement(e); err == nil {
+			r.Add(req)
+		}
+	}
+	return r
 }
 
 // signature renders nodeSelector, required node affinity and tolerations.
@@ -61,6 +106,10 @@ func signature(p *corev1.Pod) string {
 			}
 			b.WriteByte(3)
 		}
+	}
+	b.WriteByte(1)
+	if pref := heaviestPreference(p); pref != nil {
+		b.WriteString(pref.String())
 	}
 	b.WriteByte(1)
 	for _, t := range p.Spec.Tolerations {

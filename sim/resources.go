@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -185,6 +186,22 @@ var sizedCatalog = sync.OnceValue(func() []sizedType {
 	return out
 })
 
+// vmMemoryOverheadPercent is the share of an instance's memory
+// karpenter-provider-aws sets aside for the hypervisor and OS by default
+// (settings.vmMemoryOverheadPercent).
+const vmMemoryOverheadPercent = 0.075
+
+// memCapacityMiB is the memory capacity Karpenter gives the type, which
+// NodePool memory limits count: its size (64 MiB less on Graviton, whose
+// firmware reserves it) less the VM overhead, rounded up to a MiB.
+func (st sizedType) memCapacityMiB() int64 {
+	mib := st.memMiB
+	if st.it.Labels[corev1.LabelArchStable] == "arm64" {
+		mib -= 64
+	}
+	return mib - int64(math.Ceil(float64(mib)*vmMemoryOverheadPercent))
+}
+
 // exceedsLimits reports whether one node of the type alone would exceed a
 // NodePool's limits (Karpenter counts a node's capacity against them).
 func (st sizedType) exceedsLimits(limits corev1.ResourceList) bool {
@@ -195,9 +212,11 @@ func (st sizedType) exceedsLimits(limits corev1.ResourceList) bool {
 				return true
 			}
 		case corev1.ResourceMemory:
-			if st.memMiB*1024*1024 > lim.Value() {
+			if st.memCapacityMiB()<<20 > lim.Value() {
 				return true
 			}
+		case resourceNodes:
+			// One node: a limit of none is checked before any type.
 		default:
 			a := st.allocatable()[name]
 			if a.Cmp(lim) > 0 {

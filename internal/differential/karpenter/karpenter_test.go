@@ -1,0 +1,392 @@
+package karpenter
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider/fake"
+	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/events"
+	"sigs.k8s.io/karpenter/pkg/operator/injection"
+	"sigs.k8s.io/karpenter/pkg/operator/options"
+	"sigs.k8s.io/karpenter/pkg/test"
+	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+	"sigs.k8s.io/yaml"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/testenv"
+	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source"
+)
+
+var apiServer *testenv.Env
+
+// The API server turns each Deployment's template into the pod Karpenter
+// sees (defaulting: limits copied into requests, default tolerations), by a
+// dry-run create.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { apiServer = e }))
+}
+
+func settings(t *testing.T, short int) (n int, seed uint64, only int) {
+	t.Helper()
+	n, seed, only = short, 1, -1
+	for name, dst := range map[string]*int{"EKSDOCTOR_DIFF_SCENARIOS": &n, "EKSDOCTOR_DIFF_ONLY": &only} {
+		if v := os.Getenv(name); v != "" {
+			x, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s=%q: want a number", name, v)
+			}
+			*dst = x
+		}
+	}
+	if v := os.Getenv("EKSDOCTOR_DIFF_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("EKSDOCTOR_DIFF_SEED=%q: want a number", v)
+		}
+	}
+	return n, seed, only
+}
+
+// TestKarpenterScheduler generates NodePools, DaemonSets and Deployments,
+// asks eksdoctor (the configuration read from YAML files, as `check` reads
+// it) and Karpenter's provisioning scheduler (Solve, in-process) whether each
+// Deployment's pod gets a node, from all NodePools together and from each
+// NodePool alone, and compares the verdicts and the kind of the first reason.
+func TestKarpenterScheduler(t *testing.T) {
+	n, seed, only := settings(t, 8)
+	ctx := options.ToContext(injection.WithControllerName(t.Context(), "provisioner"), test.Options())
+	cs, err := kubernetes.NewForConfig(apiServer.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"apps", "kube-system"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	var st stats
+	var disagreements []string
+	for i := range n {
+		if only >= 0 && i != only {
+			continue
+		}
+		sc := generateScenario(rand.New(rand.NewPCG(seed, uint64(i))), i)
+		for _, d := range compareScenario(ctx, t, cs, sc, &st) {
+			disagreements = append(disagreements, fmt.Sprintf("seed %d scenario %d: %s", seed, i, d))
+		}
+	}
+	t.Logf("%d scenarios (seed %d): %d workloads, %d Karpenter launches for, %d it cannot; %d NodePool verdicts compared (%d eksdoctor cannot tell), %d first reasons compared; %d disagreements",
+		n, seed, st.workloads, st.launched, st.workloads-st.launched, st.poolVerdicts, st.unknown, st.reasons, len(disagreements))
+	if st.launched == 0 || st.launched == st.workloads {
+		t.Errorf("the scenarios must exercise both verdicts: Karpenter launches for %d of %d workloads", st.launched, st.workloads)
+	}
+	for i, d := range disagreements {
+		if i == maxShown {
+			t.Errorf("and %d more disagreements", len(disagreements)-maxShown)
+			break
+		}
+		t.Error(d)
+	}
+}
+
+// maxShown is how many disagreements a failure lists in full
+// (EKSDOCTOR_DIFF_SHOW raises it).
+var maxShown = func() int {
+	if n, err := strconv.Atoi(os.Getenv("EKSDOCTOR_DIFF_SHOW")); err == nil {
+		return n
+	}
+	return 15
+}()
+
+type stats struct {
+	workloads, launched, poolVerdicts, unknown, reasons int
+}
+
+// ec2NodeClass is the one node class every NodePool uses; it is ready.
+const ec2NodeClass = `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  role: KarpenterNodeRole-demo
+  amiSelectorTerms:
+  - alias: al2023@latest
+  subnetSelectorTerms:
+  - tags:
+      karpenter.sh/discovery: demo
+  securityGroupSelectorTerms:
+  - tags:
+      karpenter.sh/discovery: demo
+`
+
+// writeScenario writes the scenario as the manifests a user keeps.
+func writeScenario(t *testing.T, sc *scenario) string {
+	t.Helper()
+	dir := t.TempDir()
+	docs := []string{ec2NodeClass}
+	add := func(o any) {
+		data, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	for _, np := range sc.nodePools {
+		add(np)
+	}
+	for _, ds := range sc.daemonSets {
+		add(ds)
+	}
+	for _, d := range sc.deployments {
+		add(d)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func compareScenario(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, sc *scenario, st *stats) []string {
+	t.Helper()
+	dir := writeScenario(t, sc)
+	clusters, err := source.Load([]string{dir}, source.Options{})
+	if err != nil || len(clusters) != 1 {
+		t.Fatalf("scenario %d: load: %v (%d clusters)", sc.index, err, len(clusters))
+	}
+	m := clusters[0].Model
+	s := sim.New(m)
+	workloads := map[string]*cluster.Workload{}
+	for _, w := range m.Workloads {
+		workloads[w.Object.Kind+"/"+w.Object.Name] = w
+	}
+	var dsPods []*corev1.Pod
+	for _, ds := range sc.daemonSets {
+		dsPods = append(dsPods, daemonset.PodForDaemonSet(ds))
+	}
+	pools := slices.Clone(sc.nodePools)
+	var out []string
+	for _, d := range sc.deployments {
+		w := workloads["Deployment/"+d.Name]
+		if w == nil {
+			t.Fatalf("scenario %d: eksdoctor read no Deployment %s", sc.index, d.Name)
+		}
+		pod := createdPod(ctx, t, cs, d)
+		pl := s.Place(w, cluster.Steady)
+		st.workloads++
+		launched, kerr := solve(ctx, t, pools, dsPods, pod)
+		if launched {
+			st.launched++
+		}
+		// eksdoctor's answer from the NodePools (the configuration declares
+		// no other capacity).
+		fits, unknown := false, false
+		for _, v := range pl.Verdicts {
+			if v.Source.Kind == cluster.KindNodePool {
+				fits = fits || v.Result == sim.Fits
+				unknown = unknown || v.Result == sim.Unknown
+			}
+		}
+		if fits != launched && !(unknown && !fits) {
+			var alone []string
+			for _, np := range pools {
+				ok, e := solve(ctx, t, []*karpv1.NodePool{np}, dsPods, pod)
+				alone = append(alone, fmt.Sprintf("%s alone: %t (%v)", np.Name, ok, e))
+			}
+			out = append(out, fmt.Sprintf("%s: Karpenter launches a node: %t (%v); eksdoctor: %s\n  %s\n%s", d.Name, launched, kerr, strings.Join(pl.Explain(), "; "), strings.Join(alone, "\n  "), describe(sc, d)))
+			continue
+		}
+		for _, np := range pools {
+			v := verdictOf(pl, np.Name)
+			if v == nil {
+				out = append(out, fmt.Sprintf("%s: eksdoctor gives no verdict for NodePool %s", d.Name, np.Name))
+				continue
+			}
+			st.poolVerdicts++
+			ok, kerr := solve(ctx, t, []*karpv1.NodePool{np}, dsPods, pod)
+			if v.Result == sim.Unknown {
+				st.unknown++
+				continue
+			}
+			if (v.Result == sim.Fits) != ok {
+				out = append(out, fmt.Sprintf("%s, NodePool %s alone: Karpenter launches a node: %t (%v); eksdoctor: %s\n%s", d.Name, np.Name, ok, kerr, v.Line(), describe(sc, d)))
+				continue
+			}
+			if ok {
+				continue
+			}
+			st.reasons++
+			if want, got := karpenterKind(kerr), eksdoctorKind(v); want != got {
+				out = append(out, fmt.Sprintf("%s, NodePool %s alone: first reason: Karpenter %s (%v); eksdoctor %s (%s)\n%s", d.Name, np.Name, want, kerr, got, v.Line(), describe(sc, d)))
+			}
+		}
+	}
+	return out
+}
+
+func verdictOf(pl *sim.Placement, pool string) *sim.Verdict {
+	for i := range pl.Verdicts {
+		if v := &pl.Verdicts[i]; v.Source.Kind == cluster.KindNodePool && v.Source.Name == pool {
+			return v
+		}
+	}
+	return nil
+}
+
+// createdPod is the pod the API server makes of the Deployment's template.
+func createdPod(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, d *appsv1.Deployment) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}
+	pod.Name, pod.Namespace = d.Name+"-0", d.Namespace
+	created, err := cs.CoreV1().Pods(d.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatalf("dry-run create of %s's pod: %v", d.Name, err)
+	}
+	created.UID = types.UID(d.Namespace + "/" + d.Name)
+	return created
+}
+
+// solve runs Karpenter's scheduler on one pod, with the NodePools ordered by
+// weight as the provisioner orders them, and reports whether it would launch
+// a node for it (and else the pod's error).
+func solve(ctx context.Context, t *testing.T, pools []*karpv1.NodePool, dsPods []*corev1.Pod, pod *corev1.Pod) (bool, error) {
+	t.Helper()
+	pools = slices.Clone(pools)
+	slices.SortStableFunc(pools, func(a, b *karpv1.NodePool) int {
+		wa, wb := int32(0), int32(0)
+		if a.Spec.Weight != nil {
+			wa = *a.Spec.Weight
+		}
+		if b.Spec.Weight != nil {
+			wb = *b.Spec.Weight
+		}
+		return int(wb - wa)
+	})
+	its := instanceTypes()
+	byPool := map[string][]*cloudprovider.InstanceType{}
+	for _, np := range pools {
+		byPool[np.Name] = its
+	}
+	kube := fakecr.NewFakeClient()
+	clk := &clock.RealClock{}
+	cp := fake.NewCloudProvider()
+	cp.InstanceTypes = its
+	cl := state.NewCluster(clk, kube, cp)
+	pods := []*corev1.Pod{pod.DeepCopy()}
+	topology, err := scheduling.NewTopology(ctx, kube, cl, nil, pools, byPool, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scheduling.NewScheduler(ctx, kube, pools, cl, nil, topology, byPool, dsPods, events.NewRecorder(&record.FakeRecorder{}), clk, nil, nil)
+	res, err := s.Solve(ctx, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Solve works on copies of the pods: they are told apart by UID.
+	for p, e := range res.PodErrors {
+		if p.UID == pod.UID {
+			return false, e
+		}
+	}
+	for _, nc := range res.NewNodeClaims {
+		if slices.ContainsFunc(nc.Pods, func(p *corev1.Pod) bool { return p.UID == pod.UID }) {
+			return true, nil
+		}
+	}
+	t.Fatalf("Karpenter neither placed pod %s nor gave an error for it", pod.Name)
+	return false, nil
+}
+
+// The kinds of first reasons both sides give.
+const (
+	kindLimits       = "limits"
+	kindTaint        = "taint"
+	kindRequirements = "requirements"
+	kindResources    = "no instance type"
+	kindNoTypes      = "no instance type the NodePool allows"
+	kindOther        = "other"
+)
+
+func karpenterKind(err error) string {
+	if err == nil {
+		return kindOther
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "limits have been exhausted"), strings.Contains(msg, "exceed limits"):
+		return kindLimits
+	case strings.Contains(msg, "did not tolerate"):
+		return kindTaint
+	case strings.Contains(msg, "incompatible requirements"):
+		return kindRequirements
+	case strings.Contains(msg, "no instance type"):
+		return kindResources
+	case strings.Contains(msg, "no nodepools found"), strings.Contains(msg, "filtered out all"):
+		return kindNoTypes
+	}
+	return kindOther
+}
+
+func eksdoctorKind(v *sim.Verdict) string {
+	if len(v.Reasons) == 0 {
+		return kindOther
+	}
+	r := v.Reasons[0]
+	switch r.Code {
+	case sim.CodeLimits:
+		return kindLimits
+	case sim.CodeTaint:
+		return kindTaint
+	case sim.CodeRequirements:
+		return kindRequirements
+	case sim.CodeNoInstanceType:
+		if strings.Contains(r.Message, "filtered out all") {
+			return kindNoTypes
+		}
+		return kindResources
+	}
+	return kindOther
+}
+
+func describe(sc *scenario, d *appsv1.Deployment) string {
+	var b strings.Builder
+	for _, np := range sc.nodePools {
+		data, _ := yaml.Marshal(np.Spec)
+		fmt.Fprintf(&b, "  NodePool %s:\n%s", np.Name, indent(string(data), "    "))
+	}
+	for _, ds := range sc.daemonSets {
+		data, _ := yaml.Marshal(ds.Spec.Template.Spec)
+		fmt.Fprintf(&b, "  DaemonSet %s:\n%s", ds.Name, indent(string(data), "    "))
+	}
+	data, _ := yaml.Marshal(d.Spec.Template.Spec)
+	fmt.Fprintf(&b, "  pod:\n%s", indent(string(data), "    "))
+	return b.String()
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
