@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs eksdoctor's whole test suite, installing and building what it needs first:
-# the kube-apiserver and etcd the live-mode tests run against (built from Go source,
+# the kube-apiserver and etcd the live-mode tests run against and the kube-scheduler
+# the placement tests compare with (built from Go source,
 # cached under ~/.cache), and the SARIF 2.1.0 schema and validator the report tests
 # use (from the npm registry, cached). This is what CI runs.
 set -euo pipefail
@@ -17,7 +18,7 @@ step() { printf '\n=== %s (%s)\n' "$1" "$(date +%H:%M:%S)"; }
 step "toolchain"
 go version
 
-step "test binaries: kube-apiserver and etcd"
+step "test binaries: kube-apiserver, etcd and kube-scheduler"
 if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/kube-apiserver" && -x "$KUBEBUILDER_ASSETS/etcd" ]]; then
   echo "using the binaries in KUBEBUILDER_ASSETS"
 else
@@ -51,6 +52,10 @@ go vet ./...
 
 step "go test"
 go test -count=1 ./...
+
+# Karpenter's scheduler is driven from a test-only module of its own.
+step "go test: Karpenter's provisioning scheduler (internal/differential/karpenter)"
+(cd internal/differential/karpenter && go vet ./... && go test -count=1 ./...)
 
 # Each target runs for a number of inputs, about ten seconds of it on a 2-core
 # machine, rather than for a duration: at the end of a duration, Go 1.26's

@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -76,23 +78,35 @@ func settings(t *testing.T, short int) (n int, seed uint64, only int) {
 func TestKarpenterScheduler(t *testing.T) {
 	n, seed, only := settings(t, 8)
 	ctx := options.ToContext(injection.WithControllerName(t.Context(), "provisioner"), test.Options())
-	cs, err := kubernetes.NewForConfig(apiServer.Config)
-	if err != nil {
-		t.Fatal(err)
+	cs := namespaces(t)
+	// Scenarios are independent: they run side by side, one per processor,
+	// and their results are gathered in scenario order. The queue is filled
+	// at once: a worker stopped by a failure (t.Fatal ends its goroutine)
+	// leaves the others to finish.
+	results := make([][]string, n)
+	counts := make([]stats, n)
+	next := make(chan int, n)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				sc := generateScenario(rand.New(rand.NewPCG(seed, uint64(i))), i)
+				results[i] = compareScenario(ctx, t, cs, sc, &counts[i])
+			}
+		})
 	}
-	for _, ns := range []string{"apps", "kube-system"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
+	for i := range n {
+		if only < 0 || i == only {
+			next <- i
 		}
 	}
+	close(next)
+	wg.Wait()
 	var st stats
 	var disagreements []string
 	for i := range n {
-		if only >= 0 && i != only {
-			continue
-		}
-		sc := generateScenario(rand.New(rand.NewPCG(seed, uint64(i))), i)
-		for _, d := range compareScenario(ctx, t, cs, sc, &st) {
+		st.add(counts[i])
+		for _, d := range results[i] {
 			disagreements = append(disagreements, fmt.Sprintf("seed %d scenario %d: %s", seed, i, d))
 		}
 	}
@@ -119,8 +133,31 @@ var maxShown = func() int {
 	return 15
 }()
 
+// namespaces makes the namespaces the scenarios use and returns a client.
+func namespaces(t *testing.T) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(apiServer.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"apps", "kube-system"} {
+		if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	return cs
+}
+
 type stats struct {
 	workloads, launched, poolVerdicts, unknown, reasons int
+}
+
+func (s *stats) add(o stats) {
+	s.workloads += o.workloads
+	s.launched += o.launched
+	s.poolVerdicts += o.poolVerdicts
+	s.unknown += o.unknown
+	s.reasons += o.reasons
 }
 
 // ec2NodeClass is the one node class every NodePool uses; it is ready.
