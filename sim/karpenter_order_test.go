@@ -75,7 +75,7 @@ func TestNodePoolVerdictsFollowKarpenter(t *testing.T) {
 		pool:  withLimits(nodePool("capped", nil, nil), corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}),
 		spec:  corev1.PodSpec{Containers: []corev1.Container{container("6", "")}},
 		want:  Refuses,
-		first: CodeNoInstanceType, message: "no instance type satisfied resources",
+		first: CodeNoInstanceType, message: "no instance type has enough resources",
 	}, {
 		name:  "requirements that leave the NodePool no instance type",
 		pool:  nodePool("nothing", nil, nil, req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "no-such.type")),

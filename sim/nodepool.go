@@ -251,33 +251,43 @@ type attempt struct {
 
 // fitTypes returns the NodePool's instance types (within its limits) whose
 // allocatable holds the pod and the DaemonSets that would run beside it on
-// that type, up to maxExamples; or, when there are none, the reason.
+// that type, up to maxExamples; or, when there are none, the reason, worded
+// as Karpenter words it from what the types lack: the requirements, the
+// resources, an offering, or each type one of them.
 func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOverheads, at attempt, req corev1.ResourceList, need vec) ([]string, Reason) {
 	var fit []string
-	largest := -1
-	consider := func(i int) bool {
-		if info.overLimit[i] {
-			return true
-		}
-		t := &info.types[i]
-		largest = i // types are sorted smallest first
-		if !need.plus(over.groups[over.ofType[i]].vec).within(t.alloc) {
-			return true
-		}
-		fit = append(fit, t.it.Name)
-		// Enough to show; the full list is not needed to decide.
-		return len(fit) < maxExamples
-	}
+	eligible := make([]bool, len(info.types))
 	if at.allTypes {
-		for i := range info.types {
-			if !consider(i) {
-				break
-			}
+		for i := range eligible {
+			eligible[i] = true
 		}
 	} else {
 		for _, i := range at.eligible {
-			if !consider(i) {
-				break
+			eligible[i] = true
+		}
+	}
+	offering := !offeringExcluded(at.reqs)
+	var met, fits, metAndFits bool
+	largest := -1
+	for i := range info.types {
+		if info.overLimit[i] {
+			continue
+		}
+		t := &info.types[i]
+		// A type fits on the allocatable of an offering the requirements
+		// admit: with none, no type fits.
+		ok := offering && need.plus(over.groups[over.ofType[i]].vec).within(t.alloc)
+		met, fits = met || eligible[i], fits || ok
+		metAndFits = metAndFits || (eligible[i] && ok)
+		if !eligible[i] {
+			continue
+		}
+		largest = i // types are sorted smallest first
+		if ok {
+			fit = append(fit, t.it.Name)
+			if len(fit) == maxExamples {
+				// Enough to show; the full list is not needed to decide.
+				return fit, Reason{}
 			}
 		}
 	}
@@ -288,7 +298,7 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 	if largest >= 0 {
 		ds = over.groups[over.ofType[largest]].list
 	}
-	msg := fmt.Sprintf("incompatible with nodepool %q, daemonset overhead=%s, no instance type satisfied resources %s and requirements %s", np.Name, resourceJSON(ds), resourceJSON(req), joinRequirements(info.reqs, at.reqs))
+	msg := fmt.Sprintf("incompatible with nodepool %q, daemonset overhead=%s, %s, requirements=%s, resources=%s", np.Name, resourceJSON(ds), noInstanceType(met, fits, offering, metAndFits), joinRequirements(info.reqs, at.reqs), over.resources(req))
 	var short []corev1.ResourceName
 	if largest >= 0 {
 		total := corev1.ResourceList{}
@@ -298,6 +308,35 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 		msg += fmt.Sprintf(" (largest allowed: %s)", info.types[largest].it.Name)
 	}
 	return nil, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg}
+}
+
+// noInstanceType words why no instance type takes a pod, as Karpenter's
+// scheduler does: from whether any type meets the requirements, has the
+// resources, has an offering (every type has one unless the requirements
+// exclude all zones or capacity types), and meets the requirements with the
+// resources.
+func noInstanceType(met, fits, offering, metAndFits bool) string {
+	switch {
+	case !met && !fits && !offering:
+		return "no instance type met the scheduling requirements or had enough resources or had a required offering"
+	case !met && !fits:
+		return "no instance type met the scheduling requirements or had enough resources"
+	case !met && !offering:
+		return "no instance type met the scheduling requirements or had a required offering"
+	case !fits && !offering:
+		return "no instance type had enough resources or had a required offering"
+	case !met:
+		return "no instance type met all requirements"
+	case !fits:
+		return "no instance type has enough resources"
+	case !offering:
+		return "no instance type has the required offering"
+	case metAndFits:
+		return "no instance type which met the scheduling requirements and had enough resources, had a required offering"
+	case fits:
+		return "no instance type which had enough resources and the required offering met the scheduling requirements"
+	}
+	return "no instance type which met the scheduling requirements and the required offering had the required resources"
 }
 
 // untoleratedPreference returns the first PreferNoSchedule taint the
@@ -359,6 +398,43 @@ func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInsta
 type poolOverheads struct {
 	groups []overhead
 	ofType []int // the group of each of the NodePool's instance types
+}
+
+// resources renders the pod's requests with the DaemonSet overhead, as
+// Karpenter's message does: one list when every group of types runs the same
+// overhead, else the least and the most ("min=..., max=...").
+func (o poolOverheads) resources(req corev1.ResourceList) string {
+	var lo, hi corev1.ResourceList
+	for _, g := range o.groups {
+		if len(g.list) == 0 {
+			continue
+		}
+		if lo == nil {
+			lo, hi = g.list.DeepCopy(), g.list.DeepCopy()
+			continue
+		}
+		for name, q := range g.list {
+			if l, ok := lo[name]; !ok || q.Cmp(l) < 0 {
+				lo[name] = q
+			}
+			if h, ok := hi[name]; !ok || q.Cmp(h) > 0 {
+				hi[name] = q
+			}
+		}
+	}
+	total := func(ds corev1.ResourceList) string {
+		t := corev1.ResourceList{}
+		addTo(t, req)
+		addTo(t, ds)
+		return resourceJSON(t)
+	}
+	if lo == nil {
+		return resourceJSON(req)
+	}
+	if a, b := total(lo), total(hi); a != b {
+		return "min=" + a + ", max=" + b
+	}
+	return total(lo)
 }
 
 func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) poolOverheads {

@@ -292,7 +292,7 @@ func TestNodePoolCompatibility(t *testing.T) {
 			name: "no instance type big enough",
 			pool: nodePool("small", nil, nil, in("karpenter.k8s.aws/instance-size", "large")),
 			spec: corev1.PodSpec{Containers: []corev1.Container{container("64", "")}},
-			want: Refuses, contains: "no instance type satisfied resources",
+			want: Refuses, contains: "no instance type has enough resources",
 		},
 		{
 			name: "limits smaller than any node",

@@ -275,6 +275,12 @@ func compareScenario(ctx context.Context, t *testing.T, cs *kubernetes.Clientset
 			st.reasons++
 			if want, got := karpenterKind(kerr), eksdoctorKind(v); want != got {
 				out = append(out, fmt.Sprintf("%s, NodePool %s alone: first reason: Karpenter %s (%v); eksdoctor %s (%s)\n%s", d.Name, np.Name, want, kerr, got, v.Line(), describe(sc, d)))
+				continue
+			}
+			// Why no instance type takes it, and what it asks with the
+			// DaemonSets, in Karpenter's words.
+			if want, got := noTypeWords(kerr.Error()), noTypeWords(v.Reasons[0].Message); want != got {
+				out = append(out, fmt.Sprintf("%s, NodePool %s alone: words differ:\n  Karpenter: %s\n  eksdoctor: %s\n%s", d.Name, np.Name, want, got, describe(sc, d)))
 			}
 		}
 	}
@@ -403,6 +409,25 @@ func eksdoctorKind(v *sim.Verdict) string {
 		return kindResources
 	}
 	return kindOther
+}
+
+// noTypeWords is the part of a "no instance type" reason both word alike:
+// why ("no instance type has enough resources") and the resources asked
+// ("resources={...}"); "" for other reasons.
+func noTypeWords(msg string) string {
+	i := strings.Index(msg, "no instance type")
+	if i < 0 {
+		return ""
+	}
+	why, rest, _ := strings.Cut(msg[i:], ", requirements=")
+	if j := strings.Index(rest, "resources="); j >= 0 {
+		res := rest[j:]
+		if k := strings.Index(res, " (largest"); k >= 0 {
+			res = res[:k]
+		}
+		return why + "; " + res
+	}
+	return why
 }
 
 func describe(sc *scenario, d *appsv1.Deployment) string {
