@@ -163,10 +163,11 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 // NodePool: the instance types that would take the pod, or the one reason it
 // gives.
 func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *constraints, req corev1.ResourceList, need vec) ([]string, *Reason) {
-	// Karpenter's order: the NodePool's limits first (a node limit of zero,
-	// then the instance types a node of which would breach the remaining
-	// limits are set aside), then its taints, then, for each set of
-	// requirements the pod is tried with, requirements and resources.
+	// Karpenter's order: a NodePool whose requirements leave no instance type
+	// is skipped; then its limits (a node limit of zero, then the instance
+	// types a node of which would breach the limits are set aside); then its
+	// taints; then, for each set of requirements the pod is tried with,
+	// requirements and resources.
 	if len(info.types) == 0 {
 		return nil, &Reason{Code: CodeNoInstanceType, Message: fmt.Sprintf("nodepool %q requirements filtered out all available instance types", np.Name)}
 	}
