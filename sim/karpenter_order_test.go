@@ -136,6 +136,12 @@ func TestNodePoolVerdictsFollowKarpenter(t *testing.T) {
 		spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
 		want: Fits,
 	}, {
+		name:  "a NodePool whose zone requirements exclude each other has no instance type",
+		pool:  nodePool("nowhere", nil, nil, req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, "us-west-2b", "us-west-2c"), req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, "us-west-2a")),
+		spec:  corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
+		want:  Refuses,
+		first: CodeNoInstanceType, message: "requirements filtered out all available instance types",
+	}, {
 		name:  "two zones required at once leave no offering",
 		pool:  nodePool("zones", nil, nil),
 		spec:  corev1.PodSpec{Affinity: requiredTerms([]corev1.NodeSelectorRequirement{req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, "us-west-2a"), req(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, "us-west-2c")}), Containers: []corev1.Container{container("100m", "")}},

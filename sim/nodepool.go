@@ -48,6 +48,11 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 		p.notReady = nodeClassNotReady(nc)
 		p.os = nodeClassOS(nc)
 	}
+	if offeringExcluded(p.reqs) {
+		// Requirements that leave no zone or capacity type (two disjoint
+		// zone sets) leave no offering of any type.
+		return p
+	}
 	for _, st := range sizedCatalog() {
 		if instanceTypeFits(st.it, p.reqs, p.os) {
 			if nc != nil {

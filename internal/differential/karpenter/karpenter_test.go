@@ -49,16 +49,26 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { apiServer = e }))
 }
 
-func settings(t *testing.T, short int) (n int, seed uint64, only int) {
+// settings reads the run's size and seed, and the scenarios to run alone
+// (EKSDOCTOR_DIFF_ONLY, a comma-separated list; nil: all).
+func settings(t *testing.T, short int) (n int, seed uint64, only map[int]bool) {
 	t.Helper()
-	n, seed, only = short, 1, -1
-	for name, dst := range map[string]*int{"EKSDOCTOR_DIFF_SCENARIOS": &n, "EKSDOCTOR_DIFF_ONLY": &only} {
-		if v := os.Getenv(name); v != "" {
-			x, err := strconv.Atoi(v)
+	n, seed = short, 1
+	if v := os.Getenv("EKSDOCTOR_DIFF_SCENARIOS"); v != "" {
+		x, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("EKSDOCTOR_DIFF_SCENARIOS=%q: want a number", v)
+		}
+		n = x
+	}
+	if v := os.Getenv("EKSDOCTOR_DIFF_ONLY"); v != "" {
+		only = map[int]bool{}
+		for _, f := range strings.Split(v, ",") {
+			x, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
-				t.Fatalf("%s=%q: want a number", name, v)
+				t.Fatalf("EKSDOCTOR_DIFF_ONLY=%q: want scenario numbers separated by commas", v)
 			}
-			*dst = x
+			only[x] = true
 		}
 	}
 	if v := os.Getenv("EKSDOCTOR_DIFF_SEED"); v != "" {
@@ -96,7 +106,7 @@ func TestKarpenterScheduler(t *testing.T) {
 		})
 	}
 	for i := range n {
-		if only < 0 || i == only {
+		if only == nil || only[i] {
 			next <- i
 		}
 	}
@@ -104,14 +114,18 @@ func TestKarpenterScheduler(t *testing.T) {
 	wg.Wait()
 	var st stats
 	var disagreements []string
+	ran := 0
 	for i := range n {
+		if only == nil || only[i] {
+			ran++
+		}
 		st.add(counts[i])
 		for _, d := range results[i] {
 			disagreements = append(disagreements, fmt.Sprintf("seed %d scenario %d: %s", seed, i, d))
 		}
 	}
 	t.Logf("%d scenarios (seed %d): %d workloads, %d Karpenter launches for, %d it cannot; %d NodePool verdicts compared (%d eksdoctor cannot tell), %d first reasons compared; %d disagreements",
-		n, seed, st.workloads, st.launched, st.workloads-st.launched, st.poolVerdicts, st.unknown, st.reasons, len(disagreements))
+		ran, seed, st.workloads, st.launched, st.workloads-st.launched, st.poolVerdicts, st.unknown, st.reasons, len(disagreements))
 	if st.launched == 0 || st.launched == st.workloads {
 		t.Errorf("the scenarios must exercise both verdicts: Karpenter launches for %d of %d workloads", st.launched, st.workloads)
 	}

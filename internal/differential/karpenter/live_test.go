@@ -39,7 +39,7 @@ func TestStaticAndLiveAgree(t *testing.T) {
 	compared := 0
 	byResult := map[sim.Result]int{}
 	for i := range n {
-		if only >= 0 && i != only {
+		if only != nil && !only[i] {
 			continue
 		}
 		sc := generateScenario(rand.New(rand.NewPCG(seed, uint64(i))), i)
