@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,39 +32,16 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { apiServer = e }))
 }
 
-// settings reads the run's size and seed: a short run by default, a long one
-// for releases (README: EKSDOCTOR_DIFF_SCENARIOS=1000).
-func settings(t *testing.T, short int) (n int, seed uint64, only int) {
-	t.Helper()
-	n, seed, only = short, 1, -1
-	if v := os.Getenv("EKSDOCTOR_DIFF_SCENARIOS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("EKSDOCTOR_DIFF_SCENARIOS=%q: want a positive number", v)
-		}
-	}
-	if v := os.Getenv("EKSDOCTOR_DIFF_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("EKSDOCTOR_DIFF_SEED=%q: want a number", v)
-		}
-	}
-	if v := os.Getenv("EKSDOCTOR_DIFF_ONLY"); v != "" {
-		var err error
-		if only, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("EKSDOCTOR_DIFF_ONLY=%q: want a scenario number", v)
-		}
-	}
-	return n, seed, only
-}
-
 // TestKubeScheduler creates generated nodes and pods in the test API server,
 // lets the real kube-scheduler place each pod, and asks eksdoctor, reading
 // the same cluster through its live source, for its answer: every pod must
 // get the same verdict, and every pod the scheduler cannot place the same
 // "0/N nodes are available" message, word for word.
 func TestKubeScheduler(t *testing.T) {
-	n, seed, only := settings(t, 40)
+	n, seed, only, err := Settings(40)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := t.Context()
 	cs, kubeconfig := startScheduler(t)
 	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
@@ -82,7 +58,7 @@ func TestKubeScheduler(t *testing.T) {
 	var compared, unschedulable, gated int
 	var disagreements []string
 	for i := range n {
-		if only >= 0 && i != only {
+		if only != nil && !only[i] {
 			continue
 		}
 		sc := generateScenario(rand.New(rand.NewPCG(seed, uint64(i))), i)
@@ -189,18 +165,10 @@ func (sc *scenario) describe(pod string) string {
 	for _, p := range sc.pods {
 		if p.Name == pod {
 			data, _ := yaml.Marshal(p.Spec)
-			b.WriteString("  spec:\n" + indent(string(data), "    "))
+			b.WriteString("  spec:\n" + Indent(string(data), "    "))
 		}
 	}
 	return b.String()
-}
-
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return strings.Join(lines, "\n") + "\n"
 }
 
 // outcome is one pod's comparison.

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/differential"
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -49,44 +50,16 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{}, func(e *testenv.Env) { apiServer = e }))
 }
 
-// settings reads the run's size and seed, and the scenarios to run alone
-// (EKSDOCTOR_DIFF_ONLY, a comma-separated list; nil: all).
-func settings(t *testing.T, short int) (n int, seed uint64, only map[int]bool) {
-	t.Helper()
-	n, seed = short, 1
-	if v := os.Getenv("EKSDOCTOR_DIFF_SCENARIOS"); v != "" {
-		x, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("EKSDOCTOR_DIFF_SCENARIOS=%q: want a number", v)
-		}
-		n = x
-	}
-	if v := os.Getenv("EKSDOCTOR_DIFF_ONLY"); v != "" {
-		only = map[int]bool{}
-		for _, f := range strings.Split(v, ",") {
-			x, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				t.Fatalf("EKSDOCTOR_DIFF_ONLY=%q: want scenario numbers separated by commas", v)
-			}
-			only[x] = true
-		}
-	}
-	if v := os.Getenv("EKSDOCTOR_DIFF_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("EKSDOCTOR_DIFF_SEED=%q: want a number", v)
-		}
-	}
-	return n, seed, only
-}
-
 // TestKarpenterScheduler generates NodePools, DaemonSets and Deployments,
 // asks eksdoctor (the configuration read from YAML files, as `check` reads
 // it) and Karpenter's provisioning scheduler (Solve, in-process) whether each
 // Deployment's pod gets a node, from all NodePools together and from each
 // NodePool alone, and compares the verdicts and the kind of the first reason.
 func TestKarpenterScheduler(t *testing.T) {
-	n, seed, only := settings(t, 8)
+	n, seed, only, err := differential.Settings(8)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := options.ToContext(injection.WithControllerName(t.Context(), "provisioner"), test.Options())
 	cs := namespaces(t)
 	// Scenarios are independent: they run side by side, one per processor,
@@ -448,21 +421,13 @@ func describe(sc *scenario, d *appsv1.Deployment) string {
 	var b strings.Builder
 	for _, np := range sc.nodePools {
 		data, _ := yaml.Marshal(np.Spec)
-		fmt.Fprintf(&b, "  NodePool %s:\n%s", np.Name, indent(string(data), "    "))
+		fmt.Fprintf(&b, "  NodePool %s:\n%s", np.Name, differential.Indent(string(data), "    "))
 	}
 	for _, ds := range sc.daemonSets {
 		data, _ := yaml.Marshal(ds.Spec.Template.Spec)
-		fmt.Fprintf(&b, "  DaemonSet %s:\n%s", ds.Name, indent(string(data), "    "))
+		fmt.Fprintf(&b, "  DaemonSet %s:\n%s", ds.Name, differential.Indent(string(data), "    "))
 	}
 	data, _ := yaml.Marshal(d.Spec.Template.Spec)
-	fmt.Fprintf(&b, "  pod:\n%s", indent(string(data), "    "))
+	fmt.Fprintf(&b, "  pod:\n%s", differential.Indent(string(data), "    "))
 	return b.String()
-}
-
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return strings.Join(lines, "\n") + "\n"
 }

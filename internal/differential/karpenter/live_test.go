@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/differential"
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -21,7 +22,10 @@ import (
 // cluster (`cluster`): every Deployment gets the same verdict from every
 // NodePool both ways.
 func TestStaticAndLiveAgree(t *testing.T) {
-	n, seed, only := settings(t, 8)
+	n, seed, only, err := differential.Settings(8)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := t.Context()
 	namespaces(t)
 	kc, err := testenv.Kubeconfig(apiServer.Config, "diff")
