@@ -165,7 +165,7 @@ func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key s
 		taints = append(taints, sim.TaintText(t))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "In the %s phase %s refuses the pods only for its taints: %s.\n", n.phase, src, n.verdict.Reasons[0].Message)
+	fmt.Fprintf(&b, "In the %s phase %s refuses the pods only for its taints: %s.\n", n.phase, src, n.verdict.Reasons[0].Text())
 	fmt.Fprintf(&b, "Tolerating %s takes %s in the add-on's configuration_values, and add-on %s %s does not accept that key: EKS fails CreateAddon/UpdateAddon with InvalidParameterException.", strings.Join(taints, ", "), key, a.Name, kb.Version)
 	upgrade, canUpgrade := catalog.AddonUpgrade(a.Name, kb.Version, key)
 	b.WriteString("\nWays out:")

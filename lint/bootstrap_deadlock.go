@@ -81,7 +81,7 @@ func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement)
 		p.Report(Finding{
 			Object:  w.Ref(),
 			Origin:  w.Object.Origin,
-			Summary: fmt.Sprintf("%s does not run on %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
+			Summary: fmt.Sprintf("%s does not run on %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Text()),
 			Detail:  fmt.Sprintf("%s.\n%s", w.Bootstrap, v.Line()),
 			Fix:     tolerationFixFor(p.Model, w, v),
 		})

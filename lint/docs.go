@@ -17,6 +17,9 @@ func Markdown(c *Check) string {
 	fmt.Fprintf(&b, "## What it reports\n\n%s\n\n", c.Doc.What)
 	fmt.Fprintf(&b, "## Why it matters\n\n%s\n\n", c.Doc.Why)
 	fmt.Fprintf(&b, "## How to fix\n\n%s\n\n", c.Doc.Fix)
+	if c.Doc.Differences != "" {
+		fmt.Fprintf(&b, "## Deliberate differences\n\n%s\n\n", c.Doc.Differences)
+	}
 	if ex, ok := ExampleOf(c.ID); ok {
 		fmt.Fprintf(&b, "## Example\n\n%s, reported:\n\n```%s\n%s\n```\n\nFixed, clean:\n\n```%s\n%s\n```\n\n",
 			ex.File, ex.Format, strings.TrimRight(ex.Before, "\n"), ex.Format, strings.TrimRight(ex.After, "\n"))

@@ -53,6 +53,9 @@ type Doc struct {
 	What string
 	Why  string
 	Fix  string
+	// Differences are where eksdoctor deliberately answers otherwise than
+	// the tool it models, and why ("" when none).
+	Differences string
 }
 
 // Check is one rule.

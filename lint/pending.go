@@ -360,13 +360,8 @@ func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix
 		return nil
 	}
 	for _, v := range pl.Verdicts {
-		np := v.Source.NodePool
-		if np == nil || v.Result != sim.Refuses || len(v.Reasons) != 1 || v.Reasons[0].Code != sim.CodeRequirements || np.Object.Manager != "cluster" {
-			continue
-		}
-		key := v.Reasons[0].Key
-		value, ok := selectedValue(w, key)
-		if !ok || !strings.Contains(v.Reasons[0].Message, "does not have known values") {
+		np, key, value, ok := missingLabelOnly(w, v)
+		if !ok || np.Object.Manager != "cluster" {
 			continue
 		}
 		patch := nest("spec.template.metadata", map[string]any{"labels": map[string]any{key: value}})

@@ -17,8 +17,12 @@ var podUnschedulable = &Check{
 	Severity: Error,
 	Doc: Doc{
 		What: "A workload's pods fit no capacity source once the cluster is up: no node group, Fargate profile, Karpenter NodePool (or, live, node) accepts them. The detail lists every source and why it refuses, in the words kube-scheduler and Karpenter use. In a live cluster the Pending pods themselves are judged, one finding per owner (a Deployment's pods together, not per ReplicaSet, with how many are Pending), with the scheduler's own FailedScheduling message quoted beside eksdoctor's source-by-source explanation over the real nodes (Fargate nodes included) and the NodePools. Pods that fit only a NodePool are a warning when no Karpenter controller is ready to launch the node, or when no node has come for more than five minutes; pods that fit an existing node by every rule eksdoctor checks are an info that quotes what the scheduler objects to instead. Nodes are judged as kube-scheduler v1.37 judges them (the node-name PreFilter of DaemonSet pods, then its filters in order; the summary counts and words each reason as its FailedScheduling message does); NodePools as Karpenter v1.14's provisioning scheduler does (limits first, including `nodes` and memory capacity after the VM overhead; DaemonSet overhead per instance type; required terms tried in turn with the heaviest preferred term; PreferNoSchedule taints held until its last relaxation). Both are checked against the real schedulers by differential tests.",
-		Why:  "The pods stay Pending forever. kube-scheduler reports `0/N nodes are available: N node(s) had untolerated taint(s)`; Karpenter logs `incompatible with nodepool \"default\", incompatible requirements, label \"workload\" does not have known values` and launches nothing. Nothing in either message says which configuration to change.",
+		Why:  "The pods stay Pending forever. kube-scheduler reports `0/N nodes are available: N node(s) had untolerated taint(s)`; Karpenter logs `incompatible requirements, label \"workload\" does not have known values` and launches nothing. Nothing in either message says which configuration to change.",
 		Fix:  "Tolerate the taint of the capacity meant for the workload, make a NodePool provide the label the workload selects (template label or requirement), or relax the selector. The proposed fix is the smallest change that makes one source accept the pods; it is verified by re-running the analysis.",
+		Differences: "Each NodePool's reason is Karpenter's error for it word for word, and `explain` shows Karpenter's whole message for the pod (`Karpenter would log: ...`; `karpenter` in `explain -o json`): its errors for the NodePools that have instance types, in the order its provisioner tries them (by weight, then by name from the end of the alphabet), joined by `; `. Where eksdoctor says more or otherwise: " +
+			"(1) Karpenter's errors for taints, requirements and resources do not name the NodePool, so eksdoctor's summary puts `nodepool \"NAME\": ` before each, and leads with the NodePool the pod names (or the one refusing for a reason of its own) instead of Karpenter's order. " +
+			"(2) eksdoctor's notes follow Karpenter's words in parentheses: the largest instance type the NodePool allows, and, when Karpenter names only a label the NodePool lacks, the other requirements it fails too (`also key karpenter.sh/nodepool, ...`), without which the label alone would look like the fix. " +
+			"(3) When a pod requires several custom labels a NodePool does not define, Karpenter names one of them in Go's map order, which changes from run to run, and guesses a typo the same way; eksdoctor names the first in key order, so the same input always gives the same report. Likewise when the values of several keys do not intersect, Karpenter lists them in map order and eksdoctor in key order. The differential test accepts any label the pod requires in the first case and compares the keys as a set in the second.",
 	},
 	Run:      runPodUnschedulable,
 	Requires: []*Fact{livePendingFact},
@@ -65,7 +69,7 @@ func reportDaemonSetTaints(p *Pass, w *cluster.Workload, pl *sim.Placement) {
 			Severity: Warning,
 			Object:   w.Ref(),
 			Origin:   w.Object.Origin,
-			Summary:  fmt.Sprintf("%s does not run on the nodes of %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Message),
+			Summary:  fmt.Sprintf("%s does not run on the nodes of %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Text()),
 			Detail:   fmt.Sprintf("%s is a %s.\n%s", w.Ref(), w.NodeCritical, v.Line()),
 			Fix:      tolerationFixFor(p.Model, w, v),
 		})
@@ -129,13 +133,8 @@ func blockedOnlyByController(pl *sim.Placement) bool {
 // NodePool's template.
 func nodePoolLabelFix(p *Pass, w *cluster.Workload, pl *sim.Placement) *Fix {
 	for _, v := range pl.Verdicts {
-		np := v.Source.NodePool
-		if np == nil || v.Result != sim.Refuses || len(v.Reasons) != 1 || v.Reasons[0].Code != sim.CodeRequirements {
-			continue
-		}
-		key := v.Reasons[0].Key
-		value, ok := selectedValue(w, key)
-		if !ok || !strings.Contains(v.Reasons[0].Message, "does not have known values") {
+		np, key, value, ok := missingLabelOnly(w, v)
+		if !ok {
 			continue
 		}
 		labels := map[string]any{}
@@ -154,6 +153,24 @@ func nodePoolLabelFix(p *Pass, w *cluster.Workload, pl *sim.Placement) *Fix {
 		}
 	}
 	return nil
+}
+
+// missingLabelOnly reports whether a NodePool refuses the workload only for
+// a label it does not define that the workload selects with a single value:
+// the NodePool, the label and the value.
+func missingLabelOnly(w *cluster.Workload, v sim.Verdict) (*cluster.NodePool, string, string, bool) {
+	np := v.Source.NodePool
+	if np == nil || v.Result != sim.Refuses || len(v.Reasons) != 1 || v.Reasons[0].Code != sim.CodeRequirements {
+		return nil, "", "", false
+	}
+	r := v.Reasons[0]
+	// (A note lists other requirements the NodePool fails: the label alone
+	// would not make it take the pods.)
+	if !strings.Contains(r.Message, "does not have known values") || r.Note != "" {
+		return nil, "", "", false
+	}
+	value, ok := selectedValue(w, r.Key)
+	return np, r.Key, value, ok
 }
 
 // selectedValue returns the single value a workload requires for a label key

@@ -40,12 +40,15 @@ type ExplainPods struct {
 
 // ExplainPhase is one placement: the result and each source's verdict.
 type ExplainPhase struct {
-	Phase    string            `json:"phase"`
-	Result   string            `json:"result"`
-	Summary  string            `json:"summary"`
-	Fargate  string            `json:"fargateProfile,omitempty"`
-	Requests map[string]string `json:"requests"`
-	Sources  []ExplainSource   `json:"sources"`
+	Phase   string `json:"phase"`
+	Result  string `json:"result"`
+	Summary string `json:"summary"`
+	// Karpenter is Karpenter's own error for the pod, word for word, when
+	// no NodePool launches a node for it.
+	Karpenter string            `json:"karpenter,omitempty"`
+	Fargate   string            `json:"fargateProfile,omitempty"`
+	Requests  map[string]string `json:"requests"`
+	Sources   []ExplainSource   `json:"sources"`
 }
 
 // ExplainSource is one capacity source's verdict and reasons.
@@ -117,6 +120,9 @@ func ExplainText(w io.Writer, docs []Explanation, live, paint bool) error {
 // writeSources renders a placement's summary and its sources' verdicts.
 func writeSources(b *strings.Builder, paint bool, ph ExplainPhase, indent string) {
 	fmt.Fprintf(b, "%s%s\n", indent, Line(ph.Summary))
+	if ph.Karpenter != "" {
+		fmt.Fprintf(b, "%sKarpenter would log: %s\n", indent, Line(ph.Karpenter))
+	}
 	for _, src := range ph.Sources {
 		line := fmt.Sprintf("%s %q", src.Kind, src.Name)
 		fmt.Fprintf(b, "%s- %s: %s", indent, line, resultWord(paint, src.Result))
@@ -133,6 +139,9 @@ func writeSources(b *strings.Builder, paint bool, ph ExplainPhase, indent string
 // Phase renders one placement.
 func Phase(pl *sim.Placement) ExplainPhase {
 	pj := ExplainPhase{Phase: pl.Phase.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
+	if pl.Phase == cluster.Steady {
+		pj.Karpenter = pl.KarpenterMessage()
+	}
 	if pl.Fargate != nil {
 		pj.Fargate = pl.Fargate.Name
 	}
@@ -142,7 +151,7 @@ func Phase(pl *sim.Placement) ExplainPhase {
 	for _, v := range pl.Verdicts {
 		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin().String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
 		for _, r := range v.Reasons {
-			sj.Reasons = append(sj.Reasons, r.Message)
+			sj.Reasons = append(sj.Reasons, r.Text())
 		}
 		pj.Sources = append(pj.Sources, sj)
 	}

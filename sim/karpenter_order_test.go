@@ -52,7 +52,7 @@ func TestNodePoolVerdictsFollowKarpenter(t *testing.T) {
 		pool:  withLimits(nodePool("none", nil, []corev1.Taint{hard}), corev1.ResourceList{"nodes": resource.MustParse("0")}),
 		spec:  corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
 		want:  Refuses,
-		first: CodeLimits, message: `node limits have been exhausted for nodepool "none"`,
+		first: CodeLimits, message: `node limits have been exhausted for nodepool (NodePool=none)`,
 	}, {
 		name: "a node limit of one allows a node",
 		pool: withLimits(nodePool("one", nil, nil), corev1.ResourceList{"nodes": resource.MustParse("1")}),

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
@@ -174,20 +175,18 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 	// taints; then, for each set of requirements the pod is tried with,
 	// requirements and resources.
 	if len(info.types) == 0 {
-		return nil, &Reason{Code: CodeNoInstanceType, Message: fmt.Sprintf("nodepool %q requirements filtered out all available instance types", np.Name)}
+		return nil, &Reason{Code: CodeNoInstanceType, Message: msgFilteredOut}
 	}
 	if r, ok := nodesExhausted(np); ok {
 		return nil, &r
 	}
 	if info.withinLimits == 0 {
-		return nil, &Reason{Code: CodeLimits, Message: fmt.Sprintf("all available instance types exceed limits for nodepool: %q", np.Name)}
+		return nil, &Reason{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np)}
 	}
 	st := s.static.get(staticKey{np, pc.sig}, func() *static {
-		prefix := fmt.Sprintf("incompatible with nodepool %q", np.Name)
 		st := &static{}
-		if t, bad := untolerated(np.Taints, pc.pod.Spec.Tolerations); bad {
-			tt := t
-			st.reasons = append(st.reasons, Reason{Code: CodeTaint, Taint: &tt, Message: prefix + ", did not tolerate taint " + TaintText(t)})
+		if ts := untoleratedAll(np.Taints, pc.pod.Spec.Tolerations, hardEffect); len(ts) > 0 {
+			st.reasons = append(st.reasons, taintReason(ts))
 			return st
 		}
 		// Karpenter holds a PreferNoSchedule taint against a pod until its
@@ -195,8 +194,9 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 		// requirements.
 		attempts := pc.attempts
 		var soft *Reason
-		if t, ok := untoleratedPreference(np.Taints, pc.pod.Spec.Tolerations); ok {
-			soft = &Reason{Code: CodeTaint, Taint: &t, Message: prefix + ", did not tolerate taint " + TaintText(t)}
+		if ts := untoleratedAll(np.Taints, pc.pod.Spec.Tolerations, softEffect); len(ts) > 0 {
+			r := taintReason(ts)
+			soft = &r
 			attempts = append(slices.Clip(attempts), nil)
 		}
 		for i, a := range attempts {
@@ -208,7 +208,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				continue
 			}
 			if issues := compatible(info.reqs, a, wellKnownLabels()); len(issues) > 0 {
-				at.issue = &Reason{Code: CodeRequirements, Key: issues[0].key, Message: prefix + ", incompatible requirements, " + issues[0].message}
+				at.issue = requirementsReason(issues)
 			} else {
 				at.reqs = a
 				if offeringExcluded(a) {
@@ -304,16 +304,20 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 	if largest >= 0 {
 		ds = over.groups[over.ofType[largest]].list
 	}
-	msg := fmt.Sprintf("incompatible with nodepool %q, daemonset overhead=%s, %s, requirements=%s, resources=%s", np.Name, resourceJSON(ds), noInstanceType(met, fits, offering, metAndFits), joinRequirements(info.reqs, at.reqs), over.resources(req))
-	var short []corev1.ResourceName
+	msg := fmt.Sprintf("%s, requirements=%s, resources=%s", noInstanceType(met, fits, offering, metAndFits), joinRequirements(info.reqs, at.reqs), over.resources(req))
+	if !fits && req.Cpu().Cmp(millionCPU) >= 0 {
+		// Karpenter's own hint for a request of a million CPUs.
+		msg += " (CPU request >= 1 Million, m vs M typo?)"
+	}
+	r := Reason{Code: CodeNoInstanceType, Message: msg}
 	if largest >= 0 {
 		total := corev1.ResourceList{}
 		addTo(total, req)
 		addTo(total, ds)
-		short = shortfall(total, info.types[largest].allocatable(), nil)
-		msg += fmt.Sprintf(" (largest allowed: %s)", info.types[largest].it.Name)
+		r.Resources = shortfall(total, info.types[largest].allocatable(), nil)
+		r.Note = "largest allowed: " + info.types[largest].it.Name
 	}
-	return nil, Reason{Code: CodeNoInstanceType, Resources: short, Message: msg}
+	return nil, r
 }
 
 // noInstanceType words why no instance type takes a pod, as Karpenter's
@@ -345,16 +349,73 @@ func noInstanceType(met, fits, offering, metAndFits bool) string {
 	return "no instance type which met the scheduling requirements and the required offering had the required resources"
 }
 
-// untoleratedPreference returns the first PreferNoSchedule taint the
-// tolerations do not match.
-func untoleratedPreference(taints []corev1.Taint, tolerations []corev1.Toleration) (corev1.Taint, bool) {
+// untoleratedAll returns the taints of the effects asked that the
+// tolerations do not match, in the NodePool's order.
+func untoleratedAll(taints []corev1.Taint, tolerations []corev1.Toleration, effect func(corev1.TaintEffect) bool) []corev1.Taint {
+	var out []corev1.Taint
 	for _, t := range taints {
-		if t.Effect == corev1.TaintEffectPreferNoSchedule && !Tolerates(tolerations, t) {
-			return t, true
+		if effect(t.Effect) && !Tolerates(tolerations, t) {
+			out = append(out, t)
 		}
 	}
-	return corev1.Taint{}, false
+	return out
 }
+
+func hardEffect(e corev1.TaintEffect) bool {
+	return e == corev1.TaintEffectNoSchedule || e == corev1.TaintEffectNoExecute
+}
+
+func softEffect(e corev1.TaintEffect) bool { return e == corev1.TaintEffectPreferNoSchedule }
+
+// taintReason words untolerated taints as Karpenter does, one error per
+// taint: "did not tolerate taint (taint=dedicated=gpu:NoSchedule)".
+func taintReason(ts []corev1.Taint) Reason {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = "did not tolerate taint (taint=" + TaintText(t) + ")"
+	}
+	t := ts[0]
+	return Reason{Code: CodeTaint, Taint: &t, Message: strings.Join(parts, "; ")}
+}
+
+// requirementsReason words a NodePool's requirements a pod cannot meet as
+// Karpenter does: a custom label the NodePool does not define is the one
+// error (Karpenter stops at the first); otherwise every key whose values do
+// not intersect.
+func requirementsReason(issues []keyIssue) *Reason {
+	for _, is := range issues {
+		if is.undefined {
+			// The keys whose values do not intersect go in eksdoctor's note:
+			// a pod that names another NodePool is refused for that too.
+			var also []string
+			for _, o := range issues {
+				if !o.undefined {
+					also = append(also, o.message)
+				}
+			}
+			r := &Reason{Code: CodeRequirements, Key: is.key, Message: "incompatible requirements, " + is.message}
+			if len(also) > 0 {
+				r.Note = "also " + strings.Join(also, "; ")
+			}
+			return r
+		}
+	}
+	parts := make([]string, len(issues))
+	for i, is := range issues {
+		parts[i] = is.message
+	}
+	return &Reason{Code: CodeRequirements, Key: issues[0].key, Message: "incompatible requirements, " + strings.Join(parts, "; ")}
+}
+
+// msgFilteredOut is Karpenter's answer when no NodePool has an instance type
+// its requirements allow: it skips such a NodePool.
+const msgFilteredOut = "nodepool requirements filtered out all available instance types"
+
+// nodePoolField is how Karpenter's structured errors name the NodePool.
+func nodePoolField(np *cluster.NodePool) string { return " (NodePool=" + np.Name + ")" }
+
+// millionCPU is where Karpenter suspects "m" was meant for "M".
+var millionCPU = resource.MustParse("1M")
 
 // offeringExcluded reports whether requirements rule out every offering: a
 // node Karpenter launches always has a zone, a region and a capacity type, so
@@ -372,7 +433,7 @@ func offeringExcluded(r scheduling.Requirements) bool {
 // nodesExhausted: a NodePool whose limits allow no node launches none.
 func nodesExhausted(np *cluster.NodePool) (Reason, bool) {
 	if q, ok := np.Limits[resourceNodes]; ok && q.Sign() <= 0 {
-		return Reason{Code: CodeLimits, Message: fmt.Sprintf("node limits have been exhausted for nodepool %q", np.Name)}, true
+		return Reason{Code: CodeLimits, Message: "node limits have been exhausted for nodepool" + nodePoolField(np)}, true
 	}
 	return Reason{}, false
 }

@@ -250,7 +250,7 @@ func TestNodePoolCompatibility(t *testing.T) {
 			name: "undeclared custom label",
 			pool: nodePool("default", nil, nil, in("kubernetes.io/arch", "amd64")),
 			spec: corev1.PodSpec{NodeSelector: map[string]string{"workload": "api"}, Containers: []corev1.Container{container("100m", "")}},
-			want: Refuses, contains: `incompatible with nodepool "default", incompatible requirements, label "workload" does not have known values`,
+			want: Refuses, contains: `nodepool "default": incompatible requirements, label "workload" does not have known values`,
 		},
 		{
 			name: "template label satisfies the selector",
@@ -286,7 +286,7 @@ func TestNodePoolCompatibility(t *testing.T) {
 			name: "untolerated nodepool taint",
 			pool: nodePool("gpu", nil, []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}),
 			spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
-			want: Refuses, contains: "did not tolerate taint nvidia.com/gpu:NoSchedule",
+			want: Refuses, contains: "did not tolerate taint (taint=nvidia.com/gpu:NoSchedule)",
 		},
 		{
 			name: "no instance type big enough",
@@ -302,7 +302,7 @@ func TestNodePoolCompatibility(t *testing.T) {
 				return np
 			}(),
 			spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
-			want: Refuses, contains: `all available instance types exceed limits for nodepool: "tiny"`,
+			want: Refuses, contains: `all available instance types exceed limits for nodepool (NodePool=tiny)`,
 		},
 		{
 			name:    "missing node class",

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -96,6 +97,8 @@ func newRequirement(e corev1.NodeSelectorRequirement) (*scheduling.Requirement, 
 type keyIssue struct {
 	key     string
 	message string
+	// undefined: a custom label the capacity does not define.
+	undefined bool
 }
 
 // compatible mirrors Karpenter's Requirements.Compatible, but checks every key in a
@@ -111,7 +114,7 @@ func compatible(capacity, pod scheduling.Requirements, allowUndefined sets.Set[s
 			if allowUndefined.Has(key) || op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist {
 				continue
 			}
-			issues = append(issues, keyIssue{key: key, message: fmt.Sprintf("label %q does not have known values%s", key, labelHint(capacity, key, allowUndefined))})
+			issues = append(issues, keyIssue{key: key, undefined: true, message: fmt.Sprintf("label %q does not have known values%s", key, labelHint(capacity, key, allowUndefined))})
 			continue
 		}
 		existing := capacity.Get(key)
@@ -158,6 +161,11 @@ func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
 		r.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, np.Labels[k]))
 	}
 	r.Add(scheduling.NewRequirement(karpv1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
+	// Karpenter labels its nodes with the node class, and requires them
+	// registered and initialized (for DaemonSets that select on those).
+	r.Add(scheduling.NewRequirement(nodeClassLabelKey(np.NodeClassRef), corev1.NodeSelectorOpIn, np.NodeClassRef.Name))
+	r.Add(scheduling.NewRequirement(karpv1.NodeRegisteredLabelKey, corev1.NodeSelectorOpIn, "true"))
+	r.Add(scheduling.NewRequirement(karpv1.NodeInitializedLabelKey, corev1.NodeSelectorOpIn, "true"))
 	return r
 }
 
@@ -183,6 +191,17 @@ func instanceTypeFits(it *catalog.InstanceType, reqs scheduling.Requirements, os
 		}
 	}
 	return true
+}
+
+// nodeClassLabelKey is the label Karpenter gives a node for its node class:
+// karpenter.k8s.aws/ec2nodeclass for an EC2NodeClass (the default of a
+// v1beta1 reference without a group).
+func nodeClassLabelKey(ref cluster.NodeClassRef) string {
+	group, kind := ref.Group, ref.Kind
+	if group == "" {
+		group = "karpenter.k8s.aws"
+	}
+	return karpv1.NodeClassLabelKey(schema.GroupKind{Group: group, Kind: kindOr(kind)})
 }
 
 func isInstanceKey(key string) bool { return instanceKeySet().Has(key) }

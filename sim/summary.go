@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
+
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
@@ -14,7 +15,7 @@ import (
 // Karpenter's log do, one clause per kind of capacity:
 //
 //	0/1 node groups are available: 1 node group(s) had untolerated taint {karpenter.sh/controller: true}.
-//	incompatible with nodepool "default", incompatible requirements, label "workload" does not have known values.
+//	nodepool "default": incompatible requirements, label "workload" does not have known values.
 func (p *Placement) Summary() string {
 	if p.memo == nil {
 		return p.summarize()
@@ -71,7 +72,7 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 	case cluster.KindUnseen:
 		var msgs []string
 		for _, v := range vs {
-			msgs = append(msgs, v.Reasons[0].Message)
+			msgs = append(msgs, v.Reasons[0].Text())
 		}
 		return strings.Join(msgs, "; ") + "."
 	case cluster.KindNodePool:
@@ -84,7 +85,7 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		for _, i := range p.nearest(k).order {
 			v := p.Verdicts[i]
 			if len(v.Reasons) > 0 {
-				msgs = append(msgs, v.Reasons[0].Message)
+				msgs = append(msgs, fmt.Sprintf("%s %q: %s", k, v.Source.Name, v.Reasons[0].Text()))
 			}
 		}
 		if len(msgs) > maxSummarized {
@@ -98,7 +99,7 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		var msgs []string
 		for _, v := range vs {
 			if len(v.Reasons) > 0 {
-				msgs = append(msgs, v.Reasons[0].Message)
+				msgs = append(msgs, v.Reasons[0].Text())
 			}
 		}
 		return fmt.Sprintf("0/%d Fargate profiles select it: %s.", len(vs), strings.Join(msgs, "; "))
@@ -248,7 +249,11 @@ func nearestFirst(all []Verdict, idx []int32) ([]int32, []sharedPart) {
 // namesOther reports whether a NodePool refuses only because the pod names
 // another NodePool.
 func namesOther(v Verdict) bool {
-	return v.Source.Kind == cluster.KindNodePool && len(v.Reasons) > 0 && v.Reasons[0].Key == "karpenter.sh/nodepool"
+	if v.Source.Kind != cluster.KindNodePool || len(v.Reasons) == 0 {
+		return false
+	}
+	r := v.Reasons[0]
+	return r.Key == karpv1.NodePoolLabelKey || strings.Contains(r.Note, "key "+karpv1.NodePoolLabelKey+", ")
 }
 
 // Grouped renders the verdicts for a finding's detail: every source that fits,
@@ -371,17 +376,15 @@ func (v Verdict) sharedParts() (string, string) {
 	default:
 		b.WriteString("refuses: ")
 	}
-	own, theirs := "", ""
+	theirs := ""
 	for i, r := range v.Reasons {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		msg := r.Message
-		if strings.Contains(msg, "incompatible with ") {
-			if own == "" {
-				own = "incompatible with " + v.Source.Kind.String() + " " + strconv.Quote(v.Source.Name) + ", "
-			}
-			msg = strings.Replace(msg, own, "", 1)
+		msg := r.Text()
+		if own := "(NodePool=" + v.Source.Name + ")"; v.Source.Kind == cluster.KindNodePool && strings.Contains(msg, own) {
+			// Karpenter's structured field names the NodePool.
+			msg = strings.ReplaceAll(msg, own, "(NodePool=<its own name>)")
 		}
 		if strings.Contains(msg, "["+v.Source.Name+"]") {
 			msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
@@ -486,7 +489,63 @@ func (v Verdict) Line() string {
 func reasonList(rs []Reason) string {
 	var parts []string
 	for _, r := range rs {
-		parts = append(parts, r.Message)
+		parts = append(parts, r.Text())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// KarpenterMessage is the placement's answer about the NodePools in the words
+// of Karpenter's provisioning scheduler for the pod (what it logs and puts in
+// its FailedScheduling event after "Failed to schedule pod, "): each NodePool
+// that has instance types, by weight and then by name from the end of the
+// alphabet as Karpenter orders them, its error, joined by "; ". It is "" when
+// a NodePool launches a node for the pod, when a NodePool cannot be judged,
+// when Karpenter cannot run, or when there is no NodePool; NodePools whose
+// node class is not ready are left out, as Karpenter leaves them out.
+func (p *Placement) KarpenterMessage() string {
+	var vs []Verdict
+	for _, v := range p.Verdicts {
+		if v.Source.Kind != cluster.KindNodePool {
+			continue
+		}
+		if v.Result != Refuses {
+			return ""
+		}
+		if slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeController }) {
+			return ""
+		}
+		if slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeNodeClass }) {
+			continue
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	sort.SliceStable(vs, func(i, j int) bool {
+		a, b := vs[i].Source.NodePool, vs[j].Source.NodePool
+		if a.Weight != b.Weight {
+			return a.Weight > b.Weight
+		}
+		return a.Name > b.Name
+	})
+	var errs []string
+	for _, v := range vs {
+		i := slices.IndexFunc(v.Reasons, func(r Reason) bool {
+			switch r.Code {
+			case CodeTaint, CodeRequirements, CodeNoInstanceType, CodeLimits:
+				return true
+			}
+			return false
+		})
+		if i < 0 || v.Reasons[i].Message == msgFilteredOut {
+			// Karpenter skips a NodePool without instance types.
+			continue
+		}
+		errs = append(errs, v.Reasons[i].Message)
+	}
+	if len(errs) == 0 {
+		return msgFilteredOut
+	}
+	return strings.Join(errs, "; ")
 }

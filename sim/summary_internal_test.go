@@ -15,20 +15,20 @@ func TestNearestFirstAndGrouped(t *testing.T) {
 	var vs []Verdict
 	for i := range 12 {
 		name := fmt.Sprintf("np-%03d", i)
-		msg := fmt.Sprintf("incompatible with nodepool %q, incompatible requirements, key team, team In [np-007] not in team In [%s]", name, name)
+		msg := fmt.Sprintf("incompatible requirements, key team, team In [np-007] not in team In [%s]", name)
 		if name == "np-007" {
-			msg = `incompatible with nodepool "np-007", incompatible requirements, label "workload" does not have known values`
+			msg = `incompatible requirements, label "workload" does not have known values`
 		}
 		vs = append(vs, Verdict{Source: &Source{Kind: cluster.KindNodePool, Name: name}, Result: Refuses,
 			Reasons: []Reason{{Code: CodeRequirements, Key: "team", Message: msg}}})
 	}
 	pl := &Placement{Phase: cluster.Steady, Verdicts: vs}
-	if s := pl.Summary(); !strings.HasPrefix(s, `incompatible with nodepool "np-007"`) {
+	if s := pl.Summary(); !strings.HasPrefix(s, `nodepool "np-007": incompatible requirements, label "workload"`) {
 		t.Errorf("summary = %q, want it to lead with np-007", s)
 	}
 	got := pl.Grouped(8)
 	want := []string{
-		`nodepool "np-007": refuses: incompatible with nodepool "np-007", incompatible requirements, label "workload" does not have known values`,
+		`nodepool "np-007": refuses: incompatible requirements, label "workload" does not have known values`,
 		`11 nodepools (np-000, np-001, np-002 and 8 more): refuses: incompatible requirements, key team, team In [np-007] not in team In [its own name]`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -62,10 +62,10 @@ func TestGroupedTaintsNamedAfterTheirSource(t *testing.T) {
 	for i := range 10 {
 		name := fmt.Sprintf("np-%02d", i)
 		vs = append(vs, Verdict{Source: &Source{Kind: cluster.KindNodePool, Name: name}, Result: Refuses,
-			Reasons: []Reason{{Code: CodeTaint, Message: fmt.Sprintf("incompatible with nodepool %q, did not tolerate taint dedicated=%s:NoSchedule", name, name)}}})
+			Reasons: []Reason{{Code: CodeTaint, Message: fmt.Sprintf("did not tolerate taint (taint=dedicated=%s:NoSchedule)", name)}}})
 	}
 	got := (&Placement{Phase: cluster.Steady, Verdicts: vs}).Grouped(8)
-	want := `10 nodepools (np-00, np-01, np-02 and 7 more): refuses: did not tolerate taint dedicated=<its own name>:NoSchedule`
+	want := `10 nodepools (np-00, np-01, np-02 and 7 more): refuses: did not tolerate taint (taint=dedicated=<its own name>:NoSchedule)`
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("Grouped = %q, want [%q]", got, want)
 	}

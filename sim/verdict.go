@@ -60,12 +60,24 @@ type Reason struct {
 	Code Code
 	// Message is worded the way kube-scheduler or Karpenter would report it.
 	Message string
+	// Note is eksdoctor's addition to the scheduler's words ("largest
+	// allowed: m5.large"), shown after them in parentheses.
+	Note string
 	// Taint is the untolerated taint (CodeTaint).
 	Taint *corev1.Taint
 	// Key is the label key at fault (CodeAffinity, CodeRequirements).
 	Key string
 	// Resources are the resources that do not fit (CodeResources, CodeNoInstanceType).
 	Resources []corev1.ResourceName
+}
+
+// Text is the reason as eksdoctor shows it: the scheduler's words, then
+// eksdoctor's note.
+func (r Reason) Text() string {
+	if r.Note == "" {
+		return r.Message
+	}
+	return r.Message + " (" + r.Note + ")"
 }
 
 // Source is a capacity source.

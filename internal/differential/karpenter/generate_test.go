@@ -25,6 +25,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
 var (
 	teams      = []string{"red", "blue"}
+	tiers      = []string{"web", "batch"}
 	poolTaints = []corev1.Taint{
 		{Key: "dedicated", Value: "red", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "gpu", Effect: corev1.TaintEffectNoSchedule},
@@ -97,6 +98,12 @@ func generateNodePool(r *rand.Rand, name string) *karpv1.NodePool {
 	if r.IntN(3) == 0 {
 		np.Spec.Template.Labels = map[string]string{"team": pick(r, teams)}
 	}
+	if r.IntN(4) == 0 {
+		if np.Spec.Template.Labels == nil {
+			np.Spec.Template.Labels = map[string]string{}
+		}
+		np.Spec.Template.Labels["tier"] = pick(r, tiers)
+	}
 	if r.IntN(3) == 0 {
 		spec.Taints = append(spec.Taints, pick(r, poolTaints))
 	}
@@ -139,7 +146,12 @@ func resources(r *rand.Rand) corev1.ResourceRequirements {
 
 // podRequirement draws a pod's requirement on a node label.
 func podRequirement(r *rand.Rand) corev1.NodeSelectorRequirement {
-	switch r.IntN(8) {
+	switch r.IntN(10) {
+	case 7:
+		return corev1.NodeSelectorRequirement{Key: "tier", Operator: corev1.NodeSelectorOpIn, Values: []string{pick(r, tiers)}}
+	case 8:
+		// A typo of kubernetes.io/arch, which Karpenter points out.
+		return corev1.NodeSelectorRequirement{Key: "arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}
 	case 0:
 		return corev1.NodeSelectorRequirement{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{pick(r, []string{"amd64", "arm64"})}}
 	case 1:

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/test"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
+	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -97,8 +99,8 @@ func TestKarpenterScheduler(t *testing.T) {
 			disagreements = append(disagreements, fmt.Sprintf("seed %d scenario %d: %s", seed, i, d))
 		}
 	}
-	t.Logf("%d scenarios (seed %d): %d workloads, %d Karpenter launches for, %d it cannot; %d NodePool verdicts compared (%d eksdoctor cannot tell), %d first reasons compared; %d disagreements",
-		ran, seed, st.workloads, st.launched, st.workloads-st.launched, st.poolVerdicts, st.unknown, st.reasons, len(disagreements))
+	t.Logf("%d scenarios (seed %d): %d workloads, %d Karpenter launches for, %d it cannot (%d messages compared); %d NodePool verdicts compared (%d eksdoctor cannot tell), %d NodePool reasons compared; %d disagreements",
+		ran, seed, st.workloads, st.launched, st.workloads-st.launched, st.messages, st.poolVerdicts, st.unknown, st.reasons, len(disagreements))
 	if st.launched == 0 || st.launched == st.workloads {
 		t.Errorf("the scenarios must exercise both verdicts: Karpenter launches for %d of %d workloads", st.launched, st.workloads)
 	}
@@ -136,7 +138,7 @@ func namespaces(t *testing.T) *kubernetes.Clientset {
 }
 
 type stats struct {
-	workloads, launched, poolVerdicts, unknown, reasons int
+	workloads, launched, poolVerdicts, unknown, reasons, messages int
 }
 
 func (s *stats) add(o stats) {
@@ -145,6 +147,7 @@ func (s *stats) add(o stats) {
 	s.poolVerdicts += o.poolVerdicts
 	s.unknown += o.unknown
 	s.reasons += o.reasons
+	s.messages += o.messages
 }
 
 // ec2NodeClass is the one node class every NodePool uses; it is ready.
@@ -240,6 +243,13 @@ func compareScenario(ctx context.Context, t *testing.T, cs *kubernetes.Clientset
 			out = append(out, fmt.Sprintf("%s: Karpenter launches a node: %t (%v); eksdoctor: %s\n  %s\n%s", d.Name, launched, kerr, strings.Join(pl.Explain(), "; "), strings.Join(alone, "\n  "), describe(sc, d)))
 			continue
 		}
+		// Karpenter's message for the pod, word for word.
+		if !launched && !unknown {
+			st.messages++
+			if want, got := normalize(kerr.Error(), d), normalize(pl.KarpenterMessage(), d); want != got {
+				out = append(out, fmt.Sprintf("%s: messages differ:\n  Karpenter: %v\n  eksdoctor: %s\n%s", d.Name, kerr, pl.KarpenterMessage(), describe(sc, d)))
+			}
+		}
 		for _, np := range pools {
 			v := verdictOf(pl, np.Name)
 			if v == nil {
@@ -259,15 +269,11 @@ func compareScenario(ctx context.Context, t *testing.T, cs *kubernetes.Clientset
 			if ok {
 				continue
 			}
+			// The NodePool's reason, in Karpenter's words.
 			st.reasons++
-			if want, got := karpenterKind(kerr), eksdoctorKind(v); want != got {
-				out = append(out, fmt.Sprintf("%s, NodePool %s alone: first reason: Karpenter %s (%v); eksdoctor %s (%s)\n%s", d.Name, np.Name, want, kerr, got, v.Line(), describe(sc, d)))
-				continue
-			}
-			// Why no instance type takes it, and what it asks with the
-			// DaemonSets, in Karpenter's words.
-			if want, got := noTypeWords(kerr.Error()), noTypeWords(v.Reasons[0].Message); want != got {
-				out = append(out, fmt.Sprintf("%s, NodePool %s alone: words differ:\n  Karpenter: %s\n  eksdoctor: %s\n%s", d.Name, np.Name, want, got, describe(sc, d)))
+			alone := &sim.Placement{Phase: cluster.Steady, Verdicts: []sim.Verdict{*v}}
+			if want, got := normalize(kerr.Error(), d), normalize(alone.KarpenterMessage(), d); want != got {
+				out = append(out, fmt.Sprintf("%s, NodePool %s alone: reasons differ:\n  Karpenter: %v\n  eksdoctor: %s\n%s", d.Name, np.Name, kerr, alone.KarpenterMessage(), describe(sc, d)))
 			}
 		}
 	}
@@ -296,22 +302,13 @@ func createdPod(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, d *
 	return created
 }
 
-// solve runs Karpenter's scheduler on one pod, with the NodePools ordered by
-// weight as the provisioner orders them, and reports whether it would launch
+// solve runs Karpenter's scheduler on one pod, with the NodePools ordered
+// as the provisioner orders them (by weight, then by name from the end), and reports whether it would launch
 // a node for it (and else the pod's error).
 func solve(ctx context.Context, t *testing.T, pools []*karpv1.NodePool, dsPods []*corev1.Pod, pod *corev1.Pod) (bool, error) {
 	t.Helper()
 	pools = slices.Clone(pools)
-	slices.SortStableFunc(pools, func(a, b *karpv1.NodePool) int {
-		wa, wb := int32(0), int32(0)
-		if a.Spec.Weight != nil {
-			wa = *a.Spec.Weight
-		}
-		if b.Spec.Weight != nil {
-			wb = *b.Spec.Weight
-		}
-		return int(wb - wa)
-	})
+	nodepoolutils.OrderByWeight(pools)
 	its := instanceTypes()
 	byPool := map[string][]*cloudprovider.InstanceType{}
 	for _, np := range pools {
@@ -347,74 +344,63 @@ func solve(ctx context.Context, t *testing.T, pools []*karpv1.NodePool, dsPods [
 	return false, nil
 }
 
-// The kinds of first reasons both sides give.
-const (
-	kindLimits       = "limits"
-	kindTaint        = "taint"
-	kindRequirements = "requirements"
-	kindResources    = "no instance type"
-	kindNoTypes      = "no instance type the NodePool allows"
-	kindOther        = "other"
-)
+// undefinedLabel is Karpenter's error for a custom label a NodePool does not
+// define, with its guess at a typo.
+var undefinedLabel = regexp.MustCompile(`label "([^"]+)" does not have known values( \(typo of "[^"]+"\?\))?`)
 
-func karpenterKind(err error) string {
-	if err == nil {
-		return kindOther
+// normalize takes out of a message what Karpenter words in Go's map order
+// (see "Deliberate differences" in docs/checks/pod-unschedulable.md): which
+// of several undefined custom labels it names (and so its typo guess), and
+// the order of the keys whose values do not intersect. A label named must
+// still be one the pod requires; else it stays in the text, to differ.
+func normalize(msg string, d *appsv1.Deployment) string {
+	required := podLabelKeys(d)
+	msg = undefinedLabel.ReplaceAllStringFunc(msg, func(m string) string {
+		if key := undefinedLabel.FindStringSubmatch(m)[1]; required[key] {
+			return `label <a custom label the pod requires> does not have known values`
+		}
+		return m
+	})
+	// "incompatible requirements, key a, ...; key b, ..." with the keys sorted.
+	parts := strings.Split(msg, "; ")
+	for i := 0; i < len(parts); i++ {
+		const head = "incompatible requirements, "
+		if !strings.HasPrefix(parts[i], head+"key ") {
+			continue
+		}
+		j := i + 1
+		for j < len(parts) && strings.HasPrefix(parts[j], "key ") {
+			j++
+		}
+		parts[i] = strings.TrimPrefix(parts[i], head)
+		slices.Sort(parts[i:j])
+		parts[i] = head + parts[i]
+		i = j - 1
 	}
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "limits have been exhausted"), strings.Contains(msg, "exceed limits"):
-		return kindLimits
-	case strings.Contains(msg, "did not tolerate"):
-		return kindTaint
-	case strings.Contains(msg, "incompatible requirements"):
-		return kindRequirements
-	case strings.Contains(msg, "no instance type"):
-		return kindResources
-	case strings.Contains(msg, "no nodepools found"), strings.Contains(msg, "filtered out all"):
-		return kindNoTypes
-	}
-	return kindOther
+	return strings.Join(parts, "; ")
 }
 
-func eksdoctorKind(v *sim.Verdict) string {
-	if len(v.Reasons) == 0 {
-		return kindOther
+// podLabelKeys are the node labels a Deployment's pods select on.
+func podLabelKeys(d *appsv1.Deployment) map[string]bool {
+	keys := map[string]bool{}
+	for k := range d.Spec.Template.Spec.NodeSelector {
+		keys[k] = true
 	}
-	r := v.Reasons[0]
-	switch r.Code {
-	case sim.CodeLimits:
-		return kindLimits
-	case sim.CodeTaint:
-		return kindTaint
-	case sim.CodeRequirements:
-		return kindRequirements
-	case sim.CodeNoInstanceType:
-		if strings.Contains(r.Message, "filtered out all") {
-			return kindNoTypes
+	if a := d.Spec.Template.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		if req := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+			for _, t := range req.NodeSelectorTerms {
+				for _, e := range t.MatchExpressions {
+					keys[e.Key] = true
+				}
+			}
 		}
-		return kindResources
-	}
-	return kindOther
-}
-
-// noTypeWords is the part of a "no instance type" reason both word alike:
-// why ("no instance type has enough resources") and the resources asked
-// ("resources={...}"); "" for other reasons.
-func noTypeWords(msg string) string {
-	i := strings.Index(msg, "no instance type")
-	if i < 0 {
-		return ""
-	}
-	why, rest, _ := strings.Cut(msg[i:], ", requirements=")
-	if j := strings.Index(rest, "resources="); j >= 0 {
-		res := rest[j:]
-		if k := strings.Index(res, " (largest"); k >= 0 {
-			res = res[:k]
+		for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			for _, e := range p.Preference.MatchExpressions {
+				keys[e.Key] = true
+			}
 		}
-		return why + "; " + res
 	}
-	return why
+	return keys
 }
 
 func describe(sc *scenario, d *appsv1.Deployment) string {
