@@ -26,6 +26,8 @@ type poolInfo struct {
 	overLimit []bool
 	// withinLimits counts the types a node of which the limits allow.
 	withinLimits int
+	// exhausted is the reason when the limits allow no node at all.
+	exhausted *Reason
 	// notReady explains why Karpenter ignores the NodePool ("" when usable);
 	// unknownClass is set when the node class is simply not in the inputs.
 	notReady     string
@@ -39,6 +41,9 @@ func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
 
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np)}
+	if r, ok := nodesExhausted(np); ok {
+		p.exhausted = &r
+	}
 	nc := s.nodeClass(np)
 	switch {
 	case nc == nil && len(s.m.NodeClasses) == 0:
@@ -177,8 +182,8 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 	if len(info.types) == 0 {
 		return nil, &Reason{Code: CodeNoInstanceType, Message: msgFilteredOut}
 	}
-	if r, ok := nodesExhausted(np); ok {
-		return nil, &r
+	if info.exhausted != nil {
+		return nil, info.exhausted
 	}
 	if info.withinLimits == 0 {
 		return nil, &Reason{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np)}
@@ -207,7 +212,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			if issues := compatible(info.reqs, a, wellKnownLabels()); len(issues) > 0 {
+			if issues := compatible(info.reqs, a); len(issues) > 0 {
 				at.issue = requirementsReason(issues)
 			} else {
 				at.reqs = a
@@ -509,50 +514,86 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 		type daemon struct {
 			req   corev1.ResourceList
 			terms []scheduling.Requirements
+			// any: a term without instance requirements (every type runs it).
+			any bool
 		}
 		var ds []daemon
-		for _, w := range s.m.Workloads {
-			if !w.IsDaemonSet() {
-				continue
-			}
-			d := podOf(w)
+		perType := false
+		for _, d := range s.daemonPods() {
 			// A DaemonSet pod does not heed PreferNoSchedule.
-			if _, bad := untolerated(np.Taints, d.Spec.Tolerations); bad {
+			if _, bad := untolerated(np.Taints, d.pod.Spec.Tolerations); bad {
 				continue
 			}
-			var terms []scheduling.Requirements
-			for _, t := range podTerms(d) {
-				if len(compatible(info.reqs, t, wellKnownLabels())) == 0 {
-					terms = append(terms, instanceRequirements(t))
+			dm := daemon{req: d.req}
+			for _, t := range d.terms {
+				if len(compatible(info.reqs, t)) > 0 {
+					continue
 				}
+				r := instanceRequirements(t)
+				dm.any = dm.any || r == nil
+				dm.terms = append(dm.terms, r)
 			}
-			if len(terms) > 0 {
-				ds = append(ds, daemon{req: requests(d), terms: terms})
+			if len(dm.terms) > 0 {
+				perType = perType || !dm.any
+				ds = append(ds, dm)
 			}
 		}
 		out := poolOverheads{ofType: make([]int, len(info.types))}
-		index := map[string]int{}
-		for i := range info.types {
-			var key strings.Builder
+		group := func(runs func(j int) bool) overhead {
 			list := corev1.ResourceList{}
 			for j, d := range ds {
-				if slices.ContainsFunc(d.terms, func(r scheduling.Requirements) bool {
-					return r == nil || instanceTypeFits(info.types[i].it, r, info.os)
-				}) {
-					fmt.Fprintf(&key, "%d,", j)
+				if runs(j) {
 					addTo(list, d.req)
 				}
 			}
-			g, ok := index[key.String()]
+			return overhead{list: list, vec: vecOf(list)}
+		}
+		if !perType {
+			// Every DaemonSet runs on every type: one group.
+			out.groups = []overhead{group(func(int) bool { return true })}
+			return out
+		}
+		index := map[string]int{}
+		key := make([]byte, len(ds))
+		for i := range info.types {
+			t := &info.types[i]
+			for j, d := range ds {
+				key[j] = 0
+				if d.any || slices.ContainsFunc(d.terms, func(r scheduling.Requirements) bool { return r != nil && instanceTypeFits(t.it, r, info.os) }) {
+					key[j] = 1
+				}
+			}
+			g, ok := index[string(key)]
 			if !ok {
 				g = len(out.groups)
-				index[key.String()] = g
-				out.groups = append(out.groups, overhead{list: list, vec: vecOf(list)})
+				index[string(key)] = g
+				out.groups = append(out.groups, group(func(j int) bool { return key[j] == 1 }))
 			}
 			out.ofType[i] = g
 		}
 		return out
 	})
+}
+
+// daemonPod is a DaemonSet's pod as overheads read it: its requests and its
+// required node-affinity terms.
+type daemonPod struct {
+	pod   *corev1.Pod
+	req   corev1.ResourceList
+	terms []scheduling.Requirements
+}
+
+// daemonPods are the model's DaemonSet pods, worked out once.
+func (s *Simulator) daemonPods() []daemonPod {
+	s.daemonOnce.Do(func() {
+		for _, w := range s.m.Workloads {
+			if w.IsDaemonSet() {
+				d := podOf(w)
+				s.daemons = append(s.daemons, daemonPod{pod: d, req: requests(d), terms: podTerms(d)})
+			}
+		}
+	})
+	return s.daemons
 }
 
 // withStatic adds the cached reasons to a verdict's; the cached slice is shared

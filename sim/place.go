@@ -32,6 +32,8 @@ type Simulator struct {
 	results    map[placementKey]Result
 	pools      memo[*cluster.NodePool, *poolInfo]
 	poolOver   memo[*cluster.NodePool, poolOverheads]
+	daemonOnce sync.Once
+	daemons    []daemonPod
 	groups     map[*cluster.NodeGroup][]candidate
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec

@@ -105,8 +105,11 @@ type keyIssue struct {
 // stable order and returns all problems, so explanations are complete and
 // deterministic. Custom labels must be defined by the capacity (unless the pod only
 // excludes them); well-known labels may be undefined; defined keys must intersect.
-func compatible(capacity, pod scheduling.Requirements, allowUndefined sets.Set[string]) []keyIssue {
+// Only the first undefined label is worded (Karpenter names one).
+func compatible(capacity, pod scheduling.Requirements) []keyIssue {
+	allowUndefined := wellKnownLabels()
 	var issues []keyIssue
+	worded := false
 	for _, key := range sets.List(pod.Keys()) {
 		incoming := pod.Get(key)
 		op := incoming.Operator()
@@ -114,7 +117,12 @@ func compatible(capacity, pod scheduling.Requirements, allowUndefined sets.Set[s
 			if allowUndefined.Has(key) || op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist {
 				continue
 			}
-			issues = append(issues, keyIssue{key: key, undefined: true, message: fmt.Sprintf("label %q does not have known values%s", key, labelHint(capacity, key, allowUndefined))})
+			is := keyIssue{key: key, undefined: true}
+			if !worded {
+				is.message = fmt.Sprintf("label %q does not have known values%s", key, labelHint(capacity, key))
+				worded = true
+			}
+			issues = append(issues, is)
 			continue
 		}
 		existing := capacity.Get(key)
@@ -130,22 +138,27 @@ func compatible(capacity, pod scheduling.Requirements, allowUndefined sets.Set[s
 	return issues
 }
 
-// labelHint suggests the key the user may have meant, like Karpenter's
-// "(typo of ...?)", deterministically.
-func labelHint(r scheduling.Requirements, key string, allowed sets.Set[string]) string {
+// labelHint suggests the key the user may have meant, as Karpenter's "(typo
+// of ...?)" does: a well-known label, else one of the capacity's, that
+// contains the key or ends with its part after the prefix; the first in key
+// order where Karpenter takes the first in map order.
+func labelHint(r scheduling.Requirements, key string) string {
 	suffix := key
 	if _, after, ok := strings.Cut(key, "/"); ok {
 		suffix = after
 	}
-	for _, cands := range [][]string{sets.List(allowed), sets.List(r.Keys())} {
+	for _, cands := range [][]string{wellKnownSorted(), sets.List(r.Keys())} {
 		for _, c := range cands {
-			if c != key && (strings.Contains(c, key) || strings.HasSuffix(c, "/"+suffix)) {
+			if strings.Contains(c, key) || strings.HasSuffix(c, suffix) {
 				return fmt.Sprintf(" (typo of %q?)", c)
 			}
 		}
 	}
 	return ""
 }
+
+// wellKnownSorted is wellKnownLabels in key order.
+var wellKnownSorted = sync.OnceValue(func() []string { return sets.List(wellKnownLabels()) })
 
 // nodePoolRequirements are the requirements every node of a NodePool satisfies:
 // its requirements, its template labels, and its own name label.

@@ -41,6 +41,9 @@ func (p *Placement) summarize() string {
 }
 
 func (p *Placement) kindSummary(k cluster.CapacityKind) string {
+	if k == cluster.KindNodePool {
+		return p.nodePoolSummary()
+	}
 	var vs []Verdict
 	for _, v := range p.Verdicts {
 		if v.Source.Kind == k {
@@ -75,23 +78,6 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 			msgs = append(msgs, v.Reasons[0].Text())
 		}
 		return strings.Join(msgs, "; ") + "."
-	case cluster.KindNodePool:
-		if fits > 0 {
-			return fmt.Sprintf("%d/%d nodepools can launch a node for it.", fits, len(vs))
-		}
-		// The nearest first: the NodePool the pod names, then those that
-		// refuse for the fewest reasons.
-		var msgs []string
-		for _, i := range p.nearest(k).order {
-			v := p.Verdicts[i]
-			if len(v.Reasons) > 0 {
-				msgs = append(msgs, fmt.Sprintf("%s %q: %s", k, v.Source.Name, v.Reasons[0].Text()))
-			}
-		}
-		if len(msgs) > maxSummarized {
-			msgs = append(msgs[:maxSummarized], fmt.Sprintf("and %d more nodepools refuse it", len(msgs)-maxSummarized))
-		}
-		return strings.Join(msgs, "; ") + "."
 	case cluster.KindFargate:
 		if p.Fargate != nil {
 			return fmt.Sprintf("Fargate profile %q selects it.", p.Fargate.Name)
@@ -119,6 +105,40 @@ func (p *Placement) kindSummary(k cluster.CapacityKind) string {
 		return fmt.Sprintf("%d/%d %s are available.", fits, len(vs), noun)
 	}
 	return fmt.Sprintf("%d/%d %s are available: %s.", fits, len(vs), noun, strings.Join(reasons, ", "))
+}
+
+// nodePoolSummary: how many NodePools launch a node for the pod, or the
+// nearest refusals (the NodePool the pod names, then those that refuse for a
+// reason of their own and for the fewest reasons), each with its NodePool's
+// name, which Karpenter's errors leave out.
+func (p *Placement) nodePoolSummary() string {
+	n, fits := 0, 0
+	for i := range p.Verdicts {
+		if v := &p.Verdicts[i]; v.Source.Kind == cluster.KindNodePool {
+			n++
+			if v.Result == Fits {
+				fits++
+			}
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case fits > 0:
+		return fmt.Sprintf("%d/%d nodepools can launch a node for it.", fits, n)
+	}
+	var msgs []string
+	order := p.nearest(cluster.KindNodePool).order
+	for _, i := range order {
+		if len(msgs) == maxSummarized {
+			msgs = append(msgs, fmt.Sprintf("and %d more nodepools refuse it", len(order)-maxSummarized))
+			break
+		}
+		if v := &p.Verdicts[i]; len(v.Reasons) > 0 {
+			msgs = append(msgs, fmt.Sprintf("%s %q: %s", cluster.KindNodePool, v.Source.Name, v.Reasons[0].Text()))
+		}
+	}
+	return strings.Join(msgs, "; ") + "."
 }
 
 // nodeSummary words the verdicts of nodes exactly as kube-scheduler's
