@@ -234,30 +234,31 @@ func (p *Placement) nearestOrder(k cluster.CapacityKind) nearestKind {
 // then fewer reasons.
 func nearestFirst(all []Verdict, idx []int32) ([]int32, []sharedPart) {
 	type ranked struct {
-		i      int32
-		part   sharedPart
-		shared int
+		i       int32
+		part    sharedPart
+		shared  int
+		other   bool // refuses because the pod names another NodePool
+		reasons int
 	}
 	rs := make([]ranked, len(idx))
 	count := map[string]int{}
 	for n, i := range idx {
 		text, theirs := all[i].sharedParts()
-		rs[n] = ranked{i: i, part: sharedPart{text, theirs}}
+		rs[n] = ranked{i: i, part: sharedPart{text, theirs}, other: namesOther(all[i]), reasons: len(all[i].Reasons)}
 		count[text]++
 	}
 	for n := range rs {
 		rs[n].shared = count[rs[n].part.text]
 	}
 	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		va, vb := all[a.i], all[b.i]
-		if na, nb := namesOther(va), namesOther(vb); na != nb {
-			return !na
+		a, b := &rs[i], &rs[j]
+		if a.other != b.other {
+			return !a.other
 		}
 		if a.shared != b.shared {
 			return a.shared < b.shared
 		}
-		return len(va.Reasons) < len(vb.Reasons)
+		return a.reasons < b.reasons
 	})
 	order, parts := make([]int32, len(rs)), make([]sharedPart, len(rs))
 	for n, r := range rs {
