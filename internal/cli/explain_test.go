@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/eksdoctor/eksdoctor/report"
+)
+
+// explain quotes Karpenter's own message for a pod no NodePool takes, word
+// for word, in the steady phase only (Karpenter is not running in the
+// bootstrap phase).
+func TestExplainQuotesKarpenter(t *testing.T) {
+	out, errOut, code := runCLI(t, "explain", "shop/checkout", "../../examples/broken", "-o", "json")
+	if code != 0 {
+		t.Fatalf("explain: exit %d: %s", code, errOut)
+	}
+	var ex []struct {
+		Phases []report.ExplainPhase `json:"phases"`
+	}
+	if err := json.Unmarshal([]byte(out), &ex); err != nil || len(ex) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := `incompatible requirements, label "workload" does not have known values`
+	got := map[string]string{}
+	for _, ph := range ex[0].Phases {
+		got[ph.Phase] = ph.Karpenter
+	}
+	if got["steady"] != want || got["bootstrap"] != "" {
+		t.Errorf("karpenter by phase = %q, want steady %q and no bootstrap message", got, want)
+	}
+	text, _, _ := runCLI(t, "explain", "shop/checkout", "../../examples/broken")
+	if !strings.Contains(text, "Karpenter would log: "+want+"\n") {
+		t.Errorf("text output does not quote Karpenter:\n%s", text)
+	}
+}
