@@ -26,8 +26,10 @@ type poolInfo struct {
 	overLimit []bool
 	// withinLimits counts the types a node of which the limits allow.
 	withinLimits int
-	// exhausted is the reason when the limits allow no node at all.
-	exhausted *Reason
+	// refusal is the reason it refuses every pod, before taints and
+	// requirements (no instance type, or its limits allow no node): one
+	// reason, cap 1, shared by the verdicts.
+	refusal []Reason
 	// notReady explains why Karpenter ignores the NodePool ("" when usable);
 	// unknownClass is set when the node class is simply not in the inputs.
 	notReady     string
@@ -36,14 +38,32 @@ type poolInfo struct {
 
 // pool is what placements read of a NodePool, worked out once.
 func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
-	return s.pools.get(np, func() *poolInfo { return s.newPool(np) })
+	return s.pools.get(np, func() *poolInfo {
+		p := s.newPool(np)
+		p.refusal = poolRefusal(np, p)
+		return p
+	})
+}
+
+// poolRefusal is what Karpenter says of a NodePool before it looks at a pod:
+// a NodePool whose requirements leave no instance type is skipped; then its
+// limits (a node limit of zero, then every type a node of which would breach
+// them). Nil when it looks at the pod.
+func poolRefusal(np *cluster.NodePool, p *poolInfo) []Reason {
+	if len(p.types) == 0 {
+		return []Reason{{Code: CodeNoInstanceType, Message: msgFilteredOut}}
+	}
+	if r, ok := nodesExhausted(np); ok {
+		return []Reason{r}
+	}
+	if p.withinLimits == 0 {
+		return []Reason{{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np)}}
+	}
+	return nil
 }
 
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np)}
-	if r, ok := nodesExhausted(np); ok {
-		p.exhausted = &r
-	}
 	nc := s.nodeClass(np)
 	switch {
 	case nc == nil && len(s.m.NodeClasses) == 0:
@@ -162,31 +182,25 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
-	fit, r := s.karpenterVerdict(np, info, pc, req, need)
+	fit, rs := s.karpenterVerdict(np, info, pc, req, need)
 	v.InstanceTypes = fit
-	if r != nil {
-		v.Reasons = append(v.Reasons, *r)
+	if len(rs) > 0 {
+		v.Reasons = withStatic(v.Reasons, rs)
 	}
 	return finish(v)
 }
 
 // karpenterVerdict answers as Karpenter's provisioning scheduler does for one
 // NodePool: the instance types that would take the pod, or the one reason it
-// gives.
-func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *constraints, req corev1.ResourceList, need vec) ([]string, *Reason) {
+// gives (one reason, often shared by many verdicts: read only).
+func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *constraints, req corev1.ResourceList, need vec) ([]string, []Reason) {
 	// Karpenter's order: a NodePool whose requirements leave no instance type
 	// is skipped; then its limits (a node limit of zero, then the instance
 	// types a node of which would breach the limits are set aside); then its
 	// taints; then, for each set of requirements the pod is tried with,
 	// requirements and resources.
-	if len(info.types) == 0 {
-		return nil, &Reason{Code: CodeNoInstanceType, Message: msgFilteredOut}
-	}
-	if info.exhausted != nil {
-		return nil, info.exhausted
-	}
-	if info.withinLimits == 0 {
-		return nil, &Reason{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np)}
+	if info.refusal != nil {
+		return nil, info.refusal
 	}
 	st := s.static.get(staticKey{np, pc.sig}, func() *static {
 		st := &static{}
@@ -198,10 +212,9 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 		// last relaxation, which tolerates such taints and retries the last
 		// requirements.
 		attempts := pc.attempts
-		var soft *Reason
+		var soft []Reason
 		if ts := untoleratedAll(np.Taints, pc.pod.Spec.Tolerations, softEffect); len(ts) > 0 {
-			r := taintReason(ts)
-			soft = &r
+			soft = []Reason{taintReason(ts)}
 			attempts = append(slices.Clip(attempts), nil)
 		}
 		for i, a := range attempts {
@@ -213,7 +226,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				continue
 			}
 			if issues := compatible(info.reqs, a); len(issues) > 0 {
-				at.issue = requirementsReason(issues)
+				at.issue = []Reason{*requirementsReason(issues)}
 			} else {
 				at.reqs = a
 				if offeringExcluded(a) {
@@ -230,12 +243,12 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 		return st
 	})
 	if len(st.reasons) > 0 {
-		return nil, &st.reasons[0]
+		return nil, st.reasons[:1:1]
 	}
 	// Each set of requirements in turn (Karpenter relaxes to the next when
 	// one cannot be met): the reason is the last one's.
 	over := s.nodePoolOverheads(np, info)
-	var last *Reason
+	var last []Reason
 	for _, at := range st.attempts {
 		if at.issue != nil {
 			last = at.issue
@@ -245,7 +258,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 		if len(fit) > 0 {
 			return fit, nil
 		}
-		last = &r
+		last = []Reason{r}
 	}
 	return nil, last
 }
@@ -254,7 +267,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 // NodePool: its requirement issue, or the instance types left to judge by
 // resources.
 type attempt struct {
-	issue    *Reason
+	issue    []Reason // one reason, cap 1
 	reqs     scheduling.Requirements
 	eligible []int
 	allTypes bool
