@@ -255,8 +255,12 @@ type NodePool struct {
 	StartupTaints []corev1.Taint
 	Requirements  []NodeSelectorRequirement
 	Limits        corev1.ResourceList
-	NodeClassRef  NodeClassRef
-	Weight        int32
+	// InUse is what the NodePool's nodes already hold against its limits
+	// (status.resources, which Karpenter keeps in a running cluster); nil
+	// when not known.
+	InUse        corev1.ResourceList
+	NodeClassRef NodeClassRef
+	Weight       int32
 	// Unknown lists the fields not known before apply ("requirements",
 	// "labels", "taints"): what is refused for them may fit.
 	Unknown []string

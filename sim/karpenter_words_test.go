@@ -108,3 +108,53 @@ func TestUndefinedLabelNotesTheOtherKeys(t *testing.T) {
 		t.Errorf("nearest first = %s, want np-1", pl.Verdicts[order[0]].Source.Name)
 	}
 }
+
+// In a running cluster a NodePool's nodes hold part of its limits
+// (status.resources): Karpenter subtracts them before it launches a node.
+func TestLimitsLessWhatTheNodesHold(t *testing.T) {
+	inUse := func(np *cluster.NodePool, limits, used corev1.ResourceList) *cluster.NodePool {
+		np.Limits, np.InUse = limits, used
+		return np
+	}
+	q := resource.MustParse
+	tests := []struct {
+		name       string
+		pool       *cluster.NodePool
+		want, note string
+	}{{
+		name: "no node left",
+		pool: inUse(nodePool("full", nil, nil), corev1.ResourceList{resourceNodes: q("10")}, corev1.ResourceList{resourceNodes: q("10"), corev1.ResourceCPU: q("40")}),
+		want: "node limits have been exhausted for nodepool (NodePool=full)", note: "in use: nodes 10 of 10",
+	}, {
+		name: "more nodes than the limit allows now",
+		pool: inUse(nodePool("over", nil, nil), corev1.ResourceList{resourceNodes: q("10")}, corev1.ResourceList{resourceNodes: q("12")}),
+		want: "all available instance types exceed limits for nodepool (NodePool=over)", note: "in use: nodes 12 of 10",
+	}, {
+		name: "no cpu left",
+		pool: inUse(nodePool("cpu", nil, nil), corev1.ResourceList{corev1.ResourceCPU: q("100")}, corev1.ResourceList{corev1.ResourceCPU: q("100")}),
+		want: "all available instance types exceed limits for nodepool (NodePool=cpu)", note: "in use: cpu 100 of 100",
+	}, {
+		name: "room left",
+		pool: inUse(nodePool("room", nil, nil), corev1.ResourceList{corev1.ResourceCPU: q("100")}, corev1.ResourceList{corev1.ResourceCPU: q("60")}),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := deployment("app", "default", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil)
+			m := &cluster.Model{NodePools: []*cluster.NodePool{tc.pool}, NodeClasses: []*cluster.NodeClass{defaultClass}, Workloads: []*cluster.Workload{w}}
+			pl := New(m).Place(w, cluster.Steady)
+			if tc.want == "" {
+				if pl.Result() != Fits {
+					t.Fatalf("refused: %s", pl.Explain())
+				}
+				return
+			}
+			if pl.Result() != Refuses {
+				t.Fatalf("Result() = %v, want refuses", pl.Result())
+			}
+			r := pl.Verdicts[0].Reasons[0]
+			if r.Message != tc.want || r.Note != tc.note {
+				t.Errorf("reason = %q (%q), want %q (%q)", r.Message, r.Note, tc.want, tc.note)
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@ type poolInfo struct {
 	overLimit []bool
 	// withinLimits counts the types a node of which the limits allow.
 	withinLimits int
+	// remaining is what the limits leave: the limits less what the
+	// NodePool's nodes already hold, when that is known.
+	remaining corev1.ResourceList
 	// refusal is the reason it refuses every pod, before taints and
 	// requirements (no instance type, or its limits allow no node): one
 	// reason, cap 1, shared by the verdicts.
@@ -53,17 +56,59 @@ func poolRefusal(np *cluster.NodePool, p *poolInfo) []Reason {
 	if len(p.types) == 0 {
 		return []Reason{{Code: CodeNoInstanceType, Message: msgFilteredOut}}
 	}
-	if r, ok := nodesExhausted(np); ok {
-		return []Reason{r}
+	if q, ok := p.remaining[resourceNodes]; ok && q.IsZero() {
+		return []Reason{{Code: CodeLimits, Message: "node limits have been exhausted for nodepool" + nodePoolField(np), Note: inUseNote(np)}}
 	}
 	if p.withinLimits == 0 {
-		return []Reason{{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np)}}
+		return []Reason{{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np), Note: inUseNote(np)}}
 	}
 	return nil
 }
 
+// remainingLimits is what a NodePool's limits leave for a new node: the
+// limits less what its nodes hold (Karpenter subtracts each node's capacity;
+// status.resources is their sum). A limit already passed leaves less than
+// nothing, and no instance type fits in it.
+func remainingLimits(np *cluster.NodePool) corev1.ResourceList {
+	if np.InUse == nil || np.Limits == nil {
+		return np.Limits
+	}
+	out := corev1.ResourceList{}
+	for name, lim := range np.Limits {
+		q := lim.DeepCopy()
+		if used, ok := np.InUse[name]; ok {
+			q.Sub(used)
+		}
+		out[name] = q
+	}
+	return out
+}
+
+// inUseNote says how much of its limits a NodePool's nodes hold ("" when
+// not known): "in use: cpu 96 of 100, nodes 12 of 12".
+func inUseNote(np *cluster.NodePool) string {
+	if np.InUse == nil {
+		return ""
+	}
+	var parts []string
+	names := make([]corev1.ResourceName, 0, len(np.Limits))
+	for name := range np.Limits {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		used := np.InUse[name]
+		lim := np.Limits[name]
+		parts = append(parts, fmt.Sprintf("%s %s of %s", name, used.String(), lim.String()))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "in use: " + strings.Join(parts, ", ")
+}
+
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
-	p := &poolInfo{reqs: nodePoolRequirements(np)}
+	p := &poolInfo{reqs: nodePoolRequirements(np), remaining: remainingLimits(np)}
 	nc := s.nodeClass(np)
 	switch {
 	case nc == nil && len(s.m.NodeClasses) == 0:
@@ -85,7 +130,7 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 				st = withNodeClassDisk(st, nc)
 			}
 			p.types = append(p.types, st)
-			over := st.exceedsLimits(np.Limits)
+			over := st.exceedsLimits(p.remaining)
 			p.overLimit = append(p.overLimit, over)
 			if !over {
 				p.withinLimits++
@@ -446,14 +491,6 @@ func offeringExcluded(r scheduling.Requirements) bool {
 		}
 	}
 	return false
-}
-
-// nodesExhausted: a NodePool whose limits allow no node launches none.
-func nodesExhausted(np *cluster.NodePool) (Reason, bool) {
-	if q, ok := np.Limits[resourceNodes]; ok && q.Sign() <= 0 {
-		return Reason{Code: CodeLimits, Message: "node limits have been exhausted for nodepool" + nodePoolField(np)}, true
-	}
-	return Reason{}, false
 }
 
 // resourceNodes is the NodePool limit on the number of nodes.

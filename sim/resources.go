@@ -216,7 +216,11 @@ func (st sizedType) exceedsLimits(limits corev1.ResourceList) bool {
 				return true
 			}
 		case resourceNodes:
-			// One node: a limit of none is checked before any type.
+			// One node: no node left is checked before any type; a limit
+			// already passed leaves no type.
+			if lim.Sign() < 0 {
+				return true
+			}
 		default:
 			a := st.allocatable()[name]
 			if a.Cmp(lim) > 0 {

@@ -529,6 +529,16 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 			np.Limits[corev1.ResourceName(k)] = q
 		}
 	}
+	if used, ok := o.Get("status.resources").(map[string]any); ok {
+		np.InUse = corev1.ResourceList{}
+		for k, v := range used {
+			q, err := quantity(v)
+			if err != nil {
+				return nil, fmt.Errorf("status.resources.%s: %w", k, err)
+			}
+			np.InUse[corev1.ResourceName(k)] = q
+		}
+	}
 	ref := "spec.template.spec.nodeClassRef"
 	np.NodeClassRef = cluster.NodeClassRef{Group: o.String(ref + ".group"), Kind: o.String(ref + ".kind"), Name: o.String(ref + ".name")}
 	if np.NodeClassRef.Kind == "" && strings.HasSuffix(o.APIVersion, "/v1beta1") {
