@@ -54,6 +54,10 @@ func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
 		b.WriteString("kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour).\n")
 	}
 	b.WriteString("eksdoctor: " + pl.Summary())
+	if k := pl.KarpenterMessage(); k != "" {
+		// Karpenter's FailedScheduling event on the pods, word for word.
+		fmt.Fprintf(&b, "\nKarpenter would say: %q.", "Failed to schedule pod, "+k)
+	}
 	if lines := pl.Grouped(maxDetailed); len(lines) > 0 {
 		b.WriteString("\nSource by source, in the cluster as it is:")
 		for _, l := range lines {
