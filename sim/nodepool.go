@@ -247,10 +247,10 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 	if info.refusal != nil {
 		return nil, info.refusal
 	}
-	st := s.static.get(staticKey{np, pc.sig}, func() *static {
-		st := &static{}
+	st := s.poolStatic.get(staticKey{np, pc.sig}, func() *poolStatic {
+		st := &poolStatic{}
 		if ts := untoleratedAll(np.Taints, pc.pod.Spec.Tolerations, hardEffect); len(ts) > 0 {
-			st.reasons = append(st.reasons, taintReason(ts))
+			st.reasons = []Reason{taintReason(ts)}
 			return st
 		}
 		// Karpenter holds a PreferNoSchedule taint against a pod until its
@@ -271,7 +271,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				continue
 			}
 			if issues := compatible(info.reqs, a); len(issues) > 0 {
-				at.issue = []Reason{*requirementsReason(issues)}
+				at.issue = []Reason{requirementsReason(issues)}
 			} else {
 				at.reqs = a
 				if offeringExcluded(a) {
@@ -306,6 +306,13 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 		last = []Reason{r}
 	}
 	return nil, last
+}
+
+// poolStatic is the part of a NodePool's verdict that depends only on the
+// pod's node selection and tolerations: the taint reason, or the attempts.
+type poolStatic struct {
+	reasons  []Reason
+	attempts []attempt
 }
 
 // attempt is one set of requirements Karpenter tries a pod with on a
@@ -445,7 +452,7 @@ func taintReason(ts []corev1.Taint) Reason {
 // Karpenter does: a custom label the NodePool does not define is the one
 // error (Karpenter stops at the first); otherwise every key whose values do
 // not intersect.
-func requirementsReason(issues []keyIssue) *Reason {
+func requirementsReason(issues []keyIssue) Reason {
 	for _, is := range issues {
 		if is.undefined {
 			// The keys whose values do not intersect go in eksdoctor's note:
@@ -456,7 +463,7 @@ func requirementsReason(issues []keyIssue) *Reason {
 					also = append(also, o.message)
 				}
 			}
-			r := &Reason{Code: CodeRequirements, Key: is.key, Message: "incompatible requirements, " + is.message}
+			r := Reason{Code: CodeRequirements, Key: is.key, Message: "incompatible requirements, " + is.message}
 			if len(also) > 0 {
 				r.Note = "also " + strings.Join(also, "; ")
 			}
@@ -467,7 +474,7 @@ func requirementsReason(issues []keyIssue) *Reason {
 	for i, is := range issues {
 		parts[i] = is.message
 	}
-	return &Reason{Code: CodeRequirements, Key: issues[0].key, Message: "incompatible requirements, " + strings.Join(parts, "; ")}
+	return Reason{Code: CodeRequirements, Key: issues[0].key, Message: "incompatible requirements, " + strings.Join(parts, "; ")}
 }
 
 // msgFilteredOut is Karpenter's answer when no NodePool has an instance type

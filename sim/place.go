@@ -38,6 +38,7 @@ type Simulator struct {
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
 	static     memo[staticKey, *static]
+	poolStatic memo[staticKey, *poolStatic]
 	// sources holds one Source per capacity source (keyed by its pointer):
 	// every verdict about it points to it.
 	sources sync.Map
