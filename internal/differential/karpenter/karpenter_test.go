@@ -390,6 +390,13 @@ func sameWords(karpenter, eksdoctor string, d *appsv1.Deployment, st *stats) boo
 	if karpenter == eksdoctor {
 		return true
 	}
+	// Where both name the same label, its typo guess must be the same.
+	k, e := undefinedLabel.FindAllStringSubmatch(karpenter, -1), undefinedLabel.FindAllStringSubmatch(eksdoctor, -1)
+	for i := range min(len(k), len(e)) {
+		if k[i][1] == e[i][1] && k[i][2] != e[i][2] {
+			return false
+		}
+	}
 	if normalize(karpenter, d) == normalize(eksdoctor, d) {
 		st.mapOrder++
 		return true
