@@ -67,6 +67,29 @@ func TestKarpenterMessageIsKarpentersWords(t *testing.T) {
 		spec:  corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
 		want:  "nodepool requirements filtered out all available instance types",
 	}, {
+		name: "a NodePool whose node class is missing is left out, as Karpenter ignores a NodePool that is not ready",
+		pools: []*cluster.NodePool{
+			nodePool("tainted", nil, []corev1.Taint{hard}),
+			func() *cluster.NodePool {
+				np := nodePool("orphan", nil, []corev1.Taint{gpu})
+				np.NodeClassRef.Name = "missing"
+				return np
+			}(),
+		},
+		spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
+		want: "did not tolerate taint (taint=dedicated=red:NoSchedule)",
+	}, {
+		name: "no message when every NodePool is left out (Karpenter logs that it found none, on no pod)",
+		pools: []*cluster.NodePool{
+			func() *cluster.NodePool {
+				np := nodePool("orphan", nil, []corev1.Taint{gpu})
+				np.NodeClassRef.Name = "missing"
+				return np
+			}(),
+		},
+		spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
+		want: "",
+	}, {
 		name:  "nothing when a NodePool takes the pod",
 		pools: []*cluster.NodePool{nodePool("tainted", nil, []corev1.Taint{hard}), nodePool("default", nil, nil)},
 		spec:  corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
