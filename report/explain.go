@@ -139,9 +139,7 @@ func writeSources(b *strings.Builder, paint bool, ph ExplainPhase, indent string
 // Phase renders one placement.
 func Phase(pl *sim.Placement) ExplainPhase {
 	pj := ExplainPhase{Phase: pl.Phase.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
-	if pl.Phase == cluster.Steady {
-		pj.Karpenter = pl.KarpenterMessage()
-	}
+	pj.Karpenter = pl.KarpenterMessage()
 	if pl.Fargate != nil {
 		pj.Fargate = pl.Fargate.Name
 	}

@@ -18,6 +18,12 @@ func TestKarpenterMessageIsKarpentersWords(t *testing.T) {
 	gpu := corev1.Taint{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}
 	soft := corev1.Taint{Key: "soft", Value: "yes", Effect: corev1.TaintEffectPreferNoSchedule}
 	weighted := func(np *cluster.NodePool, w int32) *cluster.NodePool { np.Weight = w; return np }
+	// orphan's node class is not among the inputs: Karpenter would not use it.
+	orphan := func() *cluster.NodePool {
+		np := nodePool("orphan", nil, []corev1.Taint{gpu})
+		np.NodeClassRef.Name = "missing"
+		return np
+	}
 	tests := []struct {
 		name  string
 		pools []*cluster.NodePool
@@ -70,22 +76,14 @@ func TestKarpenterMessageIsKarpentersWords(t *testing.T) {
 		name: "a NodePool whose node class is missing is left out, as Karpenter ignores a NodePool that is not ready",
 		pools: []*cluster.NodePool{
 			nodePool("tainted", nil, []corev1.Taint{hard}),
-			func() *cluster.NodePool {
-				np := nodePool("orphan", nil, []corev1.Taint{gpu})
-				np.NodeClassRef.Name = "missing"
-				return np
-			}(),
+			orphan(),
 		},
 		spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
 		want: "did not tolerate taint (taint=dedicated=red:NoSchedule)",
 	}, {
 		name: "no message when every NodePool is left out (Karpenter logs that it found none, on no pod)",
 		pools: []*cluster.NodePool{
-			func() *cluster.NodePool {
-				np := nodePool("orphan", nil, []corev1.Taint{gpu})
-				np.NodeClassRef.Name = "missing"
-				return np
-			}(),
+			orphan(),
 		},
 		spec: corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}},
 		want: "",

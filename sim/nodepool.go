@@ -239,11 +239,9 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 // NodePool: the instance types that would take the pod, or the one reason it
 // gives (one reason, often shared by many verdicts: read only).
 func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *constraints, req corev1.ResourceList, need vec) ([]string, []Reason) {
-	// Karpenter's order: a NodePool whose requirements leave no instance type
-	// is skipped; then its limits (a node limit of zero, then the instance
-	// types a node of which would breach the limits are set aside); then its
-	// taints; then, for each set of requirements the pod is tried with,
-	// requirements and resources.
+	// Karpenter's order: what it says of the NodePool before it looks at the
+	// pod (poolRefusal); then its taints; then, for each set of requirements
+	// the pod is tried with, requirements and resources.
 	if info.refusal != nil {
 		return nil, info.refusal
 	}

@@ -521,9 +521,13 @@ func reasonList(rs []Reason) string {
 // that has instance types, by weight and then by name from the end of the
 // alphabet as Karpenter orders them, its error, joined by "; ". It is "" when
 // a NodePool launches a node for the pod, when a NodePool cannot be judged,
-// when Karpenter cannot run, or when there is no NodePool; NodePools whose
-// node class is not ready are left out, as Karpenter leaves them out.
+// when Karpenter cannot run (always in the bootstrap phase), or when there is
+// no NodePool; NodePools whose node class is not ready are left out, as
+// Karpenter leaves them out.
 func (p *Placement) KarpenterMessage() string {
+	if p.Phase != cluster.Steady {
+		return ""
+	}
 	var vs []Verdict
 	for _, v := range p.Verdicts {
 		if v.Source.Kind != cluster.KindNodePool {

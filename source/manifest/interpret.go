@@ -519,25 +519,11 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 		}
 		np.Requirements = append(np.Requirements, req)
 	}
-	if lim, ok := o.Get("spec.limits").(map[string]any); ok {
-		np.Limits = corev1.ResourceList{}
-		for k, v := range lim {
-			q, err := quantity(v)
-			if err != nil {
-				return nil, fmt.Errorf("spec.limits.%s: %w", k, err)
-			}
-			np.Limits[corev1.ResourceName(k)] = q
-		}
+	if np.Limits, err = quantities(o, "spec.limits"); err != nil {
+		return nil, err
 	}
-	if used, ok := o.Get("status.resources").(map[string]any); ok {
-		np.InUse = corev1.ResourceList{}
-		for k, v := range used {
-			q, err := quantity(v)
-			if err != nil {
-				return nil, fmt.Errorf("status.resources.%s: %w", k, err)
-			}
-			np.InUse[corev1.ResourceName(k)] = q
-		}
+	if np.InUse, err = quantities(o, "status.resources"); err != nil {
+		return nil, err
 	}
 	ref := "spec.template.spec.nodeClassRef"
 	np.NodeClassRef = cluster.NodeClassRef{Group: o.String(ref + ".group"), Kind: o.String(ref + ".kind"), Name: o.String(ref + ".name")}
@@ -570,6 +556,24 @@ func holdsUnknown(v any) bool {
 		}
 	}
 	return false
+}
+
+// quantities reads a map of resource quantities at a path (a NodePool's
+// limits, its status.resources); nil when the path holds no map.
+func quantities(o *cluster.Object, path string) (corev1.ResourceList, error) {
+	m, ok := o.Get(path).(map[string]any)
+	if !ok {
+		return nil, nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range m {
+		q, err := quantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", path, k, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
 }
 
 func quantity(v any) (resource.Quantity, error) {
