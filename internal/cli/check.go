@@ -114,7 +114,7 @@ func write(env *Env, set *settings, findings []lint.Finding) error {
 	case "json":
 		err = report.JSON(env.Stdout, findings)
 	case "sarif":
-		err = report.SARIF(env.Stdout, findings, set.checks, version(env))
+		err = report.SARIF(env.Stdout, findings, set.checks, identity(env).Version)
 	default:
 		err = report.Text(env.Stdout, findings, report.TextOptions{Color: color(env, env.Stdout)})
 	}

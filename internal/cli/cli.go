@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -141,7 +143,10 @@ own format.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// `eksdoctor --version` prints what `eksdoctor version` prints.
+	root.Version = identity(env).Version
+	root.SetVersionTemplate(identity(env).String() + "\n")
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	// Every command, in one place.
 	root.AddCommand(
@@ -170,24 +175,93 @@ own format.`,
 	return root
 }
 
-func version(env *Env) string {
+// Build identity, set by the release build:
+//
+//	-ldflags "-X github.com/eksdoctor/eksdoctor/internal/cli.buildVersion=v1.2.3
+//	          -X github.com/eksdoctor/eksdoctor/internal/cli.buildCommit=<sha>
+//	          -X github.com/eksdoctor/eksdoctor/internal/cli.buildDate=<RFC 3339>"
+//
+// Left empty, each comes from the Go build information: the module version
+// (go install …@v1.2.3), the VCS revision and time (a build in a checkout).
+var buildVersion, buildCommit, buildDate string
+
+// Identity is what `eksdoctor version` prints.
+type Identity struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	Date      string `json:"date"`
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
+}
+
+func identity(env *Env) Identity {
+	id := Identity{Version: buildVersion, Commit: buildCommit, Date: buildDate,
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if id.Version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			id.Version = info.Main.Version
+		}
+		modified := false
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if id.Commit == "" {
+					id.Commit = s.Value
+				}
+			case "vcs.time":
+				if id.Date == "" {
+					id.Date = s.Value
+				}
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if modified && buildCommit == "" && id.Commit != "" {
+			id.Commit += "-dirty"
+		}
+		if info.GoVersion != "" {
+			id.GoVersion = info.GoVersion
+		}
+	}
 	if env.Version != "" {
-		return env.Version
+		id.Version = env.Version
 	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
+	if id.Version == "" {
+		id.Version = "dev"
 	}
-	return "dev"
+	for _, f := range []*string{&id.Commit, &id.Date} {
+		if *f == "" {
+			*f = "unknown"
+		}
+	}
+	return id
+}
+
+func (id Identity) String() string {
+	return fmt.Sprintf("eksdoctor %s (commit %s, built %s, %s, %s)", id.Version, id.Commit, id.Date, id.GoVersion, id.Platform)
 }
 
 func newVersionCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, commit, build date and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(env.Stdout, "eksdoctor %s\n", version(env))
+			id := identity(env)
+			switch output {
+			case "text":
+				fmt.Fprintln(env.Stdout, id)
+			case "json":
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(id)
+			default:
+				return usagef("unknown output format %q (version: text or json)", output)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
 }
