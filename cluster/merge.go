@@ -23,6 +23,7 @@ func Merge(parts ...*Model) *Model {
 		m.Addons = append(m.Addons, p.Addons...)
 		m.Problems = append(m.Problems, p.Problems...)
 		m.Notes = append(m.Notes, p.Notes...)
+		m.Suppressions = append(m.Suppressions, p.Suppressions...)
 		m.Unseen = append(m.Unseen, p.Unseen...)
 		m.Inputs = append(m.Inputs, p.Inputs...)
 

@@ -36,6 +36,8 @@ type Model struct {
 
 	Problems []Problem
 	Notes    []Note
+	// Suppressions are the ignore comments of the configuration's files.
+	Suppressions []Suppression
 
 	// Inputs are the files the configuration reads besides its own (templates,
 	// values and manifests read through Terraform's file functions and data

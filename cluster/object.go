@@ -134,17 +134,16 @@ func (o *Object) At(path string) Origin {
 
 // Ignores reports whether the object opts out of a check through IgnoreAnnotation.
 func (o *Object) Ignores(checkID string) bool {
+	return names(o.IgnoredChecks(), checkID)
+}
+
+// IgnoredChecks are the check IDs the object's IgnoreAnnotation names.
+func (o *Object) IgnoredChecks() []string {
 	v, ok := o.Annotations[IgnoreAnnotation]
 	if !ok {
-		return false
+		return nil
 	}
-	for _, id := range strings.Split(v, ",") {
-		id = strings.TrimSpace(id)
-		if id == checkID || id == "*" || id == "all" {
-			return true
-		}
-	}
-	return false
+	return SplitIDs(v)
 }
 
 // Controller returns the object's controlling owner (its ownerReference marked

@@ -1,5 +1,11 @@
 package lint
 
+import (
+	"fmt"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
 var invalidInput = &Check{
 	ID:       "invalid-input",
 	Title:    "Input could not be read",
@@ -20,6 +26,26 @@ var invalidInput = &Check{
 				Origin:  pr.Origin,
 				Summary: pr.Message,
 			})
+		}
+		// An ignore that names no check silences nothing: say so, rather
+		// than let the finding it was meant for come back unexplained.
+		for _, o := range p.Model.Objects {
+			for _, id := range o.IgnoredChecks() {
+				if !knownID(id) {
+					p.Report(Finding{Object: o.Ref(), Origin: o.Origin,
+						Summary: fmt.Sprintf("annotation %s of %s names an %s; it silences nothing", cluster.IgnoreAnnotation, o.Ref(), UnknownCheck(id))})
+				}
+			}
+		}
+		for _, s := range p.Model.Suppressions {
+			for _, id := range s.Checks {
+				if !knownID(id) {
+					p.Report(Finding{Origin: s.Origin, Summary: fmt.Sprintf("ignore comment names an %s; it silences nothing", UnknownCheck(id))})
+				}
+			}
+			if len(s.Checks) == 0 {
+				p.Report(Finding{Origin: s.Origin, Summary: "ignore comment names no check (eksdoctor:ignore=ID[,ID] reason); it silences nothing"})
+			}
 		}
 	},
 }

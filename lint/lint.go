@@ -87,9 +87,23 @@ type Finding struct {
 	Summary  string
 	Detail   string
 	Fix      *Fix
+	// Suppressed says what silenced the finding; nil for a finding that is
+	// reported.
+	Suppressed *Suppressed
 
 	// causes name the root causes the finding explains, for arbitrate.
 	causes []string
+}
+
+// Suppressed is what silenced a finding.
+type Suppressed struct {
+	// By is "annotation" (eksdoctor.io/ignore on the object), "comment" (an
+	// ignore comment in the file) or "baseline" (the finding is in the
+	// baseline given).
+	By string
+	// Origin is the comment, or the annotated object.
+	Origin cluster.Origin
+	Reason string
 }
 
 // Fix is a change the user can paste.
@@ -122,14 +136,14 @@ type Pass struct {
 
 // Report records a finding for the running check; the check's ID and default
 // severity are filled in when the finding leaves them empty. Findings on objects
-// that carry the ignore annotation for this check are dropped.
+// that carry the ignore annotation for this check are marked suppressed.
 func (p *Pass) Report(f Finding) {
 	f.Check = p.check.ID
 	if f.Severity == 0 {
 		f.Severity = p.check.Severity
 	}
 	if o := p.ignored(f.Object); o != nil && o.Ignores(p.check.ID) {
-		return
+		f.Suppressed = &Suppressed{By: "annotation", Origin: o.Origin, Reason: cluster.IgnoreAnnotation + ": " + o.Annotations[cluster.IgnoreAnnotation]}
 	}
 	p.findings = append(p.findings, f)
 }
@@ -158,8 +172,16 @@ func (p *Pass) beforeApply() string {
 	return " before apply"
 }
 
-// Run runs checks over a model and returns their findings, sorted.
+// Run runs checks over a model and returns their findings, sorted, without
+// the suppressed ones.
 func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
+	active, _ := RunAll(m, s, checks)
+	return active
+}
+
+// RunAll runs checks over a model and returns their findings, sorted: those
+// to report, and those an ignore annotation or comment silenced.
+func RunAll(m *cluster.Model, s *sim.Simulator, checks []*Check) (active, suppressed []Finding) {
 	objects := map[cluster.ObjectRef]*cluster.Object{}
 	for _, o := range m.Objects {
 		if _, ok := objects[o.Ref()]; !ok {
@@ -191,14 +213,34 @@ func Run(m *cluster.Model, s *sim.Simulator, checks []*Check) []Finding {
 		checks[i].Run(p)
 		results[i] = p.findings
 	})
-	var all []Finding
 	for _, r := range results {
-		all = append(all, r...)
+		for _, f := range r {
+			if f.Suppressed == nil {
+				f.Suppressed = commented(m.Suppressions, f)
+			}
+			if f.Suppressed != nil {
+				suppressed = append(suppressed, f)
+			} else {
+				active = append(active, f)
+			}
+		}
 	}
-	all = arbitrate(all, checks)
-	conditional(m, all)
-	Sort(all)
-	return dedupe(all)
+	active = arbitrate(active, checks)
+	conditional(m, active)
+	conditional(m, suppressed)
+	Sort(active)
+	Sort(suppressed)
+	return dedupe(active), dedupe(suppressed)
+}
+
+// commented is the ignore comment that silences a finding, if any.
+func commented(ss []cluster.Suppression, f Finding) *Suppressed {
+	for _, s := range ss {
+		if s.Covers(f.Check, f.Origin) {
+			return &Suppressed{By: "comment", Origin: s.Origin, Reason: s.Reason}
+		}
+	}
+	return nil
 }
 
 // conditional downgrades to info what is found about something that exists only

@@ -1,6 +1,13 @@
 package lint
 
-import "sort"
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
+)
 
 // registry is every check, sorted by ID. Adding a check means adding it here.
 var registry = []*Check{
@@ -41,4 +48,47 @@ func Lookup(id string) (*Check, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Suggest is the check ID nearest a mistyped one (a few edits away, or one the
+// mistyped ID is a part of), or "" when none is near.
+func Suggest(id string) string {
+	best, bestD := "", 0
+	for _, c := range ids {
+		d := textmatch.Distance(id, c)
+		if id != "" && strings.Contains(c, id) {
+			d = min(d, 2)
+		}
+		if d <= max(2, len(c)/4) && (best == "" || d < bestD || d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// ids are the check IDs, sorted (read by checks themselves, which the
+// registry holds: set once it is).
+var ids []string
+
+func init() {
+	for _, c := range Checks() {
+		ids = append(ids, c.ID)
+	}
+}
+
+// UnknownCheck words an unknown check ID, with the ID it was probably meant to be.
+func UnknownCheck(id string) string {
+	msg := fmt.Sprintf("unknown check %q", id)
+	if s := Suggest(id); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	} else {
+		msg += " (eksdoctor checks lists them)"
+	}
+	return msg
+}
+
+// knownID reports whether an ID in an ignore annotation or comment names a
+// check ("*" and "all" name them all).
+func knownID(id string) bool {
+	return slices.Contains(ids, id) || id == "*" || id == "all"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,11 +121,12 @@ func TestJSON(t *testing.T) {
 	for k := range f {
 		keys = append(keys, k)
 	}
-	want := []string{"check", "detail", "fix", "object", "origin", "severity", "summary"}
+	// The keys of version 1, and those added since (fingerprint).
+	want := []string{"check", "detail", "fingerprint", "fix", "object", "origin", "severity", "summary"}
 	if diff := cmp.Diff(want, sorted(keys)); diff != "" {
 		t.Errorf("finding keys (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]any{"error": float64(2), "warning": float64(1), "info": float64(1)}, doc["summary"]); diff != "" {
+	if diff := cmp.Diff(map[string]any{"error": float64(2), "warning": float64(1), "info": float64(1), "suppressed": float64(0), "baseline": float64(0)}, doc["summary"]); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
@@ -292,4 +294,46 @@ func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// TestBaseline: a report read back as a baseline holds each finding as many
+// times as it occurs; findings beyond those are new. Reports without
+// fingerprints are fingerprinted from their fields; anything else is refused
+// with the line at fault.
+func TestBaseline(t *testing.T) {
+	fs := findings()
+	var b bytes.Buffer
+	if err := report.JSON(&b, fs); err != nil {
+		t.Fatal(err)
+	}
+	base, err := report.ReadBaseline(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := fs[0]
+	extra.Object.Name = "brand-new"
+	again := append(append([]lint.Finding(nil), fs...), fs[0], extra)
+	fresh, known := base.Split(again)
+	if len(known) != len(fs) {
+		t.Errorf("known: %d, want %d", len(known), len(fs))
+	}
+	if len(fresh) != 2 || fresh[0].Object != fs[0].Object || fresh[1].Object.Name != "brand-new" {
+		t.Errorf("fresh: %+v, want the second copy of the first finding and the new one", fresh)
+	}
+
+	old := strings.ReplaceAll(b.String(), `"fingerprint"`, `"fingerprint_was_not_there"`)
+	if base2, err := report.ReadBaseline([]byte(old)); err != nil || !maps.Equal(base, base2) {
+		t.Errorf("a report without fingerprints: %v, %v; want the same baseline", base2, err)
+	}
+
+	for in, want := range map[string]string{
+		"{\n  \"version\": 1,\n  \"findings\": 3\n}":      "line 3: findings holds a JSON number",
+		"{\n  \"version\": 1,\n  \"findings\": [\n  oops": "line 4: invalid character 'o'",
+		`{"findings": []}`:                "not a report written by eksdoctor",
+		`{"version": 99, "findings": []}`: "newer than this eksdoctor reads",
+	} {
+		if _, err := report.ReadBaseline([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadBaseline(%q) = %v, want an error with %q", in, err, want)
+		}
+	}
 }

@@ -10,11 +10,19 @@ import (
 	"github.com/eksdoctor/eksdoctor/lint"
 )
 
-// TextOptions tune the text report.
-type TextOptions struct {
+// Options tune a report.
+type Options struct {
 	// Color enables ANSI colors (the CLI sets it on a terminal without NO_COLOR).
 	Color bool
+	// Suppressed are the findings an ignore annotation or comment silenced,
+	// or that the baseline holds: counted in the summary, listed only with
+	// ShowSuppressed.
+	Suppressed     []lint.Finding
+	ShowSuppressed bool
 }
+
+// TextOptions tune the text report.
+type TextOptions = Options
 
 const (
 	ansiReset  = "\x1b[0m"
@@ -116,14 +124,72 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 			}
 		}
 	}
+	if opts.ShowSuppressed && len(opts.Suppressed) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s\n", p.paint(ansiBold, "Suppressed:"))
+		for _, f := range opts.Suppressed {
+			fmt.Fprintf(&b, "  %-7s %s  %s  %s\n", f.Severity, f.Check, Line(objectOrFile(f)), p.paint(ansiDim, Line(f.Origin.String())))
+			fmt.Fprintf(&b, "          %s\n", Line(suppressedBy(f.Suppressed)))
+		}
+	}
 	c := lint.Count(findings)
-	if len(findings) > 0 {
+	if b.Len() > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "%s, %s, %s\n",
-		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"))
+	fmt.Fprintf(&b, "%s, %s, %s%s\n",
+		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), suppressedCounts(opts))
 	_, err := io.WriteString(w, Guard(b.String()))
 	return err
+}
+
+// suppressedCounts is what the summary line says of suppressed findings:
+// "; 2 suppressed, 3 in the baseline (--show-suppressed lists them)".
+func suppressedCounts(opts Options) string {
+	n := lint.Suppressions(opts.Suppressed)
+	var parts []string
+	if c := n["annotation"] + n["comment"]; c > 0 {
+		parts = append(parts, fmt.Sprintf("%d suppressed", c))
+	}
+	if c := n["baseline"]; c > 0 {
+		parts = append(parts, fmt.Sprintf("%d in the baseline", c))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := "; " + strings.Join(parts, ", ")
+	if !opts.ShowSuppressed {
+		s += " (--show-suppressed lists them)"
+	}
+	return s
+}
+
+// suppressedBy says what silenced a finding.
+func suppressedBy(s *lint.Suppressed) string {
+	var out string
+	switch s.By {
+	case "annotation":
+		out = "suppressed by the annotation " + s.Reason
+		if s.Origin.File != "" {
+			out += " at " + s.Origin.String()
+		}
+		return out
+	case "baseline":
+		return "in the baseline " + s.Origin.File
+	}
+	out = "suppressed by the comment at " + s.Origin.String()
+	if s.Reason != "" {
+		out += ": " + s.Reason
+	}
+	return out
+}
+
+func objectOrFile(f lint.Finding) string {
+	if f.Object == (cluster.ObjectRef{}) {
+		return f.Origin.File
+	}
+	return f.Object.String()
 }
 
 func splitLines(s string) []string {

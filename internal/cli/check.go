@@ -82,24 +82,29 @@ func loadError(err error) error {
 // and writes one report; it returns an exitError carrying the exit code. When the
 // inputs hold several clusters, each finding names its cluster.
 func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
-	var findings []lint.Finding
+	var findings, suppressed []lint.Finding
 	for _, c := range cs {
 		checks := set.checks
 		if c.Model.Live != nil {
 			checks = liveSet.checks
 			set = liveSet // the report lists the checks that ran
 		}
-		fs := lint.Run(c.Model, sim.New(c.Model), checks)
+		fs, ss := lint.RunAll(c.Model, sim.New(c.Model), checks)
 		if len(cs) > 1 {
 			for i := range fs {
 				fs[i].Cluster = c.Name
 			}
+			for i := range ss {
+				ss[i].Cluster = c.Name
+			}
 		}
 		findings = append(findings, fs...)
+		suppressed = append(suppressed, ss...)
 	}
 	lint.Sort(findings)
-	findings = set.apply(findings)
-	if err := write(env, set, findings); err != nil {
+	lint.Sort(suppressed)
+	findings, suppressed = set.againstBaseline(set.apply(findings), set.apply(suppressed))
+	if err := write(env, set, findings, set.options(suppressed)); err != nil {
 		return err
 	}
 	if code := set.exitCode(findings); code != ExitOK {
@@ -108,15 +113,16 @@ func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	return nil
 }
 
-func write(env *Env, set *settings, findings []lint.Finding) error {
+func write(env *Env, set *settings, findings []lint.Finding, opts report.Options) error {
 	var err error
 	switch set.output {
 	case "json":
-		err = report.JSON(env.Stdout, findings)
+		err = report.JSON(env.Stdout, findings, opts)
 	case "sarif":
 		err = report.SARIF(env.Stdout, findings, set.checks, identity(env).Version)
 	default:
-		err = report.Text(env.Stdout, findings, report.TextOptions{Color: color(env, env.Stdout)})
+		opts.Color = color(env, env.Stdout)
+		err = report.Text(env.Stdout, findings, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,9 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
 )
 
 // ConfigFile is the name of the configuration file looked up from the working
@@ -32,11 +35,13 @@ type Config struct {
 
 // reportOptions are the flags every analysing command shares.
 type reportOptions struct {
-	output  string
-	failOn  string
-	enable  []string
-	disable []string
-	config  string
+	output         string
+	failOn         string
+	enable         []string
+	disable        []string
+	config         string
+	baseline       string
+	showSuppressed bool
 }
 
 func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
@@ -45,15 +50,20 @@ func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these checks (comma-separated IDs)")
 	fs.StringSliceVar(&o.disable, "disable", nil, "skip these checks (comma-separated IDs)")
 	fs.StringVar(&o.config, "config", "", "configuration file (default: "+ConfigFile+" found upward from the working directory)")
+	fs.StringVar(&o.baseline, "baseline", "", "a previous report (-o json): report only the findings it does not hold")
+	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the findings ignore annotations and comments silenced, and those the baseline holds")
 }
 
 // settings are the resolved flags and configuration.
 type settings struct {
-	output   string
-	failOn   lint.Severity // 0 = never
-	checks   []*lint.Check
-	severity map[string]lint.Severity
-	exclude  []string
+	output         string
+	baseline       report.Baseline
+	baselineFile   string
+	showSuppressed bool
+	failOn         lint.Severity // 0 = never
+	checks         []*lint.Check
+	severity       map[string]lint.Severity
+	exclude        []string
 }
 
 var outputs = []string{"text", "json", "sarif"}
@@ -63,9 +73,19 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude}
+	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed}
 	if !contains(outputs, o.output) {
 		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(outputs, ", "))
+	}
+	if o.baseline != "" {
+		data, err := os.ReadFile(o.baseline)
+		if err != nil {
+			return nil, usagef("--baseline: %v", err)
+		}
+		if s.baseline, err = report.ReadBaseline(data); err != nil {
+			return nil, usagef("--baseline %s: %v", o.baseline, err)
+		}
+		s.baselineFile = o.baseline
 	}
 	failOn := cfg.FailOn
 	if o.failOn != "" {
@@ -87,12 +107,12 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 	disable := append(append([]string(nil), cfg.Disable...), o.disable...)
 	for _, id := range append(append([]string(nil), enable...), disable...) {
 		if _, ok := lint.Lookup(id); !ok {
-			return nil, usagef("unknown check %q (valid: %s)", id, strings.Join(checkIDs(), ", "))
+			return nil, usagef("%s", unknownCheck(id))
 		}
 	}
 	for id, sv := range cfg.Severity {
 		if _, ok := lint.Lookup(id); !ok {
-			return nil, usagef("configuration: unknown check %q (valid: %s)", id, strings.Join(checkIDs(), ", "))
+			return nil, usagef("configuration: %s", unknownCheck(id))
 		}
 		sev, err := lint.ParseSeverity(sv)
 		if err != nil {
@@ -113,6 +133,15 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 		s.checks = append(s.checks, c)
 	}
 	return s, nil
+}
+
+// unknownCheck words an unknown check ID: the check meant when one is near,
+// else every valid ID.
+func unknownCheck(id string) string {
+	if s := lint.Suggest(id); s != "" {
+		return fmt.Sprintf("unknown check %q (did you mean %q?)", id, s)
+	}
+	return fmt.Sprintf("unknown check %q (valid: %s)", id, strings.Join(checkIDs(), ", "))
 }
 
 func checkIDs() []string {
@@ -164,6 +193,25 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		return nil, usagef("configuration %s: %v", path, err)
 	}
 	return &cfg, nil
+}
+
+// againstBaseline moves the findings the baseline holds to the suppressed ones.
+func (s *settings) againstBaseline(active, suppressed []lint.Finding) ([]lint.Finding, []lint.Finding) {
+	if s.baseline == nil {
+		return active, suppressed
+	}
+	fresh, known := s.baseline.Split(active)
+	for i := range known {
+		known[i].Suppressed = &lint.Suppressed{By: "baseline", Origin: cluster.Origin{File: s.baselineFile}}
+	}
+	suppressed = append(suppressed, known...)
+	lint.Sort(suppressed)
+	return fresh, suppressed
+}
+
+// options are the report options of the settings, for the suppressed findings.
+func (s *settings) options(suppressed []lint.Finding) report.Options {
+	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed}
 }
 
 // apply filters and adjusts findings by the settings.

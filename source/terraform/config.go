@@ -103,6 +103,9 @@ func (l *loader) readModule(dir string) (*modConfig, error) {
 		if !ok {
 			continue
 		}
+		if !strings.HasSuffix(file, ".json") {
+			l.suppressions = append(l.suppressions, ignoreComments(src, file, body)...)
+		}
 		cfg.add(l, body, seen)
 	}
 	return cfg, nil

@@ -65,6 +65,7 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	b.m.Identity.ServiceAccounts = append(b.m.Identity.ServiceAccounts, l.serviceAccounts...)
 	b.m.Problems = append(b.m.Problems, l.problems...)
 	b.m.Notes = append(b.m.Notes, l.notes...)
+	b.m.Suppressions = append(b.m.Suppressions, l.suppressions...)
 	b.m.Unseen = append(b.m.Unseen, l.unseen...)
 	for f := range l.files {
 		if !strings.Contains(f, "#") && !strings.HasSuffix(f, ".tf") && !strings.HasSuffix(f, ".tf.json") {

@@ -46,7 +46,9 @@ type loader struct {
 
 	problems []cluster.Problem
 	notes    []cluster.Note
-	seen     map[string]bool
+	// suppressions are the ignore comments of the files read.
+	suppressions []cluster.Suppression
+	seen         map[string]bool
 	// serviceAccounts are the IRSA service accounts the karpenter sub-module trusts.
 	serviceAccounts []cluster.ServiceAccountIdentity
 
