@@ -107,10 +107,30 @@ func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	if err := write(env, set, findings, set.options(suppressed)); err != nil {
 		return err
 	}
+	if blind := readNothing(cs); blind != "" {
+		// A run that saw nothing must not pass as a clean bill of health.
+		fmt.Fprintf(env.Stderr, "%s: nothing could be analysed: %s\n", progName(env.prog), blind)
+		return exitError{ExitUsage}
+	}
 	if code := set.exitCode(findings); code != ExitOK {
 		return exitError{code}
 	}
 	return nil
+}
+
+// readNothing says why, when every cluster is a running cluster (or its
+// snapshot) of which not one resource could be read; "" otherwise.
+func readNothing(cs []*source.Cluster) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	for _, c := range cs {
+		m := c.Model
+		if m.Live == nil || len(m.Live.Skipped) == 0 || len(m.Objects) > 0 || len(m.Nodes) > 0 || len(m.Pods) > 0 {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no resource of the cluster could be read (%d refused or not served: see the live-resource-skipped findings)", len(cs[0].Model.Live.Skipped))
 }
 
 func write(env *Env, set *settings, findings []lint.Finding, opts report.Options) error {

@@ -283,6 +283,36 @@ func TestClusterSurvivesForbiddenResources(t *testing.T) {
 	}
 }
 
+// Credentials that may read nothing: the report says what could not be read,
+// and the run exits 2 (nothing could be analysed), never 0 as if the cluster
+// were healthy; the same for its snapshot.
+func TestClusterThatCanReadNothing(t *testing.T) {
+	liveFixture(t)
+	cfg, err := apiServer.AddUser("cli-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := kubeconfigFor(t, cfg)
+	r := runLive(t, "eksdoctor", nil, false, "cluster", "--kubeconfig", kc)
+	if r.code != ExitUsage {
+		t.Errorf("exit %d, want %d\n%s", r.code, ExitUsage, r)
+	}
+	if !strings.Contains(r.stdout, "live-resource-skipped  could not read pods: forbidden") {
+		t.Errorf("the report does not say what could not be read:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "nothing could be analysed: no resource of the cluster could be read") {
+		t.Errorf("stderr does not say why the run failed: %q", r.stderr)
+	}
+	snap := filepath.Join(t.TempDir(), "nothing.json")
+	if s := runLive(t, "eksdoctor", nil, false, "snapshot", "--kubeconfig", kc, "-o", snap); s.code != ExitOK {
+		t.Fatalf("snapshot: %s", s)
+	}
+	c := runLive(t, "eksdoctor", nil, false, "check", snap)
+	if c.code != ExitUsage || !strings.Contains(c.stderr, "nothing could be analysed") {
+		t.Errorf("check of its snapshot: exit %d, want %d\n%s", c.code, ExitUsage, c)
+	}
+}
+
 // `eksdoctor check` on a snapshot written by `eksdoctor snapshot` reports byte
 // for byte what `eksdoctor cluster` reports on the same state, in every format.
 func TestSnapshotThenCheckEqualsCluster(t *testing.T) {
@@ -309,6 +339,21 @@ func TestSnapshotThenCheckEqualsCluster(t *testing.T) {
 		}
 		if live.stdout != offline.stdout {
 			t.Errorf("-o %s: cluster (-) and check on its snapshot (+) differ:\n%s", format, cmp.Diff(live.stdout, offline.stdout))
+		}
+	}
+	// teardown too: the snapshot keeps the hazards of the running cluster
+	// (finalizer-stuck) and its exit code.
+	for _, format := range []string{"json", "text"} {
+		live := runLive(t, "eksdoctor", nil, false, "teardown", "--live", "--kubeconfig", kc, "-o", format)
+		offline := runLive(t, "eksdoctor", nil, false, "teardown", file, "-o", format)
+		if live.code != offline.code || live.code != ExitFindings {
+			t.Errorf("teardown -o %s: --live exits %d, on its snapshot %d; want %d", format, live.code, offline.code, ExitFindings)
+		}
+		if !strings.Contains(offline.stdout, "finalizer-stuck") {
+			t.Errorf("teardown -o %s of the snapshot lacks the stuck finalizer:\n%s", format, offline.stdout)
+		}
+		if live.stdout != offline.stdout {
+			t.Errorf("teardown -o %s: --live (-) and on its snapshot (+) differ:\n%s", format, cmp.Diff(live.stdout, offline.stdout))
 		}
 	}
 	plain := filepath.Join(dir, "f.json")

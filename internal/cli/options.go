@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
@@ -22,15 +26,15 @@ const ConfigFile = ".eksdoctor.yaml"
 type Config struct {
 	// FailOn is the lowest severity that makes the exit code 1 (error, warning,
 	// info, never).
-	FailOn string `json:"failOn,omitempty"`
+	FailOn string `json:"failOn,omitempty" yaml:"failOn"`
 	// Enable restricts the run to these checks; Disable removes checks.
-	Enable  []string `json:"enable,omitempty"`
-	Disable []string `json:"disable,omitempty"`
+	Enable  []string `json:"enable,omitempty" yaml:"enable"`
+	Disable []string `json:"disable,omitempty" yaml:"disable"`
 	// Severity overrides a check's severity.
-	Severity map[string]string `json:"severity,omitempty"`
+	Severity map[string]string `json:"severity,omitempty" yaml:"severity"`
 	// Exclude lists path patterns (filepath.Match against the path or its base
 	// name) whose findings are dropped.
-	Exclude []string `json:"exclude,omitempty"`
+	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
 }
 
 // reportOptions are the flags every analysing command shares.
@@ -42,10 +46,15 @@ type reportOptions struct {
 	config         string
 	baseline       string
 	showSuppressed bool
+	// formats are the output formats of the command (outputs when nil).
+	formats []string
 }
 
 func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or sarif")
+	if o.formats == nil {
+		o.formats = outputs
+	}
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(o.formats, ", "))
 	fs.StringVar(&o.failOn, "fail-on", "", "lowest severity that fails the run: error, warning, info or never (default error)")
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these checks (comma-separated IDs)")
 	fs.StringSliceVar(&o.disable, "disable", nil, "skip these checks (comma-separated IDs)")
@@ -74,8 +83,12 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 		return nil, err
 	}
 	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed}
-	if !contains(outputs, o.output) {
-		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(outputs, ", "))
+	formats := o.formats
+	if formats == nil {
+		formats = outputs
+	}
+	if !contains(formats, o.output) {
+		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(formats, ", "))
 	}
 	if o.baseline != "" {
 		data, err := os.ReadFile(o.baseline)
@@ -161,6 +174,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+var (
+	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	wrongType    = regexp.MustCompile("cannot unmarshal !!(\\w+) (?:`[^`]*` )?into ([][a-z]+)")
+	yamlKinds    = map[string]string{"seq": "a list", "map": "a map", "str": "a string", "int": "a number", "float": "a number", "bool": "true or false", "null": "nothing"}
+	goKinds      = map[string]string{"string": "a string", "[]string": "a list of strings", "map[string]string": "a map of strings"}
+)
+
 // loadConfig reads an explicit configuration file, or the nearest .eksdoctor.yaml
 // above the working directory.
 func loadConfig(env *Env, explicit string) (*Config, error) {
@@ -189,8 +209,20 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		return nil, usagef("read configuration: %v", err)
 	}
 	var cfg Config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return nil, usagef("configuration %s: %v", path, err)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		// "yaml: unmarshal errors:\n  line 2: field failon not found in type
+		// cli.Config" → "line 2: unknown field failon".
+		msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+		msg = strings.ReplaceAll(msg, "\n  ", "; ")
+		msg = strings.TrimSpace(strings.TrimPrefix(msg, "yaml: "))
+		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (valid: failOn, enable, disable, severity, exclude)")
+		msg = wrongType.ReplaceAllStringFunc(msg, func(m string) string {
+			g := wrongType.FindStringSubmatch(m)
+			return yamlKinds[g[1]] + " where the configuration expects " + goKinds[g[2]]
+		})
+		return nil, usagef("configuration %s: %s", path, msg)
 	}
 	return &cfg, nil
 }

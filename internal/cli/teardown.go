@@ -46,9 +46,6 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
   eksdoctor teardown --live --context prod
   kubectl eksdoctor teardown -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.report.output == "sarif" {
-				return usagef("unknown output format %q (valid: text, json)", o.report.output)
-			}
 			useLive, err := liveMode(env.prog, liveFlag, lo, args, o.charts)
 			if err != nil {
 				return err
@@ -61,11 +58,17 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
-			return teardownAll(env, set, cs)
+			// A snapshot is a cluster read earlier: its hazards are those
+			// of the running cluster (finalizer-stuck), as for check.
+			liveSet, err := o.report.resolve(env, true)
+			if err != nil {
+				return err
+			}
+			return teardownAll(env, set, liveSet, cs)
 		},
 	}
+	o.report.formats = []string{"text", "json"}
 	o.report.addFlags(cmd.Flags())
-	cmd.Flags().Lookup("output").Usage = "output format: text or json"
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "plan the teardown of the running cluster instead of files")
 	addSourceFlags(cmd, o)
 	lo.addFlags(cmd.Flags())
@@ -80,9 +83,9 @@ var liveTeardownChecks = []string{"finalizer-stuck"}
 // is one cluster; when there are several, each cluster's plan under its name (in
 // JSON, a list of plans, each naming its cluster), leaving out clusters with
 // nothing to tear down.
-func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
+func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	if len(cs) == 1 {
-		return teardown(env, set, cs[0].Model, "")
+		return teardown(env, set, liveSet, cs[0].Model, "")
 	}
 	var out bytes.Buffer
 	sub := *env
@@ -91,7 +94,7 @@ func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
 	var docs []json.RawMessage
 	for _, c := range cs {
 		out.Reset()
-		err := teardown(&sub, set, c.Model, c.Name)
+		err := teardown(&sub, set, liveSet, c.Model, c.Name)
 		var ee exitError
 		switch {
 		case errors.As(err, &ee):
@@ -133,12 +136,13 @@ var errNothingToTearDown = errors.New("nothing to tear down")
 // files or from a running cluster: the plan reads NodeClaims and Nodes when the
 // model has them. name is the cluster's name when the inputs hold several; an
 // empty plan is then not written.
-func teardown(env *Env, set *settings, m *cluster.Model, name string) error {
+func teardown(env *Env, set, liveSet *settings, m *cluster.Model, name string) error {
 	s := sim.New(m)
 	plan := s.TeardownNow()
 	ids := teardownChecks
 	if m.Live != nil {
 		ids = append(append([]string(nil), ids...), liveTeardownChecks...)
+		set = liveSet
 	}
 	var checks []*lint.Check
 	for _, c := range set.checks {

@@ -255,7 +255,7 @@ func TestTeardownLiveModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := teardown(env, set, m, ""); err != nil {
+	if err := teardown(env, set, set, m, ""); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
 	if want := "   - NodePool/default\n       still present: NodeClaim default-x7k2p (deleting; finalizers karpenter.sh/termination)\n"; !strings.Contains(out.String(), want) {
