@@ -19,7 +19,7 @@ type Explanation struct {
 	// several.
 	Cluster   string         `json:"cluster,omitempty"`
 	Object    string         `json:"object"`
-	Origin    string         `json:"origin"`
+	Origin    Origin         `json:"origin"`
 	Component string         `json:"component,omitempty"`
 	Bootstrap string         `json:"bootstrap,omitempty"`
 	Phases    []ExplainPhase `json:"phases"`
@@ -55,18 +55,28 @@ type ExplainPhase struct {
 type ExplainSource struct {
 	Kind          string   `json:"kind"`
 	Name          string   `json:"name"`
-	Origin        string   `json:"origin,omitempty"`
+	Origin        *Origin  `json:"origin,omitempty"`
 	Result        string   `json:"result"`
 	Reasons       []string `json:"reasons,omitempty"`
 	InstanceTypes []string `json:"instanceTypes,omitempty"`
 }
 
-// ExplainJSON writes explanations as a JSON list.
+// ExplainJSON writes explanations as a versioned JSON document:
+// {"version": 1, "explanations": [...]}.
 func ExplainJSON(w io.Writer, docs []Explanation) error {
+	if docs == nil {
+		docs = []Explanation{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(docs)
+	return enc.Encode(ExplainDocument{SchemaVersion, docs})
+}
+
+// ExplainDocument is what explain -o json writes.
+type ExplainDocument struct {
+	Version      int           `json:"version"`
+	Explanations []Explanation `json:"explanations"`
 }
 
 // ExplainText writes explanations as text; live titles the phase as the cluster
@@ -78,7 +88,7 @@ func ExplainText(w io.Writer, docs []Explanation, live, paint bool) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s  %s\n", Bold(p, Line(d.Object)), Line(d.Origin))
+		fmt.Fprintf(&b, "%s  %s\n", Bold(p, Line(d.Object)), Line(cluster.Origin{File: d.Origin.File, Line: d.Origin.Line}.String()))
 		if d.Cluster != "" {
 			fmt.Fprintf(&b, "  cluster: %s\n", Line(d.Cluster))
 		}
@@ -147,7 +157,7 @@ func Phase(pl *sim.Placement) ExplainPhase {
 		pj.Requests[string(k)] = q.String()
 	}
 	for _, v := range pl.Verdicts {
-		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: v.Source.Origin().String(), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
+		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: originPtr(v.Source.Origin()), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
 		for _, r := range v.Reasons {
 			sj.Reasons = append(sj.Reasons, r.Text())
 		}
@@ -199,4 +209,12 @@ func resultWord(on bool, r string) string {
 		return "\x1b[31m" + r + "\x1b[0m"
 	}
 	return "\x1b[33m" + r + "\x1b[0m"
+}
+
+func originPtr(o cluster.Origin) *Origin {
+	if o.IsZero() {
+		return nil
+	}
+	j := OriginOf(o)
+	return &j
 }

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"strings"
 	"testing"
 	"unicode"
@@ -61,6 +62,36 @@ func FuzzReport(f *testing.F) {
 		for format, out := range map[string][]byte{"json": js.Bytes(), "sarif": sarif.Bytes()} {
 			if !json.Valid(out) {
 				t.Fatalf("%s output is not valid JSON", format)
+			}
+		}
+		// GitHub annotations: one command per finding, one line each, then
+		// the count; nothing else a runner would read as a command.
+		var gh bytes.Buffer
+		if err := report.GitHub(&gh, fs, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		ghLines := strings.Split(strings.TrimSuffix(gh.String(), "\n"), "\n")
+		if len(ghLines) != len(fs)+1 || !strings.HasPrefix(ghLines[len(fs)], "eksdoctor: ") {
+			t.Fatalf("github output is not %d annotations and a count:\n%q", len(fs), gh.String())
+		}
+		for _, l := range ghLines[:len(fs)] {
+			if strings.ContainsAny(l, "\r\x1b") || strings.Count(l, "::") < 2 || !strings.HasPrefix(l, "::") {
+				t.Fatalf("annotation %q", l)
+			}
+		}
+		var junit, md bytes.Buffer
+		if err := report.JUnit(&junit, fs, checks, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := xml.Unmarshal(junit.Bytes(), new(struct{})); err != nil {
+			t.Fatalf("junit output is not XML: %v", err)
+		}
+		if err := report.Markdown(&md, fs, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(md.String(), "\n") {
+			if strings.ContainsRune(line, 0x1b) || strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") {
+				t.Fatalf("markdown line %d: %q", i+1, line)
 			}
 		}
 	})

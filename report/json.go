@@ -55,6 +55,12 @@ type jsonObject struct {
 	Name      string `json:"name"`
 }
 
+// Origin is a place in the input, as every JSON document writes it.
+type Origin = jsonOrigin
+
+// OriginOf is an origin as JSON writes it.
+func OriginOf(o cluster.Origin) Origin { return Origin{File: o.File, Line: o.Line} }
+
 type jsonOrigin struct {
 	File string `json:"file"`
 	Line int    `json:"line"`

@@ -61,6 +61,36 @@ func findings() []lint.Finding {
 	return fs
 }
 
+// sarifOptions exercise what SARIF says beyond the findings: a fix as line
+// changes, a suppressed finding shown, a file under the source root given by
+// its absolute path and one outside it.
+func sarifOptions() report.Options {
+	sup := lint.Finding{Check: "helm-values-unknown", Severity: lint.Warning,
+		Object:     cluster.ObjectRef{Kind: "HelmRelease", Namespace: "kube-system", Name: "karpenter"},
+		Origin:     cluster.Origin{File: "/src/repo/infra/main.tf", Line: 120},
+		Summary:    "helm_release.karpenter sets settings.x, which chart karpenter 1.0.8 never reads",
+		Suppressed: &lint.Suppressed{By: "comment", Origin: cluster.Origin{File: "/src/repo/infra/main.tf", Line: 99}, Reason: "wrapper chart"}}
+	base := lint.Finding{Check: "teardown-orphans", Severity: lint.Warning,
+		Object:     cluster.ObjectRef{Kind: "NodePool", Name: "spot"},
+		Origin:     cluster.Origin{File: "/elsewhere/pools.yaml", Line: 3},
+		Summary:    "NodePool/spot is applied out of band",
+		Suppressed: &lint.Suppressed{By: "baseline", Origin: cluster.Origin{File: "base.json"}}}
+	return report.Options{
+		Root:           "/src/repo",
+		ShowSuppressed: true,
+		Suppressed:     []lint.Finding{sup, base},
+		Changes: func(f lint.Finding) []report.TextChange {
+			if f.Check != "bootstrap-deadlock" {
+				return nil
+			}
+			return []report.TextChange{
+				{File: "infra/main.tf", StartLine: 50, EndLine: 52, Text: "  tolerations = []\n"},
+				{File: "infra/values.yaml", StartLine: 1, EndLine: 0, Text: "a: b\n"},
+			}
+		},
+	}
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
@@ -173,7 +203,7 @@ func sarifSchema(t *testing.T) string {
 
 func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3"); err != nil {
+	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3", sarifOptions()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "findings.sarif", b.Bytes())
@@ -237,9 +267,72 @@ func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"infra/main.tf:42", "karpenter.yaml:1", "manifests/bad%20file.yaml:7"}
+	// The suppressed findings follow: an absolute path under the source root
+	// is relative to it; one outside it is an absolute file URI.
+	want := []string{"infra/main.tf:42", "karpenter.yaml:1", "manifests/bad%20file.yaml:7", "infra/main.tf:120", "file:///elsewhere/pools.yaml:3"}
 	if diff := cmp.Diff(want, uris); diff != "" {
 		t.Errorf("locations (-want +got):\n%s", diff)
+	}
+	var doc struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID      string `json:"id"`
+						HelpURI string `json:"helpUri"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID       string `json:"ruleId"`
+				Suppressions []struct {
+					Kind string `json:"kind"`
+				} `json:"suppressions"`
+				Fixes []struct {
+					ArtifactChanges []struct {
+						ArtifactLocation struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Replacements []struct {
+							DeletedRegion struct {
+								StartLine, EndLine int
+							} `json:"deletedRegion"`
+						} `json:"replacements"`
+					} `json:"artifactChanges"`
+				} `json:"fixes"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Runs[0].Tool.Driver.Rules {
+		if r.HelpURI != report.CheckDocURL(r.ID) || !strings.HasSuffix(r.HelpURI, "/docs/checks/"+r.ID+".md") {
+			t.Errorf("rule %s: helpUri %q", r.ID, r.HelpURI)
+		}
+		if _, err := os.Stat(filepath.Join("..", "docs", "checks", r.ID+".md")); err != nil {
+			t.Errorf("rule %s: helpUri names a page the repository lacks: %v", r.ID, err)
+		}
+	}
+	var kinds []string
+	fixes := 0
+	for _, r := range doc.Runs[0].Results {
+		for _, s := range r.Suppressions {
+			kinds = append(kinds, r.RuleID+" "+s.Kind)
+		}
+		for _, f := range r.Fixes {
+			fixes++
+			if len(f.ArtifactChanges) != 2 || f.ArtifactChanges[0].ArtifactLocation.URI != "infra/main.tf" ||
+				f.ArtifactChanges[0].Replacements[0].DeletedRegion.StartLine != 50 || f.ArtifactChanges[0].Replacements[0].DeletedRegion.EndLine != 53 {
+				t.Errorf("fix of %s: %+v, want lines 50-52 of infra/main.tf replaced (to the start of line 53), then values.yaml", r.RuleID, f)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"helm-values-unknown inSource", "teardown-orphans external"}, kinds); diff != "" {
+		t.Errorf("suppressions (-want +got):\n%s", diff)
+	}
+	if fixes != 1 {
+		t.Errorf("%d fixes, want the bootstrap-deadlock one", fixes)
 	}
 }
 
@@ -253,7 +346,7 @@ func TestSARIFMultitoolValidates(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "out.sarif")
 	var b bytes.Buffer
-	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3"); err != nil {
+	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3", sarifOptions()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {

@@ -43,6 +43,7 @@ type sarifText struct {
 type sarifRule struct {
 	ID                   string             `json:"id"`
 	Name                 string             `json:"name"`
+	HelpURI              string             `json:"helpUri"`
 	ShortDescription     sarifText          `json:"shortDescription"`
 	FullDescription      sarifText          `json:"fullDescription"`
 	Help                 sarifText          `json:"help"`
@@ -59,13 +60,36 @@ type sarifRuleProps struct {
 }
 
 type sarifResult struct {
-	RuleID              string            `json:"ruleId"`
-	RuleIndex           int               `json:"ruleIndex"`
-	Level               string            `json:"level"`
-	Message             sarifText         `json:"message"`
-	Locations           []sarifLocation   `json:"locations,omitempty"`
-	PartialFingerprints map[string]string `json:"partialFingerprints"`
-	Properties          *sarifResultProps `json:"properties,omitempty"`
+	RuleID              string             `json:"ruleId"`
+	RuleIndex           int                `json:"ruleIndex"`
+	Level               string             `json:"level"`
+	Message             sarifText          `json:"message"`
+	Locations           []sarifLocation    `json:"locations,omitempty"`
+	PartialFingerprints map[string]string  `json:"partialFingerprints"`
+	Suppressions        []sarifSuppression `json:"suppressions,omitempty"`
+	Fixes               []sarifFix         `json:"fixes,omitempty"`
+	Properties          *sarifResultProps  `json:"properties,omitempty"`
+}
+
+type sarifSuppression struct {
+	// Kind is inSource (an annotation or comment) or external (the baseline).
+	Kind          string `json:"kind"`
+	Justification string `json:"justification,omitempty"`
+}
+
+type sarifFix struct {
+	Description     sarifText           `json:"description"`
+	ArtifactChanges []sarifArtifactEdit `json:"artifactChanges"`
+}
+
+type sarifArtifactEdit struct {
+	ArtifactLocation sarifArtifact      `json:"artifactLocation"`
+	Replacements     []sarifReplacement `json:"replacements"`
+}
+
+type sarifReplacement struct {
+	DeletedRegion   sarifRegion `json:"deletedRegion"`
+	InsertedContent *sarifText  `json:"insertedContent,omitempty"`
 }
 
 type sarifResultProps struct {
@@ -89,7 +113,10 @@ type sarifArtifact struct {
 }
 
 type sarifRegion struct {
-	StartLine int `json:"startLine"`
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+	EndLine     int `json:"endLine,omitempty"`
+	EndColumn   int `json:"endColumn,omitempty"`
 }
 
 type sarifLogical struct {
@@ -127,7 +154,11 @@ func ruleName(id string) string {
 }
 
 // SARIF writes findings as a SARIF 2.1.0 log with one rule per check.
-func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version string) error {
+func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version string, opts ...Options) error {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	run := sarifRun{
 		Tool: sarifTool{Driver: sarifDriver{
 			Name:           "eksdoctor",
@@ -148,6 +179,7 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
 			ID:                   c.ID,
 			Name:                 ruleName(c.ID),
+			HelpURI:              CheckDocURL(c.ID),
 			ShortDescription:     sarifText{Text: c.Title},
 			FullDescription:      sarifText{Text: c.Doc.What},
 			Help:                 sarifText{Text: help, Markdown: md},
@@ -155,7 +187,11 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 			Properties:           sarifRuleProps{Tags: []string{"eksdoctor", c.Family}},
 		})
 	}
-	for _, f := range findings {
+	all := findings
+	if o.ShowSuppressed {
+		all = append(append([]lint.Finding(nil), findings...), o.Suppressed...)
+	}
+	for _, f := range all {
 		ri, ok := index[f.Check]
 		if !ok {
 			continue
@@ -171,11 +207,12 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 			Message:   sarifText{Text: text},
 			PartialFingerprints: map[string]string{
 				"eksdoctorFinding/v1": fingerprint(f.Check, f.Object.String(), f.Summary),
+				"eksdoctorFinding/v2": lint.Fingerprint(f),
 			},
 		}
 		loc := sarifLocation{}
 		if f.Origin.File != "" && !strings.HasPrefix(f.Origin.File, "cluster:") {
-			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: artifactURI(f.Origin.File), URIBaseID: "%SRCROOT%"}}
+			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: artifactLocation(f.Origin.File, o.Root)}
 			if f.Origin.Line > 0 {
 				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Origin.Line}
 			}
@@ -186,6 +223,13 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 		if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
 			res.Locations = []sarifLocation{loc}
 		}
+		if s := f.Suppressed; s != nil {
+			kind := "inSource"
+			if s.By == "baseline" {
+				kind = "external"
+			}
+			res.Suppressions = []sarifSuppression{{Kind: kind, Justification: suppressedBy(s)}}
+		}
 		if f.Fix != nil {
 			var b strings.Builder
 			b.WriteString(f.Fix.Summary)
@@ -193,6 +237,11 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 				b.WriteString("\n" + e.Text)
 			}
 			res.Properties = &sarifResultProps{Fix: b.String()}
+			if o.Changes != nil {
+				if changes := o.Changes(f); len(changes) > 0 {
+					res.Fixes = []sarifFix{sarifFixOf(f.Fix.Summary, changes, o.Root)}
+				}
+			}
 		}
 		if f.Cluster != "" {
 			if res.Properties == nil {
@@ -211,6 +260,43 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(log)
+}
+
+// sarifFixOf words line changes as SARIF replacements: whole lines deleted
+// (from the start of the first to the start of the line after the last) and
+// the new lines inserted there.
+func sarifFixOf(summary string, changes []TextChange, root string) sarifFix {
+	fix := sarifFix{Description: sarifText{Text: summary}}
+	byFile := map[string]int{}
+	for _, c := range changes {
+		i, ok := byFile[c.File]
+		if !ok {
+			i = len(fix.ArtifactChanges)
+			byFile[c.File] = i
+			fix.ArtifactChanges = append(fix.ArtifactChanges, sarifArtifactEdit{ArtifactLocation: artifactLocation(c.File, root)})
+		}
+		r := sarifReplacement{DeletedRegion: sarifRegion{StartLine: c.StartLine, StartColumn: 1, EndLine: c.EndLine + 1, EndColumn: 1}}
+		if c.Text != "" {
+			r.InsertedContent = &sarifText{Text: c.Text}
+		}
+		fix.ArtifactChanges[i].Replacements = append(fix.ArtifactChanges[i].Replacements, r)
+	}
+	return fix
+}
+
+// artifactLocation is where a file is for SARIF: relative to the source root
+// (%SRCROOT%, the directory eksdoctor ran in) when it is there, else an
+// absolute file URI.
+func artifactLocation(file, root string) sarifArtifact {
+	if filepath.IsAbs(file) {
+		if root != "" {
+			if rel, err := filepath.Rel(root, file); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return sarifArtifact{URI: artifactURI(rel), URIBaseID: "%SRCROOT%"}
+			}
+		}
+		return sarifArtifact{URI: "file://" + artifactURI(file)}
+	}
+	return sarifArtifact{URI: artifactURI(file), URIBaseID: "%SRCROOT%"}
 }
 
 // artifactURI makes a relative URI reference from a file path.

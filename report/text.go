@@ -19,6 +19,24 @@ type Options struct {
 	// ShowSuppressed.
 	Suppressed     []lint.Finding
 	ShowSuppressed bool
+	// FailOn is the lowest severity that fails the run (JUnit marks those
+	// findings failed); zero fails every finding.
+	FailOn lint.Severity
+	// Changes gives a finding's fix as changes of file lines (SARIF fixes);
+	// nil, or nil for a finding, when it cannot be worked out.
+	Changes func(lint.Finding) []TextChange
+	// Root is the directory paths are relative to (SARIF's %SRCROOT%): an
+	// absolute path under it is written relative to it.
+	Root string
+}
+
+// TextChange replaces lines StartLine..EndLine of File (1-based, included)
+// with Text (whole lines, each ending in a line feed); EndLine = StartLine-1
+// inserts before StartLine.
+type TextChange struct {
+	File               string
+	StartLine, EndLine int
+	Text               string
 }
 
 // TextOptions tune the text report.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eksdoctor/eksdoctor/internal/fixapply"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -139,7 +140,17 @@ func write(env *Env, set *settings, findings []lint.Finding, opts report.Options
 	case "json":
 		err = report.JSON(env.Stdout, findings, opts)
 	case "sarif":
-		err = report.SARIF(env.Stdout, findings, set.checks, identity(env).Version)
+		opts.Changes = fixChanges
+		if wd, err := env.Getwd(); err == nil {
+			opts.Root = wd
+		}
+		err = report.SARIF(env.Stdout, findings, set.checks, identity(env).Version, opts)
+	case "junit":
+		err = report.JUnit(env.Stdout, findings, set.checks, opts)
+	case "github":
+		err = report.GitHub(env.Stdout, findings, opts)
+	case "markdown":
+		err = report.Markdown(env.Stdout, findings, opts)
 	default:
 		opts.Color = color(env, env.Stdout)
 		err = report.Text(env.Stdout, findings, opts)
@@ -148,6 +159,23 @@ func write(env *Env, set *settings, findings []lint.Finding, opts report.Options
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// fixChanges works out what a finding's fix does to the lines of its files
+// (for SARIF fixes); nil when it cannot be applied as it stands.
+func fixChanges(f lint.Finding) []report.TextChange {
+	if f.Fix == nil {
+		return nil
+	}
+	cs, err := fixapply.Changes("", f.Fix.Edits)
+	if err != nil {
+		return nil
+	}
+	out := make([]report.TextChange, len(cs))
+	for i, c := range cs {
+		out[i] = report.TextChange{File: c.File, StartLine: c.Start, EndLine: c.End, Text: c.Text}
+	}
+	return out
 }
 
 // color is on for a terminal unless NO_COLOR is set (https://no-color.org).

@@ -1,13 +1,44 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
 )
+
+// checksJSON writes the checks as a versioned JSON document.
+func checksJSON(env *Env, list []*lint.Check) error {
+	type doc struct {
+		What string `json:"what"`
+		Why  string `json:"why"`
+		Fix  string `json:"fix"`
+	}
+	type check struct {
+		ID       string `json:"id"`
+		Title    string `json:"title"`
+		Family   string `json:"family"`
+		Severity string `json:"severity"`
+		Live     bool   `json:"live"`
+		HelpURI  string `json:"helpUri"`
+		Doc      doc    `json:"doc"`
+	}
+	out := struct {
+		Version int     `json:"version"`
+		Checks  []check `json:"checks"`
+	}{Version: report.SchemaVersion, Checks: []check{}}
+	for _, c := range list {
+		out.Checks = append(out.Checks, check{ID: c.ID, Title: c.Title, Family: c.Family, Severity: c.Severity.String(),
+			Live: c.Live, HelpURI: report.CheckDocURL(c.ID), Doc: doc{What: c.Doc.What, Why: c.Doc.Why, Fix: c.Doc.Fix}})
+	}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
 
 func newChecksCmd(env *Env) *cobra.Command {
 	var output string
@@ -22,7 +53,7 @@ func newChecksCmd(env *Env) *cobra.Command {
 			for _, id := range args {
 				c, ok := lint.Lookup(id)
 				if !ok {
-					return usagef("unknown check %q (valid: %s)", id, strings.Join(checkIDs(), ", "))
+					return usagef("%s", unknownCheck(id))
 				}
 				list = append(list, c)
 			}
@@ -39,12 +70,14 @@ func newChecksCmd(env *Env) *cobra.Command {
 				for _, c := range list {
 					fmt.Fprint(env.Stdout, lint.Markdown(c))
 				}
+			case "json":
+				return checksJSON(env, list)
 			default:
-				return usagef("unknown output format %q (valid: text, markdown)", output)
+				return usagef("unknown output format %q (valid: text, markdown, json)", output)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or markdown")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, markdown, json")
 	return cmd
 }

@@ -197,7 +197,7 @@ func explainDocs(m *cluster.Model, arg string) ([]report.Explanation, error) {
 	}
 	var docs []report.Explanation
 	for _, w := range ws {
-		d := report.Explanation{Object: w.Ref().String(), Origin: w.Object.Origin.String(), Component: w.Component, Bootstrap: w.Bootstrap}
+		d := report.Explanation{Object: w.Ref().String(), Origin: report.OriginOf(w.Object.Origin), Component: w.Component, Bootstrap: w.Bootstrap}
 		for _, ph := range phases {
 			d.Phases = append(d.Phases, report.Phase(s.Place(w, ph)))
 		}
@@ -207,7 +207,7 @@ func explainDocs(m *cluster.Model, arg string) ([]report.Explanation, error) {
 		docs = append(docs, d)
 	}
 	for _, p := range pods {
-		d := report.Explanation{Object: p.Object.Ref().String(), Origin: p.Object.Origin.String()}
+		d := report.Explanation{Object: p.Object.Ref().String(), Origin: report.OriginOf(p.Object.Origin)}
 		if p.Workload != nil {
 			d.Component, d.Bootstrap = p.Workload.Component, p.Workload.Bootstrap
 		}

@@ -16,12 +16,11 @@ func TestExplainQuotesKarpenter(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("explain: exit %d: %s", code, errOut)
 	}
-	var ex []struct {
-		Phases []report.ExplainPhase `json:"phases"`
-	}
-	if err := json.Unmarshal([]byte(out), &ex); err != nil || len(ex) != 1 {
+	var doc report.ExplainDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Explanations) != 1 || doc.Version != 1 {
 		t.Fatalf("%v: %s", err, out)
 	}
+	ex := doc.Explanations
 	want := `incompatible requirements, label "workload" does not have known values`
 	got := map[string]string{}
 	for _, ph := range ex[0].Phases {

@@ -409,10 +409,11 @@ func TestExplainLive(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("explain a pod: %s", r)
 	}
-	var docs []report.Explanation
-	if err := json.Unmarshal([]byte(r.stdout), &docs); err != nil {
+	var doc report.ExplainDocument
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
+	docs := doc.Explanations
 	if len(docs) != 1 || docs[0].Object != "Pod/kube-system/coredns-5d78c9869d-x4t7z" || docs[0].Pods == nil ||
 		!strings.Contains(docs[0].Pods.Scheduler, "untolerated taint {karpenter.sh/controller: true}") ||
 		len(docs[0].Phases) != 1 || docs[0].Phases[0].Result != "fits" {

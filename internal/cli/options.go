@@ -75,7 +75,7 @@ type settings struct {
 	exclude        []string
 }
 
-var outputs = []string{"text", "json", "sarif"}
+var outputs = []string{"text", "json", "sarif", "junit", "github", "markdown"}
 
 func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 	cfg, err := loadConfig(env, o.config)
@@ -243,7 +243,7 @@ func (s *settings) againstBaseline(active, suppressed []lint.Finding) ([]lint.Fi
 
 // options are the report options of the settings, for the suppressed findings.
 func (s *settings) options(suppressed []lint.Finding) report.Options {
-	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed}
+	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed, FailOn: s.failOn}
 }
 
 // apply filters and adjusts findings by the settings.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
@@ -24,17 +26,7 @@ var appliers = map[string]func(content []byte, e cluster.Edit) ([]byte, error){
 // Apply applies edits to files; relative edit paths are resolved against dir, and
 // edits to one file are applied bottom-up so earlier line numbers stay valid.
 func Apply(dir string, edits []cluster.Edit) error {
-	byFile := map[string][]cluster.Edit{}
-	var order []string
-	for _, e := range edits {
-		if e.Format == cluster.FormatShell {
-			continue
-		}
-		if _, ok := byFile[e.File]; !ok {
-			order = append(order, e.File)
-		}
-		byFile[e.File] = append(byFile[e.File], e)
-	}
+	order, byFile := perFile(edits)
 	for _, f := range order {
 		path := f
 		if !filepath.IsAbs(path) {
@@ -44,28 +36,105 @@ func Apply(dir string, edits []cluster.Edit) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", f, err)
 		}
-		es := byFile[f]
-		// Bottom-up: an edit never moves the lines of the edits above it.
-		for i := 0; i < len(es); i++ {
-			for j := i + 1; j < len(es); j++ {
-				if es[j].Line > es[i].Line {
-					es[i], es[j] = es[j], es[i]
-				}
-			}
-		}
-		for _, e := range es {
-			a, ok := appliers[e.Format]
-			if !ok {
-				return fmt.Errorf("%s:%d: no applier for format %q", f, e.Line, e.Format)
-			}
-			content, err = a(content, e)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", f, e.Line, err)
-			}
+		content, err = applyAll(content, f, byFile[f])
+		if err != nil {
+			return err
 		}
 		if err := os.WriteFile(path, content, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", f, err)
 		}
 	}
 	return nil
+}
+
+// perFile groups the edits that change files (not shell ones) by file, in
+// the order files first appear.
+func perFile(edits []cluster.Edit) (order []string, byFile map[string][]cluster.Edit) {
+	byFile = map[string][]cluster.Edit{}
+	for _, e := range edits {
+		if e.Format == cluster.FormatShell {
+			continue
+		}
+		if _, ok := byFile[e.File]; !ok {
+			order = append(order, e.File)
+		}
+		byFile[e.File] = append(byFile[e.File], e)
+	}
+	return order, byFile
+}
+
+// applyAll applies the edits of one file to its content, bottom-up: an edit
+// never moves the lines of the edits above it.
+func applyAll(content []byte, f string, es []cluster.Edit) ([]byte, error) {
+	es = append([]cluster.Edit(nil), es...)
+	sort.SliceStable(es, func(i, j int) bool { return es[i].Line > es[j].Line })
+	for _, e := range es {
+		a, ok := appliers[e.Format]
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: no applier for format %q", f, e.Line, e.Format)
+		}
+		var err error
+		if content, err = a(content, e); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", f, e.Line, err)
+		}
+	}
+	return content, nil
+}
+
+// Change is what an edit does to a file's lines: lines Start..End (1-based,
+// included) become Text (whole lines); End = Start-1 inserts before Start.
+type Change struct {
+	File       string
+	Start, End int
+	Text       string
+}
+
+// Changes works out, without writing anything, what applying edits would do
+// to each file, as the smallest run of changed lines per file. Shell edits
+// change no file. Relative paths are resolved against dir.
+func Changes(dir string, edits []cluster.Edit) ([]Change, error) {
+	var out []Change
+	order, byFile := perFile(edits)
+	for _, f := range order {
+		path := f
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, f)
+		}
+		before, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		after, err := applyAll(before, f, byFile[f])
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := lineChange(before, after); ok {
+			c.File = f
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// lineChange is the run of lines that differs between two contents.
+func lineChange(before, after []byte) (Change, bool) {
+	a, b := strings.SplitAfter(string(before), "\n"), strings.SplitAfter(string(after), "\n")
+	if a[len(a)-1] == "" {
+		a = a[:len(a)-1]
+	}
+	if b[len(b)-1] == "" {
+		b = b[:len(b)-1]
+	}
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	if p == len(a) && p == len(b) {
+		return Change{}, false
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return Change{Start: p + 1, End: len(a) - s, Text: strings.Join(b[p:len(b)-s], "")}, true
 }
