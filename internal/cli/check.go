@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -135,25 +136,46 @@ func readNothing(cs []*source.Cluster) string {
 }
 
 func write(env *Env, set *settings, findings []lint.Finding, opts report.Options) error {
+	if err := writeFormat(env, env.Stdout, set.output, set, findings, opts); err != nil {
+		return err
+	}
+	for _, w := range set.writes {
+		f, err := os.Create(w.file)
+		if err != nil {
+			return fmt.Errorf("--write: %w", err)
+		}
+		err = writeFormat(env, f, w.format, set, findings, opts)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("--write: %w", cerr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFormat writes the report in one format.
+func writeFormat(env *Env, w io.Writer, format string, set *settings, findings []lint.Finding, opts report.Options) error {
 	var err error
-	switch set.output {
+	switch format {
 	case "json":
-		err = report.JSON(env.Stdout, findings, opts)
+		err = report.JSON(w, findings, opts)
 	case "sarif":
 		opts.Changes = fixChanges
 		if wd, err := env.Getwd(); err == nil {
 			opts.Root = wd
 		}
-		err = report.SARIF(env.Stdout, findings, set.checks, identity(env).Version, opts)
+		err = report.SARIF(w, findings, set.checks, identity(env).Version, opts)
 	case "junit":
-		err = report.JUnit(env.Stdout, findings, set.checks, opts)
+		err = report.JUnit(w, findings, set.checks, opts)
 	case "github":
-		err = report.GitHub(env.Stdout, findings, opts)
+		err = report.GitHub(w, findings, opts)
 	case "markdown":
-		err = report.Markdown(env.Stdout, findings, opts)
+		err = report.Markdown(w, findings, opts)
 	default:
-		opts.Color = color(env, env.Stdout)
-		err = report.Text(env.Stdout, findings, opts)
+		opts.Color = color(env, w)
+		err = report.Text(w, findings, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)

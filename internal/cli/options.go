@@ -48,6 +48,8 @@ type reportOptions struct {
 	showSuppressed bool
 	// formats are the output formats of the command (outputs when nil).
 	formats []string
+	// writes are --write FORMAT=FILE: more reports from the same run.
+	writes []string
 }
 
 func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
@@ -60,12 +62,16 @@ func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.disable, "disable", nil, "skip these checks (comma-separated IDs)")
 	fs.StringVar(&o.config, "config", "", "configuration file (default: "+ConfigFile+" found upward from the working directory)")
 	fs.StringVar(&o.baseline, "baseline", "", "a previous report (-o json): report only the findings it does not hold")
+	if o.formats == nil || len(o.formats) == len(outputs) {
+		fs.StringArrayVar(&o.writes, "write", nil, "also write the report in FORMAT to FILE, from the same run (FORMAT=FILE, repeatable: --write sarif=eksdoctor.sarif)")
+	}
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the findings ignore annotations and comments silenced, and those the baseline holds")
 }
 
 // settings are the resolved flags and configuration.
 type settings struct {
 	output         string
+	writes         []extraReport
 	baseline       report.Baseline
 	baselineFile   string
 	showSuppressed bool
@@ -89,6 +95,13 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 	}
 	if !contains(formats, o.output) {
 		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(formats, ", "))
+	}
+	for _, w := range o.writes {
+		format, file, ok := strings.Cut(w, "=")
+		if !ok || file == "" || !contains(formats, format) {
+			return nil, usagef("--write %q: want FORMAT=FILE with FORMAT one of %s", w, strings.Join(formats, ", "))
+		}
+		s.writes = append(s.writes, extraReport{format, file})
 	}
 	if o.baseline != "" {
 		data, err := os.ReadFile(o.baseline)
@@ -226,6 +239,9 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 	}
 	return &cfg, nil
 }
+
+// extraReport is one --write: a report in another format, to a file.
+type extraReport struct{ format, file string }
 
 // againstBaseline moves the findings the baseline holds to the suppressed ones.
 func (s *settings) againstBaseline(active, suppressed []lint.Finding) ([]lint.Finding, []lint.Finding) {
