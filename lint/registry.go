@@ -16,6 +16,7 @@ var registry = []*Check{
 	controllerRoleAsNodeRole,
 	disruptionDaemonSetEvicted,
 	disruptionTolerationMissing,
+	duplicateObject,
 	fargateProfileMismatch,
 	fargateRoleUnauthorized,
 	fargateUnsupported,

@@ -1,10 +1,12 @@
 package lint_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/lint/linttest"
 )
 
 func TestSuggest(t *testing.T) {
@@ -53,4 +55,8 @@ func TestFingerprint(t *testing.T) {
 			t.Errorf("another %s, same fingerprint", name)
 		}
 	}
+}
+
+func TestDuplicateObjectFixtures(t *testing.T) {
+	linttest.RunFixtures(t, filepath.Join("testdata", "input"), []string{"duplicate-object"})
 }
