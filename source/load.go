@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,52 @@ type Options struct {
 	Namespace string
 	// TFVars are extra Terraform variable files.
 	TFVars []string
+	// Assign puts manifests, values and charts in the cluster the user says,
+	// whatever their place in the tree.
+	Assign []Assignment
+}
+
+// Assignment puts the inputs whose paths match Include in Cluster.
+type Assignment struct {
+	// Cluster is the configuration: a Terraform root directory, an eksctl or
+	// snapshot file (as given, or as its path).
+	Cluster string
+	// Include are path patterns (filepath.Match on the path or its base name;
+	// "DIR/**" for everything under DIR), relative to the working directory.
+	Include []string
+}
+
+// Matches reports whether a path matches one of the patterns.
+func (a Assignment) Matches(path string) bool {
+	for _, p := range a.Include {
+		if MatchPath(p, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchPath matches a path pattern: filepath.Match against the path (both made
+// absolute, slash-separated) or its base name, and "DIR/**" for everything
+// under DIR.
+func MatchPath(pattern, path string) bool {
+	if path == "" {
+		return false
+	}
+	ap, apath := filepath.ToSlash(abs(pattern)), filepath.ToSlash(abs(path))
+	if ok, _ := filepath.Match(ap, apath); ok {
+		return true
+	}
+	if ok, _ := filepath.Match(filepath.ToSlash(pattern), filepath.ToSlash(path)); ok {
+		return true
+	}
+	if ok, _ := filepath.Match(pattern, filepath.Base(path)); ok {
+		return true
+	}
+	if dir, ok := strings.CutSuffix(ap, "/**"); ok && strings.HasPrefix(apath, dir+"/") {
+		return true
+	}
+	return false
 }
 
 // ErrNoInput is returned when no path could be read at all.
@@ -65,11 +112,19 @@ func Load(paths []string, opts Options) ([]*Cluster, error) {
 			}
 		}
 	}
-	roots := append(append(append(append([]string(nil), paths...), opts.Charts...), opts.Values...), opts.TFVars...)
+	// A variables file given directly is read as `terraform plan -var-file`
+	// reads it: for the configuration of its directory.
+	for _, p := range paths {
+		if isVarsName(p) {
+			opts.TFVars = append(slices.Clip(opts.TFVars), p)
+		}
+	}
+	roots := append(append(append([]string(nil), paths...), opts.Charts...), opts.Values...)
+	roots = append(roots, opts.TFVars...)
 	for _, p := range paths {
 		// A .tf file given directly is read as Terraform reads it: with its
 		// directory.
-		if isTerraformName(p) {
+		if isTerraformName(p) || isVarsName(p) {
 			roots = append(roots, filepath.Dir(p))
 		}
 	}
@@ -81,7 +136,7 @@ func Load(paths []string, opts Options) ([]*Cluster, error) {
 		switch {
 		case fsys.IsDir(p):
 			f.walk(fsys, p)
-		case isTerraformName(p):
+		case isTerraformName(p), isVarsName(p):
 			f.addRoot(filepath.Dir(p))
 		default:
 			f.files = append(f.files, p)
@@ -296,7 +351,13 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 
 	var loose *unit
 	for _, p := range pending {
-		u := nearest(units, p.path)
+		u, err := assigned(units, p.path, opts.Assign)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			u = nearest(units, p.path)
+		}
 		if u == nil {
 			if loose == nil {
 				loose = &unit{name: "manifests"}
@@ -319,6 +380,32 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	})
 	return out, nil
 }
+
+// assigned is the cluster the configuration file assigns a path to; nil when
+// none does.
+func assigned(units []*unit, path string, as []Assignment) (*unit, error) {
+	for _, a := range as {
+		if !a.Matches(path) {
+			continue
+		}
+		for _, u := range units {
+			if u.anchor && (u.name == a.Cluster || abs(u.name) == abs(a.Cluster)) {
+				return u, nil
+			}
+		}
+		var names []string
+		for _, u := range units {
+			if u.anchor {
+				names = append(names, u.name)
+			}
+		}
+		return nil, fmt.Errorf("%w: clusters: %s is assigned to %q, which is not a cluster of these inputs (they are: %s)", ErrAssign, path, a.Cluster, strings.Join(names, ", "))
+	}
+	return nil, nil
+}
+
+// ErrAssign is an assignment to a cluster the inputs do not hold.
+var ErrAssign = errors.New("unknown cluster")
 
 type pendingPart struct {
 	path  string
@@ -434,6 +521,11 @@ func hasTF(fsys *inputfs.FS, dir string) bool {
 		}
 	}
 	return false
+}
+
+// isVarsName reports whether a file is a Terraform variables file.
+func isVarsName(name string) bool {
+	return strings.HasSuffix(name, ".tfvars") || strings.HasSuffix(name, ".tfvars.json")
 }
 
 func isTerraformName(name string) bool {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,7 +45,9 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 				return err
 			}
 			roomFor(env, args)
-			cs, err := source.Load(args, o.sourceOptions())
+			opts := o.sourceOptions()
+			opts.Assign = set.assign
+			cs, err := source.Load(args, opts)
 			if err != nil {
 				return loadError(err)
 			}
@@ -74,9 +75,6 @@ func addSourceFlags(cmd *cobra.Command, o *checkOptions) {
 }
 
 func loadError(err error) error {
-	if errors.Is(err, source.ErrNoInput) {
-		return usageError{err}
-	}
 	return usageError{err}
 }
 

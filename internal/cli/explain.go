@@ -46,7 +46,15 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 			if err != nil {
 				return err
 			}
-			cs, err := loadClusters(cmd.Context(), env, useLive, lo, paths, o)
+			cfg, err := loadConfig(env, "")
+			if err != nil {
+				return err
+			}
+			assign, err := cfg.assignments()
+			if err != nil {
+				return err
+			}
+			cs, err := loadClusters(cmd.Context(), env, useLive, lo, paths, o, assign)
 			if err != nil {
 				return err
 			}

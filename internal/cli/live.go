@@ -115,7 +115,7 @@ func liveMode(prog string, liveFlag bool, lo *liveOptions, paths, charts []strin
 
 // loadClusters reads the running cluster, or the files at paths (default the working
 // directory), as liveMode decided.
-func loadClusters(ctx context.Context, env *Env, useLive bool, lo *liveOptions, paths []string, o *checkOptions) ([]*source.Cluster, error) {
+func loadClusters(ctx context.Context, env *Env, useLive bool, lo *liveOptions, paths []string, o *checkOptions, assign []source.Assignment) ([]*source.Cluster, error) {
 	if useLive {
 		m, err := lo.load(ctx, env)
 		if err != nil {
@@ -127,7 +127,9 @@ func loadClusters(ctx context.Context, env *Env, useLive bool, lo *liveOptions, 
 		paths = []string{"."}
 	}
 	roomFor(env, paths)
-	cs, err := source.Load(paths, o.sourceOptions())
+	opts := o.sourceOptions()
+	opts.Assign = assign
+	cs, err := source.Load(paths, opts)
 	if err != nil {
 		return nil, loadError(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
+	"github.com/eksdoctor/eksdoctor/source"
 )
 
 // ConfigFile is the name of the configuration file looked up from the working
@@ -35,6 +36,28 @@ type Config struct {
 	// Exclude lists path patterns (filepath.Match against the path or its base
 	// name) whose findings are dropped.
 	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
+	// Clusters assigns manifests, values and charts to the cluster they
+	// belong to, where the layout of the tree does not say.
+	Clusters []ClusterAssignment `json:"clusters,omitempty" yaml:"clusters"`
+}
+
+// assignments are the configuration's clusters as the loader takes them.
+func (cfg *Config) assignments() ([]source.Assignment, error) {
+	var out []source.Assignment
+	for i, c := range cfg.Clusters {
+		if c.Cluster == "" || len(c.Include) == 0 {
+			return nil, usagef("configuration: clusters[%d] needs a cluster and the paths it includes", i)
+		}
+		out = append(out, source.Assignment{Cluster: c.Cluster, Include: c.Include})
+	}
+	return out, nil
+}
+
+// ClusterAssignment puts the inputs matching Include in Cluster.
+type ClusterAssignment struct {
+	// Cluster is a Terraform root directory, or an eksctl or snapshot file.
+	Cluster string   `json:"cluster" yaml:"cluster"`
+	Include []string `json:"include" yaml:"include"`
 }
 
 // reportOptions are the flags every analysing command shares.
@@ -70,6 +93,7 @@ func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
 
 // settings are the resolved flags and configuration.
 type settings struct {
+	assign         []source.Assignment
 	output         string
 	writes         []extraReport
 	baseline       report.Baseline
@@ -89,6 +113,9 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 		return nil, err
 	}
 	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed}
+	if s.assign, err = cfg.assignments(); err != nil {
+		return nil, err
+	}
 	formats := o.formats
 	if formats == nil {
 		formats = outputs
@@ -230,7 +257,7 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
 		msg = strings.ReplaceAll(msg, "\n  ", "; ")
 		msg = strings.TrimSpace(strings.TrimPrefix(msg, "yaml: "))
-		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (valid: failOn, enable, disable, severity, exclude)")
+		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (valid: failOn, enable, disable, severity, exclude, clusters; clusters: cluster, include)")
 		msg = wrongType.ReplaceAllStringFunc(msg, func(m string) string {
 			g := wrongType.FindStringSubmatch(m)
 			return yamlKinds[g[1]] + " where the configuration expects " + goKinds[g[2]]

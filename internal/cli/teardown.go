@@ -54,7 +54,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
-			cs, err := loadClusters(cmd.Context(), env, useLive, lo, args, o)
+			cs, err := loadClusters(cmd.Context(), env, useLive, lo, args, o, set.assign)
 			if err != nil {
 				return err
 			}
