@@ -239,7 +239,19 @@ func Markdown(w io.Writer, findings []lint.Finding, opts Options) error {
 		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %d |\n", r.check, CheckDocURL(r.check), r.sev, r.n)
 	}
 	b.WriteString("\n")
-	sorted := append([]lint.Finding(nil), findings...)
+	groups, rest := Groups(findings, opts.Group)
+	for _, g := range groups {
+		f := g.Findings[0]
+		kind := f.Object.Kind
+		if kind == "" {
+			kind = "file"
+		}
+		fmt.Fprintf(&b, "<details><summary><b>%s</b> <code>%s</code> %d × %s: %s</summary>\n\n", f.Severity, f.Check, len(g.Findings), mdText(kind), mdText(g.Cause))
+		fmt.Fprintf(&b, "The same for %d objects: %s\n\n", len(g.Findings), mdText(examples(g, 20)))
+		mdFinding(&b, f)
+		b.WriteString("</details>\n\n")
+	}
+	sorted := append([]lint.Finding(nil), rest...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Severity > sorted[j].Severity })
 	for _, f := range sorted {
 		where := ""
@@ -254,24 +266,29 @@ func Markdown(w io.Writer, findings []lint.Finding, opts Options) error {
 			what = mdText(f.Cluster) + ": " + what
 		}
 		fmt.Fprintf(&b, "<details><summary><b>%s</b> <code>%s</code> %s%s</summary>\n\n", f.Severity, f.Check, what, where)
-		fmt.Fprintf(&b, "%s\n\n", mdText(f.Summary))
-		if f.Detail != "" {
-			fmt.Fprintf(&b, "```text\n%s\n```\n\n", mdFence(f.Detail))
-		}
-		if f.Fix != nil {
-			fmt.Fprintf(&b, "**Fix:** %s\n\n", mdText(f.Fix.Summary))
-			for _, e := range f.Fix.Edits {
-				loc := artifactPath(e.File)
-				if e.Line > 0 {
-					loc = fmt.Sprintf("%s:%d", loc, e.Line)
-				}
-				fmt.Fprintf(&b, "`%s` (%s)\n\n```%s\n%s\n```\n\n", mdCode(loc), e.Format, fenceLang(e.Format), mdFence(e.Text))
-			}
-		}
+		mdFinding(&b, f)
 		b.WriteString("</details>\n\n")
 	}
 	_, err := io.WriteString(w, Guard(b.String()))
 	return err
+}
+
+// mdFinding writes a finding's summary, explanation and fix.
+func mdFinding(b *strings.Builder, f lint.Finding) {
+	fmt.Fprintf(b, "%s\n\n", mdText(f.Summary))
+	if f.Detail != "" {
+		fmt.Fprintf(b, "```text\n%s\n```\n\n", mdFence(f.Detail))
+	}
+	if f.Fix != nil {
+		fmt.Fprintf(b, "**Fix:** %s\n\n", mdText(f.Fix.Summary))
+		for _, e := range f.Fix.Edits {
+			loc := artifactPath(e.File)
+			if e.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", loc, e.Line)
+			}
+			fmt.Fprintf(b, "`%s` (%s)\n\n```%s\n%s\n```\n\n", mdCode(loc), e.Format, fenceLang(e.Format), mdFence(e.Text))
+		}
+	}
 }
 
 // mdText escapes text for Markdown (and the HTML GitHub allows in it): no

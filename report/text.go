@@ -28,6 +28,9 @@ type Options struct {
 	// Root is the directory paths are relative to (SARIF's %SRCROOT%): an
 	// absolute path under it is written relative to it.
 	Root string
+	// Group, when positive, writes findings of one cause about at least that
+	// many objects as one entry (text, Markdown).
+	Group int
 }
 
 // TextChange replaces lines StartLine..EndLine of File (1-based, included)
@@ -71,18 +74,41 @@ func severityColor(s lint.Severity) string {
 	return ansiBlue
 }
 
-// Text writes findings grouped by object, in the order of their first finding.
+// Text writes findings grouped by object, in the order of their first finding;
+// with Options.Group, findings of one cause about many objects come first, as
+// one entry each.
 func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 	p := painter(opts.Color)
+	var b strings.Builder
+	groups, rest := Groups(findings, opts.Group)
+	for i, g := range groups {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		f := g.Findings[0]
+		if f.Cluster != "" {
+			fmt.Fprintf(&b, "%s\n\n", p.paint(ansiBold, "== cluster "+Line(f.Cluster)+" =="))
+		}
+		kind := f.Object.Kind
+		if kind == "" {
+			kind = "file"
+		}
+		fmt.Fprintf(&b, "%s  %s\n", p.paint(ansiBold, fmt.Sprintf("%d × %s", len(g.Findings), Line(kind))), p.paint(ansiDim, "one cause: "+Line(g.Cause)))
+		writeFinding(&b, p, f, cluster.Origin{})
+		fmt.Fprintf(&b, "          %s\n", Line(fmt.Sprintf("the same for %d objects: %s", len(g.Findings), examples(g, 5))))
+	}
+	if len(groups) > 0 && len(rest) > 0 {
+		b.WriteString("\n")
+	}
 	type group struct {
 		cluster  string
 		ref      cluster.ObjectRef
 		origin   cluster.Origin
 		findings []lint.Finding
 	}
-	var groups []*group
+	var objects []*group
 	index := map[string]*group{}
-	for _, f := range findings {
+	for _, f := range rest {
 		key := f.Cluster + "\x00" + f.Object.String()
 		if f.Object == (cluster.ObjectRef{}) {
 			key = f.Cluster + "\x00file:" + f.Origin.File
@@ -91,20 +117,19 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 		if !ok {
 			g = &group{cluster: f.Cluster, ref: f.Object, origin: f.Origin}
 			index[key] = g
-			groups = append(groups, g)
+			objects = append(objects, g)
 		}
 		g.findings = append(g.findings, f)
 	}
-	for _, g := range groups {
+	for _, g := range objects {
 		// Within an object, the most severe first.
 		sort.SliceStable(g.findings, func(i, j int) bool { return g.findings[i].Severity > g.findings[j].Severity })
 	}
-	var b strings.Builder
-	for i, g := range groups {
+	for i, g := range objects {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		if g.cluster != "" && (i == 0 || groups[i-1].cluster != g.cluster) {
+		if g.cluster != "" && (i == 0 || objects[i-1].cluster != g.cluster) {
 			// Several clusters: each one's findings under its name.
 			fmt.Fprintf(&b, "%s\n\n", p.paint(ansiBold, "== cluster "+Line(g.cluster)+" =="))
 		}
@@ -115,31 +140,7 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 		loc := Line(g.origin.String())
 		fmt.Fprintf(&b, "%s  %s\n", p.paint(ansiBold, title), p.paint(ansiDim, loc))
 		for _, f := range g.findings {
-			sev := fmt.Sprintf("%-7s", f.Severity)
-			fmt.Fprintf(&b, "  %s %s  %s\n", p.paint(severityColor(f.Severity), sev), p.paint(ansiBold, f.Check), Line(f.Summary))
-			if f.Origin.String() != g.origin.String() && f.Origin.File != "" {
-				fmt.Fprintf(&b, "          %s\n", p.paint(ansiDim, "at "+Line(f.Origin.String())))
-			}
-			for _, l := range splitLines(Block(f.Detail)) {
-				if strings.TrimSpace(l) != "" && strings.Contains(f.Summary, strings.TrimSpace(l)) {
-					// Already said in the summary line.
-					continue
-				}
-				fmt.Fprintf(&b, "          %s\n", l)
-			}
-			if f.Fix != nil {
-				fmt.Fprintf(&b, "          %s %s\n", p.paint(ansiGreen, "fix:"), Line(f.Fix.Summary))
-				for _, e := range f.Fix.Edits {
-					where := Line(e.File)
-					if e.Line > 0 {
-						where = fmt.Sprintf("%s:%d", where, e.Line)
-					}
-					fmt.Fprintf(&b, "            %s\n", p.paint(ansiDim, fmt.Sprintf("%s (%s)", where, e.Format)))
-					for _, l := range splitLines(Block(e.Text)) {
-						fmt.Fprintf(&b, "              %s\n", l)
-					}
-				}
-			}
+			writeFinding(&b, p, f, g.origin)
 		}
 	}
 	if opts.ShowSuppressed && len(opts.Suppressed) > 0 {
@@ -160,6 +161,36 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), suppressedCounts(opts))
 	_, err := io.WriteString(w, Guard(b.String()))
 	return err
+}
+
+// writeFinding writes one finding under its object (whose origin is given, so
+// that only another one is repeated).
+func writeFinding(b *strings.Builder, p painter, f lint.Finding, under cluster.Origin) {
+	sev := fmt.Sprintf("%-7s", f.Severity)
+	fmt.Fprintf(b, "  %s %s  %s\n", p.paint(severityColor(f.Severity), sev), p.paint(ansiBold, f.Check), Line(f.Summary))
+	if f.Origin.String() != under.String() && f.Origin.File != "" {
+		fmt.Fprintf(b, "          %s\n", p.paint(ansiDim, "at "+Line(f.Origin.String())))
+	}
+	for _, l := range splitLines(Block(f.Detail)) {
+		if strings.TrimSpace(l) != "" && strings.Contains(f.Summary, strings.TrimSpace(l)) {
+			// Already said in the summary line.
+			continue
+		}
+		fmt.Fprintf(b, "          %s\n", l)
+	}
+	if f.Fix != nil {
+		fmt.Fprintf(b, "          %s %s\n", p.paint(ansiGreen, "fix:"), Line(f.Fix.Summary))
+		for _, e := range f.Fix.Edits {
+			where := Line(e.File)
+			if e.Line > 0 {
+				where = fmt.Sprintf("%s:%d", where, e.Line)
+			}
+			fmt.Fprintf(b, "            %s\n", p.paint(ansiDim, fmt.Sprintf("%s (%s)", where, e.Format)))
+			for _, l := range splitLines(Block(e.Text)) {
+				fmt.Fprintf(b, "              %s\n", l)
+			}
+		}
+	}
 }
 
 // suppressedCounts is what the summary line says of suppressed findings:

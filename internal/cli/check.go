@@ -173,7 +173,11 @@ func writeFormat(env *Env, w io.Writer, format string, set *settings, findings [
 		err = report.Markdown(w, findings, opts)
 	default:
 		opts.Color = color(env, w)
-		err = report.Text(w, findings, opts)
+		if set.summary {
+			err = report.Summary(w, findings, opts)
+		} else {
+			err = report.Text(w, findings, opts)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)

@@ -72,7 +72,9 @@ type reportOptions struct {
 	// formats are the output formats of the command (outputs when nil).
 	formats []string
 	// writes are --write FORMAT=FILE: more reports from the same run.
-	writes []string
+	writes  []string
+	summary bool
+	noGroup bool
 }
 
 func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
@@ -88,12 +90,16 @@ func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
 	if o.formats == nil || len(o.formats) == len(outputs) {
 		fs.StringArrayVar(&o.writes, "write", nil, "also write the report in FORMAT to FILE, from the same run (FORMAT=FILE, repeatable: --write sarif=eksdoctor.sarif)")
 	}
+	fs.BoolVar(&o.summary, "summary", false, "print only a line per check and object kind, the top causes and the counts (text)")
+	fs.BoolVar(&o.noGroup, "no-group", false, fmt.Sprintf("list every finding, instead of one entry for findings of one cause about %d objects or more (text, markdown)", report.GroupAt))
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the findings ignore annotations and comments silenced, and those the baseline holds")
 }
 
 // settings are the resolved flags and configuration.
 type settings struct {
 	assign         []source.Assignment
+	summary        bool
+	group          int
 	output         string
 	writes         []extraReport
 	baseline       report.Baseline
@@ -112,7 +118,10 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed}
+	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed, summary: o.summary, group: report.GroupAt}
+	if o.noGroup {
+		s.group = 0
+	}
 	if s.assign, err = cfg.assignments(); err != nil {
 		return nil, err
 	}
@@ -286,7 +295,7 @@ func (s *settings) againstBaseline(active, suppressed []lint.Finding) ([]lint.Fi
 
 // options are the report options of the settings, for the suppressed findings.
 func (s *settings) options(suppressed []lint.Finding) report.Options {
-	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed, FailOn: s.failOn}
+	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed, FailOn: s.failOn, Group: s.group}
 }
 
 // apply filters and adjusts findings by the settings.

@@ -1,0 +1,178 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/lint"
+)
+
+// Many objects with one cause (3,000 bare pods Pending on the same taint, 200
+// Deployments selecting a label no capacity has) are one problem: reports group
+// them into one entry with a count and examples instead of repeating it.
+
+// GroupAt is how many findings with one cause make a group.
+const GroupAt = 5
+
+// Group is findings of one check, severity and cause about different objects.
+type Group struct {
+	// Cause is the summary with the object set aside ("…").
+	Cause    string
+	Findings []lint.Finding
+}
+
+// causeOf is what findings of one cause share: the check, severity, cluster,
+// kind of object, summary (with the object and every number set aside),
+// explanation and fix (with the object set aside).
+func causeOf(f lint.Finding) (key, cause string) {
+	cause, detail, fix := f.Summary, f.Detail, ""
+	if f.Fix != nil {
+		fix = f.Fix.Summary
+	}
+	if f.Object != (cluster.ObjectRef{}) {
+		ref := f.Object.String()
+		cause = strings.ReplaceAll(cause, ref, "…")
+		detail = strings.ReplaceAll(detail, ref, "…")
+		fix = strings.ReplaceAll(fix, ref, "…")
+	}
+	// The explanation and the fix must be the same too: a group shows the
+	// first finding's, for all.
+	return strings.Join([]string{f.Cluster, f.Check, f.Severity.String(), f.Object.Kind, withoutDigits(cause), detail, fix}, "\x00"), cause
+}
+
+func withoutDigits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return '#'
+		}
+		return r
+	}, s)
+}
+
+// Groups splits findings into groups of at least min findings with one cause
+// (largest first, then in the order of their first finding) and the rest, in
+// their order.
+func Groups(findings []lint.Finding, min int) (groups []Group, rest []lint.Finding) {
+	index := map[string]int{}
+	var all []Group
+	for _, f := range findings {
+		key, cause := causeOf(f)
+		i, ok := index[key]
+		if !ok {
+			i = len(all)
+			index[key] = i
+			all = append(all, Group{Cause: cause})
+		}
+		all[i].Findings = append(all[i].Findings, f)
+	}
+	in := map[string]bool{}
+	for _, g := range all {
+		if min > 0 && len(g.Findings) >= min {
+			groups = append(groups, g)
+			k, _ := causeOf(g.Findings[0])
+			in[k] = true
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return len(groups[i].Findings) > len(groups[j].Findings) })
+	for _, f := range findings {
+		if k, _ := causeOf(f); !in[k] {
+			rest = append(rest, f)
+		}
+	}
+	return groups, rest
+}
+
+// examples names the first few objects of a group.
+func examples(g Group, n int) string {
+	var names []string
+	seen := map[string]bool{}
+	more := false
+	for _, f := range g.Findings {
+		name := objectOrFile(f)
+		if seen[name] {
+			continue
+		}
+		if len(names) == n {
+			more = true
+			break
+		}
+		seen[name] = true
+		names = append(names, name)
+	}
+	s := strings.Join(names, ", ")
+	if more {
+		s += ", …"
+	}
+	return s
+}
+
+// Summary writes the short view of a run (--summary): a line per check and
+// object kind with how many findings, then the causes that account for the
+// most findings, then the counts.
+func Summary(w io.Writer, findings []lint.Finding, opts Options) error {
+	p := painter(opts.Color)
+	var b strings.Builder
+	type row struct {
+		check, kind string
+		sev         lint.Severity
+		n           int
+		objects     map[cluster.ObjectRef]bool
+	}
+	index := map[string]*row{}
+	var rows []*row
+	for _, f := range findings {
+		kind := f.Object.Kind
+		if kind == "" {
+			kind = "(file)"
+		}
+		key := f.Check + "\x00" + kind + "\x00" + f.Severity.String()
+		r, ok := index[key]
+		if !ok {
+			r = &row{check: f.Check, kind: kind, sev: f.Severity, objects: map[cluster.ObjectRef]bool{}}
+			index[key] = r
+			rows = append(rows, r)
+		}
+		r.n++
+		r.objects[f.Object] = true
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, c := rows[i], rows[j]
+		if a.sev != c.sev {
+			return a.sev > c.sev
+		}
+		if a.n != c.n {
+			return a.n > c.n
+		}
+		if a.check != c.check {
+			return a.check < c.check
+		}
+		return a.kind < c.kind
+	})
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, "%-7s  %-30s  %-22s  %8s  %8s\n", "SEVERITY", "CHECK", "KIND", "FINDINGS", "OBJECTS")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "%s  %-30s  %-22s  %8d  %8d\n", p.paint(severityColor(r.sev), fmt.Sprintf("%-8s", r.sev)), r.check, Line(r.kind), r.n, len(r.objects))
+		}
+		groups, _ := Groups(findings, 2)
+		if len(groups) > 0 {
+			b.WriteString("\n" + p.paint(ansiBold, "Top causes:") + "\n")
+		}
+		for i, g := range groups {
+			if i == 5 {
+				break
+			}
+			f := g.Findings[0]
+			fmt.Fprintf(&b, "  %5d × %s %s  %s\n", len(g.Findings), p.paint(severityColor(f.Severity), f.Severity.String()), f.Check, Line(g.Cause))
+			fmt.Fprintf(&b, "          e.g. %s\n", Line(examples(g, 3)))
+		}
+		b.WriteString("\n")
+	}
+	c := lint.Count(findings)
+	fmt.Fprintf(&b, "%s, %s, %s%s\n",
+		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), suppressedCounts(opts))
+	_, err := io.WriteString(w, Guard(b.String()))
+	return err
+}
