@@ -82,6 +82,25 @@ func loadError(err error) error {
 // and writes one report; it returns an exitError carrying the exit code. When the
 // inputs hold several clusters, each finding names its cluster.
 func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
+	set, findings, suppressed := runChecks(set, liveSet, cs)
+	if err := write(env, set, findings, set.options(suppressed)); err != nil {
+		return err
+	}
+	if blind := readNothing(cs); blind != "" {
+		// A run that saw nothing must not pass as a clean bill of health.
+		fmt.Fprintf(env.Stderr, "%s: nothing could be analysed: %s\n", progName(env.prog), blind)
+		return exitError{ExitUsage}
+	}
+	if code := set.exitCode(findings); code != ExitOK {
+		return exitError{code}
+	}
+	return nil
+}
+
+// runChecks runs the checks on every cluster (the live checks on a snapshot's)
+// and returns the settings of the checks that ran, the findings to report and
+// the suppressed ones (the baseline's too).
+func runChecks(set, liveSet *settings, cs []*source.Cluster) (*settings, []lint.Finding, []lint.Finding) {
 	var findings, suppressed []lint.Finding
 	for _, c := range cs {
 		checks := set.checks
@@ -104,18 +123,7 @@ func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	lint.Sort(findings)
 	lint.Sort(suppressed)
 	findings, suppressed = set.againstBaseline(set.apply(findings), set.apply(suppressed))
-	if err := write(env, set, findings, set.options(suppressed)); err != nil {
-		return err
-	}
-	if blind := readNothing(cs); blind != "" {
-		// A run that saw nothing must not pass as a clean bill of health.
-		fmt.Fprintf(env.Stderr, "%s: nothing could be analysed: %s\n", progName(env.prog), blind)
-		return exitError{ExitUsage}
-	}
-	if code := set.exitCode(findings); code != ExitOK {
-		return exitError{code}
-	}
-	return nil
+	return set, findings, suppressed
 }
 
 // readNothing says why, when every cluster is a running cluster (or its

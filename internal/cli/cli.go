@@ -156,6 +156,7 @@ own format.`,
 		newTeardownCmd(env),
 		newSnapshotCmd(env),
 		newChecksCmd(env),
+		newFixCmd(env),
 		newVersionCmd(env),
 	)
 	if display != "eksdoctor" {

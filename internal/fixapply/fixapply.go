@@ -26,22 +26,17 @@ var appliers = map[string]func(content []byte, e cluster.Edit) ([]byte, error){
 // Apply applies edits to files; relative edit paths are resolved against dir, and
 // edits to one file are applied bottom-up so earlier line numbers stay valid.
 func Apply(dir string, edits []cluster.Edit) error {
-	order, byFile := perFile(edits)
-	for _, f := range order {
-		path := f
+	cs, err := Contents(dir, edits)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		path := c.File
 		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, f)
+			path = filepath.Join(dir, c.File)
 		}
-		content, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", f, err)
-		}
-		content, err = applyAll(content, f, byFile[f])
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, content, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", f, err)
+		if err := os.WriteFile(path, c.After, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", c.File, err)
 		}
 	}
 	return nil
@@ -89,11 +84,17 @@ type Change struct {
 	Text       string
 }
 
-// Changes works out, without writing anything, what applying edits would do
-// to each file, as the smallest run of changed lines per file. Shell edits
-// change no file. Relative paths are resolved against dir.
-func Changes(dir string, edits []cluster.Edit) ([]Change, error) {
-	var out []Change
+// Content is a file's content before and after edits.
+type Content struct {
+	File          string
+	Before, After []byte
+}
+
+// Contents works out, without writing anything, each file's content after the
+// edits, in the order files first appear. Shell edits change no file.
+// Relative paths are resolved against dir.
+func Contents(dir string, edits []cluster.Edit) ([]Content, error) {
+	var out []Content
 	order, byFile := perFile(edits)
 	for _, f := range order {
 		path := f
@@ -108,9 +109,23 @@ func Changes(dir string, edits []cluster.Edit) ([]Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c, ok := lineChange(before, after); ok {
-			c.File = f
-			out = append(out, c)
+		out = append(out, Content{File: f, Before: before, After: after})
+	}
+	return out, nil
+}
+
+// Changes works out, without writing anything, what applying edits would do
+// to each file, as the smallest run of changed lines per file.
+func Changes(dir string, edits []cluster.Edit) ([]Change, error) {
+	cs, err := Contents(dir, edits)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	for _, c := range cs {
+		if ch, ok := lineChange(c.Before, c.After); ok {
+			ch.File = c.File
+			out = append(out, ch)
 		}
 	}
 	return out, nil

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	"github.com/eksdoctor/eksdoctor/internal/fixplan"
+	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/report"
+	"github.com/eksdoctor/eksdoctor/source"
+)
+
+func newFixCmd(env *Env) *cobra.Command {
+	o := &checkOptions{}
+	var diff bool
+	cmd := &cobra.Command{
+		Use:   "fix [PATH...]",
+		Short: "Apply the proposed fixes that can be applied safely, then check again",
+		Long: `fix analyses the paths as 'eksdoctor check' does and applies, in your own files, every
+proposed fix that applies together with the others: edits of one block are made once (two
+fixes that rewrite the same kubectl_manifest's yaml_body are merged into one document),
+a fix that would undo or clash with another is left out and said, and a fix that does not
+apply to the file as it stands is left out. Then it checks again and reports what is left.
+
+Fixes that are commands (kubectl, helm, aws) are printed, never run. Only files under the
+paths given (and the values, variable and chart files named) are written.
+
+With --diff nothing is written: the changes are printed as a unified diff.`,
+		Example: `  eksdoctor fix ./infra --diff
+  eksdoctor fix ./infra --disable teardown-orphans`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && len(o.charts) == 0 {
+				args = []string{"."}
+			}
+			set, err := o.report.resolve(env, false)
+			if err != nil {
+				return err
+			}
+			liveSet, err := o.report.resolve(env, true)
+			if err != nil {
+				return err
+			}
+			opts := o.sourceOptions()
+			opts.Assign = set.assign
+			cs, err := source.Load(args, opts)
+			if err != nil {
+				return loadError(err)
+			}
+			_, findings, _ := runChecks(set, liveSet, cs)
+			plan, err := fixplan.Make("", findings)
+			if err != nil {
+				return err
+			}
+			roots := append(append(append(append([]string(nil), args...), o.values...), o.tfvars...), o.charts...)
+			for _, f := range plan.Files {
+				if !under(f.Path, roots) {
+					return usagef("fix: %s is outside the paths given; nothing was written", f.Path)
+				}
+			}
+			p := painter(color(env, env.Stdout))
+			writePlan(env.Stdout, p, plan, diff)
+			if diff {
+				fmt.Fprintf(env.Stdout, "\n--diff: nothing was written.\n")
+				return nil
+			}
+			for _, f := range plan.Files {
+				mode := os.FileMode(0o644)
+				if st, err := os.Stat(f.Path); err == nil {
+					mode = st.Mode().Perm()
+				}
+				if err := os.WriteFile(f.Path, f.After, mode); err != nil {
+					return fmt.Errorf("fix: write %s: %w", f.Path, err)
+				}
+			}
+			// Check again what the files now say.
+			cs, err = source.Load(args, opts)
+			if err != nil {
+				return loadError(err)
+			}
+			fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
+			return analyse(env, set, liveSet, cs)
+		},
+	}
+	o.report.formats = []string{"text"}
+	o.report.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&diff, "diff", false, "print the changes as a unified diff and write nothing")
+	addSourceFlags(cmd, o)
+	return cmd
+}
+
+type painter bool
+
+func (p painter) bold(s string) string { return report.Bold(bool(p), s) }
+
+// writePlan says what the fixes change, what is left out and why, and the
+// commands eksdoctor does not run.
+func writePlan(w io.Writer, p painter, plan *fixplan.Plan, diff bool) {
+	var b strings.Builder
+	if diff {
+		for _, f := range plan.Files {
+			ud := difflib.UnifiedDiff{
+				A: difflib.SplitLines(string(f.Before)), B: difflib.SplitLines(string(f.After)),
+				FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path), Context: 3,
+			}
+			text, err := difflib.GetUnifiedDiffString(ud)
+			if err != nil {
+				continue
+			}
+			b.WriteString(report.Block(text))
+		}
+		if len(plan.Files) > 0 {
+			b.WriteString("\n")
+		}
+	}
+	files := make([]string, 0, len(plan.Files))
+	for _, f := range plan.Files {
+		files = append(files, f.Path)
+	}
+	verb := "Fixes"
+	if !diff {
+		verb = "Fixed"
+	}
+	fmt.Fprintf(&b, "%s\n", p.bold(fmt.Sprintf("%s %s in %s: %s", verb, countOf(len(plan.Applied), "finding"), countOf(len(files), "file"), report.Line(strings.Join(files, ", ")))))
+	for _, f := range plan.Applied {
+		fmt.Fprintf(&b, "  %-7s %s  %s: %s\n", f.Severity, f.Check, report.Line(findingName(f)), report.Line(f.Fix.Summary))
+	}
+	if len(plan.Skipped) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", p.bold("Not applied:"))
+		for _, s := range plan.Skipped {
+			fmt.Fprintf(&b, "  %-7s %s  %s: %s\n", s.Finding.Severity, s.Finding.Check, report.Line(findingName(s.Finding)), report.Line(s.Why))
+		}
+	}
+	if len(plan.Commands) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", p.bold("Commands to run yourself (eksdoctor runs none):"))
+		for _, c := range plan.Commands {
+			fmt.Fprintf(&b, "  # %s %s\n", c.Finding.Check, report.Line(findingName(c.Finding)))
+			for _, l := range strings.Split(strings.TrimRight(report.Block(c.Text), "\n"), "\n") {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
+		}
+	}
+	io.WriteString(w, report.Guard(b.String()))
+}
+
+func findingName(f lint.Finding) string {
+	name := f.Object.String()
+	if name == "" || f.Object.Kind == "" {
+		name = f.Origin.String()
+	}
+	if f.Cluster != "" {
+		name = f.Cluster + ": " + name
+	}
+	return name
+}
+
+func countOf(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// under reports whether a file is one of the paths or inside one of them.
+func under(file string, roots []string) bool {
+	af, err := filepath.Abs(file)
+	if err != nil {
+		return false
+	}
+	for _, r := range roots {
+		ar, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		if af == ar || strings.HasPrefix(af, ar+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
