@@ -89,3 +89,13 @@ func mergeKarpenter(dst, src *Karpenter) {
 		dst.Address, dst.Origin = src.Address, src.Origin
 	}
 }
+
+// Empty reports whether a model holds nothing at all: no object, capacity,
+// release, add-on, problem, note or configuration.
+func (m *Model) Empty() bool {
+	return len(m.Objects) == 0 && len(m.Workloads) == 0 && len(m.Pods) == 0 && len(m.NodeGroups) == 0 &&
+		len(m.FargateProfiles) == 0 && len(m.NodePools) == 0 && len(m.NodeClasses) == 0 && len(m.NodeClaims) == 0 &&
+		len(m.Nodes) == 0 && len(m.Unseen) == 0 && len(m.HelmReleases) == 0 && len(m.Addons) == 0 &&
+		len(m.Problems) == 0 && len(m.Notes) == 0 && len(m.Suppressions) == 0 && len(m.Inputs) == 0 &&
+		!m.Cluster.Defined && m.Terraform == nil && m.Live == nil
+}

@@ -351,6 +351,11 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 
 	var loose *unit
 	for _, p := range pending {
+		if p.model.Empty() {
+			// A file that declares nothing (a values file no
+			// configuration reads, a CI configuration) adds nothing.
+			continue
+		}
 		u, err := assigned(units, p.path, opts.Assign)
 		if err != nil {
 			return nil, err
