@@ -168,7 +168,7 @@ func writeFormat(env *Env, w io.Writer, format string, set *settings, findings [
 	case "json":
 		err = report.JSON(w, findings, opts)
 	case "sarif":
-		opts.Changes = fixChanges
+		opts.Changes = fixChanges()
 		if wd, err := env.Getwd(); err == nil {
 			opts.Root = wd
 		}
@@ -193,22 +193,50 @@ func writeFormat(env *Env, w io.Writer, format string, set *settings, findings [
 	return nil
 }
 
-// fixChanges works out what a finding's fix does to the lines of its files
-// (for SARIF fixes); nil when it cannot be applied as it stands.
-func fixChanges(f lint.Finding) []report.TextChange {
-	if f.Fix == nil {
-		return nil
+// fixChanges works out what each finding's fix does to the lines of its files
+// (for SARIF fixes); nil for a fix that cannot be applied as it stands. Each
+// fix reads and edits its files again, so a budget bounds the bytes all of
+// them may go through: an input with thousands of fixes in one file gets its
+// first fixes as SARIF fixes, and the rest (and those in files over 1 MiB) as
+// text only.
+func fixChanges() func(lint.Finding) []report.TextChange {
+	left := int64(fixChangesBudget)
+	return func(f lint.Finding) []report.TextChange {
+		if f.Fix == nil || left <= 0 {
+			return nil
+		}
+		for _, e := range f.Fix.Edits {
+			if e.Format == lint.FormatShell {
+				continue
+			}
+			st, err := os.Stat(e.File)
+			if err != nil || st.Size() > fixChangesFileLimit {
+				return nil
+			}
+			left -= st.Size()
+		}
+		if left < 0 {
+			return nil
+		}
+		cs, err := fixapply.Changes("", f.Fix.Edits)
+		if err != nil {
+			return nil
+		}
+		out := make([]report.TextChange, len(cs))
+		for i, c := range cs {
+			out[i] = report.TextChange{File: c.File, StartLine: c.Start, EndLine: c.End, Text: c.Text}
+		}
+		return out
 	}
-	cs, err := fixapply.Changes("", f.Fix.Edits)
-	if err != nil {
-		return nil
-	}
-	out := make([]report.TextChange, len(cs))
-	for i, c := range cs {
-		out[i] = report.TextChange{File: c.File, StartLine: c.Start, EndLine: c.End, Text: c.Text}
-	}
-	return out
 }
+
+// fixChangesBudget is how many bytes of files the SARIF fixes of one run may
+// read and edit, fixChangesFileLimit the largest file one may edit (editing
+// parses the whole file).
+const (
+	fixChangesBudget    = 16 << 20
+	fixChangesFileLimit = 1 << 20
+)
 
 // color is on for a terminal unless NO_COLOR is set (https://no-color.org).
 func color(env *Env, w io.Writer) bool {
