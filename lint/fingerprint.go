@@ -11,12 +11,12 @@ import (
 // line, so that editing the file above it, or a count in its wording
 // ("0/3 node groups"), leaves it the same finding.
 func Fingerprint(f Finding) string {
-	h := sha256.Sum256([]byte(strings.Join([]string{"v1", f.Check, f.Cluster, f.Object.String(), withoutNumbers(f.Summary)}, "\x00")))
+	h := sha256.Sum256([]byte(strings.Join([]string{"v1", f.Check, f.Cluster, f.Object.String(), WithoutNumbers(f.Summary)}, "\x00")))
 	return hex.EncodeToString(h[:12])
 }
 
-// withoutNumbers replaces each run of digits with "#".
-func withoutNumbers(s string) string {
+// WithoutNumbers replaces each run of digits with "#".
+func WithoutNumbers(s string) string {
 	var b strings.Builder
 	digits := false
 	for _, r := range s {

@@ -25,31 +25,30 @@ type Group struct {
 }
 
 // causeOf is what findings of one cause share: the check, severity, cluster,
-// kind of object, summary (with the object and every number set aside),
-// explanation and fix (with the object set aside).
+// kind of object, summary, explanation and fix, each with the object's name
+// and every number set aside. The cause shown is the summary with the object
+// set aside.
 func causeOf(f lint.Finding) (key, cause string) {
-	cause, detail, fix := f.Summary, f.Detail, ""
+	cause = f.Summary
+	summary, detail, fix := f.Summary, f.Detail, ""
 	if f.Fix != nil {
 		fix = f.Fix.Summary
 	}
 	if f.Object != (cluster.ObjectRef{}) {
 		ref := f.Object.String()
 		cause = strings.ReplaceAll(cause, ref, "…")
-		detail = strings.ReplaceAll(detail, ref, "…")
-		fix = strings.ReplaceAll(fix, ref, "…")
-	}
-	// The explanation and the fix must be the same too: a group shows the
-	// first finding's, for all.
-	return strings.Join([]string{f.Cluster, f.Check, f.Severity.String(), f.Object.Kind, withoutDigits(cause), detail, fix}, "\x00"), cause
-}
-
-func withoutDigits(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return '#'
+		for _, s := range []*string{&summary, &detail, &fix} {
+			*s = strings.ReplaceAll(*s, ref, "…")
+			if len(f.Object.Name) >= 3 {
+				// A pod's own name in its explanation ("Pending pods (1):
+				// batch-x7k2p.") does not make another cause.
+				*s = strings.ReplaceAll(*s, f.Object.Name, "…")
+			}
 		}
-		return r
-	}, s)
+	}
+	// The explanation and the fix must be the same too, numbers aside (ages,
+	// counts, times): a group shows the first finding's, for all.
+	return strings.Join([]string{f.Cluster, f.Check, f.Severity.String(), f.Object.Kind, lint.WithoutNumbers(summary), lint.WithoutNumbers(detail), lint.WithoutNumbers(fix)}, "\x00"), cause
 }
 
 // Groups splits findings into groups of at least min findings with one cause

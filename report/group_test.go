@@ -19,7 +19,8 @@ func pending(n int) []lint.Finding {
 		fs = append(fs, lint.Finding{Check: "pod-unschedulable", Severity: lint.Error, Object: ref,
 			Origin:  cluster.Origin{File: "cluster:prod"},
 			Summary: ref.String() + " is Pending: 0/12 nodes are available: 12 node(s) had untolerated taint {gpu: true}.",
-			Detail:  "Pending since 2026-11-24T10:00:00Z. " + ref.String() + " tolerates nothing."})
+			// Each pod's own age, time and name in its explanation.
+			Detail: fmt.Sprintf("Pending for %dm, since 2026-11-24T10:%02d:00Z. %s tolerates nothing.\nPending pods (1): %s.", i%60, i%60, ref, ref.Name)})
 	}
 	other := cluster.ObjectRef{Kind: "Pod", Namespace: "batch", Name: "odd-one"}
 	fs = append(fs, lint.Finding{Check: "pod-unschedulable", Severity: lint.Error, Object: other,
