@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -25,9 +26,9 @@ type Group struct {
 }
 
 // causeOf is what findings of one cause share: the check, severity, cluster,
-// kind of object, summary, explanation and fix, each with the object's name
-// and every number set aside. The cause shown is the summary with the object
-// set aside.
+// kind of object, summary (every number set aside), explanation (times and
+// counts set aside) and fix, each with the object's name set aside. The cause
+// shown is the summary with the object set aside.
 func causeOf(f lint.Finding) (key, cause string) {
 	cause = f.Summary
 	summary, detail, fix := f.Summary, f.Detail, ""
@@ -46,9 +47,22 @@ func causeOf(f lint.Finding) (key, cause string) {
 			}
 		}
 	}
-	// The explanation and the fix must be the same too, numbers aside (ages,
-	// counts, times): a group shows the first finding's, for all.
-	return strings.Join([]string{f.Cluster, f.Check, f.Severity.String(), f.Object.Kind, lint.WithoutNumbers(summary), lint.WithoutNumbers(detail), lint.WithoutNumbers(fix)}, "\x00"), cause
+	// The explanation must be the same too, times and counts aside (not the
+	// numbers in names: node group "ng-03" is not "ng-07"), and the fix
+	// exactly: a group shows the first finding's, for all.
+	return strings.Join([]string{f.Cluster, f.Check, f.Severity.String(), f.Object.Kind, lint.WithoutNumbers(summary), countsAside(detail), fix}, "\x00"), cause
+}
+
+var (
+	timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`)
+	count     = regexp.MustCompile(`(^|[^A-Za-z0-9_.-])\d+`)
+)
+
+// countsAside sets aside times and the numbers that stand alone (counts,
+// ages: "Pending for 12m", "(3)"), keeping those inside names.
+func countsAside(s string) string {
+	s = timestamp.ReplaceAllString(s, "<time>")
+	return count.ReplaceAllString(s, "$1#")
 }
 
 // Groups splits findings into groups of at least min findings with one cause

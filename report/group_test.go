@@ -41,6 +41,20 @@ func TestGroups(t *testing.T) {
 	if g, rest := report.Groups(pending(4), report.GroupAt); len(g) != 0 || len(rest) != 5 {
 		t.Errorf("4 alike: %d groups, %d rest", len(g), len(rest))
 	}
+	// Numbers in names are not counts: fixes for node group ng-03 and ng-07
+	// are two causes, however alike their summaries.
+	var ngs []lint.Finding
+	for i := range 10 {
+		ref := cluster.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: fmt.Sprintf("svc-%d", i)}
+		ng := []string{"ng-03", "ng-07"}[i%2]
+		ngs = append(ngs, lint.Finding{Check: "pod-unschedulable", Severity: lint.Error, Object: ref,
+			Summary: ref.String() + " fits no capacity: 0/20 node groups are available",
+			Detail:  "node group \"" + ng + "\": refuses",
+			Fix:     &lint.Fix{Summary: "tolerate dedicated:NoSchedule so the pods can run on node group \"" + ng + "\""}})
+	}
+	if g, _ := report.Groups(ngs, report.GroupAt); len(g) != 2 || len(g[0].Findings) != 5 {
+		t.Errorf("ng-03 and ng-07: %d groups, want 2 of 5", len(g))
+	}
 	fs := pending(6)
 	fs[2].Detail = "another explanation"
 	if g, rest := report.Groups(fs, report.GroupAt); len(g) != 1 || len(g[0].Findings) != 5 || len(rest) != 2 {
