@@ -395,7 +395,7 @@ func manyDocuments() Case {
 			})
 		},
 		Args: []string{"check", "repo"},
-		Want: []string{"more than 50000 documents", "more than about 2000000 values", "still-analysed", "deep.yaml", "deep.json"},
+		Want: []string{"more than 20000 documents", "more than about 2000000 values", "still-analysed", "deep.yaml", "deep.json"},
 	}
 }
 

@@ -77,7 +77,7 @@ var textSeed = maphash.MakeSeed()
 // MaxDocuments bounds the documents of one file, and the objects they hold (List
 // items count): a file of a million empty or tiny documents costs far more to hold
 // than its size suggests. The rest of a larger file is not read.
-const MaxDocuments = 50_000
+const MaxDocuments = 20_000
 
 // maxFileValues bounds the values (keys, scalars, lists and maps) the documents of
 // one file may hold, estimated from their text before parsing: parsing builds a
