@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -53,45 +52,91 @@ func causeOf(f lint.Finding) (key, cause string) {
 	return strings.Join([]string{f.Cluster, f.Check, f.Severity.String(), f.Object.Kind, lint.WithoutNumbers(summary), countsAside(detail), fix}, "\x00"), cause
 }
 
-var (
-	timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`)
-	count     = regexp.MustCompile(`(^|[^A-Za-z0-9_.-])\d+`)
-)
-
 // countsAside sets aside times and the numbers that stand alone (counts,
-// ages: "Pending for 12m", "(3)"), keeping those inside names.
+// ages: "Pending for 12m", "(3)", "10:05:00"), keeping those inside names
+// ("ng-03", "m5.large", "pool_2").
 func countsAside(s string) string {
-	s = timestamp.ReplaceAllString(s, "<time>")
-	return count.ReplaceAllString(s, "$1#")
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			inName := i > 0 && (isWord(s[i-1]) || s[i-1] == '-' || s[i-1] == '.' || s[i-1] == '_')
+			if !inName && isTimestamp(s[i:]) {
+				j := i
+				for j < len(s) && strings.IndexByte("0123456789-:T.Z+", s[j]) >= 0 {
+					j++
+				}
+				b.WriteString("<time>")
+				i = j
+				continue
+			}
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			if inName {
+				b.WriteString(s[i:j])
+			} else {
+				b.WriteByte('#')
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+// isTimestamp reports whether s starts with an RFC 3339 date and time
+// (2026-11-24T10:05:00Z).
+func isTimestamp(s string) bool {
+	const shape = "dddd-dd-ddTdd:dd"
+	if len(s) < len(shape) {
+		return false
+	}
+	for i := range len(shape) {
+		if c := s[i]; shape[i] == 'd' && (c < '0' || c > '9') || shape[i] != 'd' && c != shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isWord(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // Groups splits findings into groups of at least min findings with one cause
 // (largest first, then in the order of their first finding) and the rest, in
 // their order.
 func Groups(findings []lint.Finding, min int) (groups []Group, rest []lint.Finding) {
+	if min <= 0 {
+		return nil, findings
+	}
 	index := map[string]int{}
 	var all []Group
-	for _, f := range findings {
+	of := make([]int, len(findings))
+	for i, f := range findings {
 		key, cause := causeOf(f)
-		i, ok := index[key]
+		g, ok := index[key]
 		if !ok {
-			i = len(all)
-			index[key] = i
+			g = len(all)
+			index[key] = g
 			all = append(all, Group{Cause: cause})
 		}
-		all[i].Findings = append(all[i].Findings, f)
+		all[g].Findings = append(all[g].Findings, f)
+		of[i] = g
 	}
-	in := map[string]bool{}
 	for _, g := range all {
-		if min > 0 && len(g.Findings) >= min {
+		if len(g.Findings) >= min {
 			groups = append(groups, g)
-			k, _ := causeOf(g.Findings[0])
-			in[k] = true
 		}
 	}
 	sort.SliceStable(groups, func(i, j int) bool { return len(groups[i].Findings) > len(groups[j].Findings) })
-	for _, f := range findings {
-		if k, _ := causeOf(f); !in[k] {
+	for i, f := range findings {
+		if len(all[of[i]].Findings) < min {
 			rest = append(rest, f)
 		}
 	}

@@ -20,7 +20,7 @@ func pending(n int) []lint.Finding {
 			Origin:  cluster.Origin{File: "cluster:prod"},
 			Summary: ref.String() + " is Pending: 0/12 nodes are available: 12 node(s) had untolerated taint {gpu: true}.",
 			// Each pod's own age, time and name in its explanation.
-			Detail: fmt.Sprintf("Pending for %dm, since 2026-11-24T10:%02d:00Z. %s tolerates nothing.\nPending pods (1): %s.", i%60, i%60, ref, ref.Name)})
+			Detail: fmt.Sprintf("Pending for %dm, since 2026-11-%02dT%02d:%02d:00Z. %s tolerates nothing.\nPending pods (1): %s.", i%60, 1+i%28, i%24, i%60, ref, ref.Name)})
 	}
 	other := cluster.ObjectRef{Kind: "Pod", Namespace: "batch", Name: "odd-one"}
 	fs = append(fs, lint.Finding{Check: "pod-unschedulable", Severity: lint.Error, Object: other,
