@@ -87,11 +87,12 @@ func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.disable, "disable", nil, "skip these checks (comma-separated IDs)")
 	fs.StringVar(&o.config, "config", "", "configuration file (default: "+ConfigFile+" found upward from the working directory)")
 	fs.StringVar(&o.baseline, "baseline", "", "a previous report (-o json): report only the findings it does not hold")
-	if o.formats == nil || len(o.formats) == len(outputs) {
+	if len(o.formats) == len(outputs) {
+		// The commands that write findings reports (check, cluster).
 		fs.StringArrayVar(&o.writes, "write", nil, "also write the report in FORMAT to FILE, from the same run (FORMAT=FILE, repeatable: --write sarif=eksdoctor.sarif)")
+		fs.BoolVar(&o.summary, "summary", false, "print only a line per check and object kind, the top causes and the counts (text)")
+		fs.BoolVar(&o.noGroup, "no-group", false, fmt.Sprintf("list every finding, instead of one entry for findings of one cause about %d objects or more (text, markdown)", report.GroupAt))
 	}
-	fs.BoolVar(&o.summary, "summary", false, "print only a line per check and object kind, the top causes and the counts (text)")
-	fs.BoolVar(&o.noGroup, "no-group", false, fmt.Sprintf("list every finding, instead of one entry for findings of one cause about %d objects or more (text, markdown)", report.GroupAt))
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the findings ignore annotations and comments silenced, and those the baseline holds")
 }
 
