@@ -39,8 +39,8 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths := args[1:]
-			if output != "text" && output != "json" {
-				return usagef("unknown output format %q (valid: text, json)", output)
+			if output != "text" && output != "json" && output != "mermaid" {
+				return usagef("unknown output format %q (valid: text, json, mermaid)", output)
 			}
 			useLive, err := liveMode(env.prog, liveFlag, lo, paths, o.charts)
 			if err != nil {
@@ -61,7 +61,7 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 			return explain(env, cs, args[0], output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json, mermaid")
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "read the running cluster instead of files")
 	addSourceFlags(cmd, o)
 	lo.addFlags(cmd.Flags())
@@ -229,6 +229,9 @@ func explainDocs(m *cluster.Model, arg string) ([]report.Explanation, error) {
 }
 
 func writeExplain(env *Env, docs []report.Explanation, live bool, output string) error {
+	if output == "mermaid" {
+		return report.ExplainMermaid(env.Stdout, docs)
+	}
 	if output == "json" {
 		if err := report.ExplainJSON(env.Stdout, docs); err != nil {
 			return fmt.Errorf("write: %w", err)

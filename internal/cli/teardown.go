@@ -67,7 +67,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			return teardownAll(env, set, liveSet, cs)
 		},
 	}
-	o.report.formats = []string{"text", "json"}
+	o.report.formats = []string{"text", "json", "dot", "mermaid"}
 	o.report.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "plan the teardown of the running cluster instead of files")
 	addSourceFlags(cmd, o)
@@ -106,6 +106,15 @@ func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 		}
 		if set.output == "json" {
 			docs = append(docs, json.RawMessage(bytes.TrimSpace(out.Bytes())))
+			continue
+		}
+		if set.output == "dot" || set.output == "mermaid" {
+			// One graph per cluster, each naming its cluster.
+			if len(docs) > 0 {
+				fmt.Fprintln(env.Stdout)
+			}
+			fmt.Fprint(env.Stdout, out.String())
+			docs = append(docs, nil)
 			continue
 		}
 		if len(docs) > 0 || out.Len() > 0 {
@@ -157,9 +166,14 @@ func teardown(env *Env, set, liveSet *settings, m *cluster.Model, name string) e
 		return errNothingToTearDown
 	}
 	var err error
-	if set.output == "json" {
+	switch set.output {
+	case "json":
 		err = report.TeardownJSON(env.Stdout, plan, findings, name)
-	} else {
+	case "dot":
+		err = report.TeardownDot(env.Stdout, plan, findings, name)
+	case "mermaid":
+		err = report.TeardownMermaid(env.Stdout, plan, findings, name)
+	default:
 		err = report.TeardownText(env.Stdout, plan, findings, color(env, env.Stdout))
 	}
 	if err != nil {
