@@ -19,6 +19,7 @@ require (
 	github.com/zclconf/go-cty v1.16.4
 	github.com/zclconf/go-cty-yaml v1.1.0
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/net v0.56.0
 	golang.org/x/sync v0.21.0
 	golang.org/x/term v0.44.0
 	golang.org/x/tools v0.47.0
@@ -105,7 +106,6 @@ require (
 	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/mod v0.37.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/oauth2 v0.34.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.39.0 // indirect

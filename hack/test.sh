@@ -41,6 +41,17 @@ EKSDOCTOR_SARIF_SCHEMA=$(./hack/sarif-schema.sh)
 export EKSDOCTOR_SARIF_SCHEMA
 echo "$EKSDOCTOR_SARIF_SCHEMA"
 
+step "headless Chromium (the HTML report is checked in a real browser)"
+if [[ -z "${EKSDOCTOR_CHROMIUM:-}" ]] && ! command -v chromium >/dev/null 2>&1; then
+  echo "installing Debian's chromium package"
+  if [[ $(id -u) -eq 0 ]]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium >/dev/null
+fi
+echo "${EKSDOCTOR_CHROMIUM:-$(command -v chromium)}"
+export EKSDOCTOR_ARTIFACTS=${EKSDOCTOR_ARTIFACTS:-$PWD/.artifacts}
+echo "screenshots go to $EKSDOCTOR_ARTIFACTS"
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [[ -n "$unformatted" ]]; then

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/net/html"
+
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
@@ -22,6 +24,7 @@ func FuzzReport(f *testing.F) {
 	for _, s := range []string{
 		"web", "a\nb", "\n::error file=x::y", "x\x1b[2Jy", "\u202eevil", "::add-mask::secret",
 		"\u00a0::warning::x", "\xff\xfe", "a\r::error::b", "tab\there", "\u2028::error::x",
+		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "\"><a href=\"javascript:x\">",
 	} {
 		f.Add(s, s, s, s)
 	}
@@ -78,6 +81,37 @@ func FuzzReport(f *testing.F) {
 			if strings.ContainsAny(l, "\r\x1b") || strings.Count(l, "::") < 2 || !strings.HasPrefix(l, "::") {
 				t.Fatalf("annotation %q", l)
 			}
+		}
+		// HTML: the input's text never becomes markup; the page's own
+		// script is its only one.
+		var page bytes.Buffer
+		hc := []report.HTMLCluster{{Name: name, Workloads: []report.Explanation{{Object: "Deployment/" + name + "/" + file, Phases: []report.ExplainPhase{
+			{Phase: "steady", Result: "refuses", Sources: []report.ExplainSource{{Kind: "nodepool", Name: name, Result: "refuses", Reasons: []string{summary}}}},
+		}}}}}
+		if err := report.HTML(&page, hc, fs, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		scripts := 0
+		z := html.NewTokenizer(bytes.NewReader(page.Bytes()))
+		for tt := z.Next(); tt != html.ErrorToken; tt = z.Next() {
+			if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+				continue
+			}
+			tok := z.Token()
+			switch tok.Data {
+			case "script":
+				scripts++
+			case "img", "iframe", "object", "embed":
+				t.Fatalf("input reached the html as a %s element", tok.Data)
+			}
+			for _, a := range tok.Attr {
+				if strings.HasPrefix(a.Key, "on") || strings.HasPrefix(strings.ToLower(strings.TrimSpace(a.Val)), "javascript:") {
+					t.Fatalf("input reached the html as an attribute: %s=%q", a.Key, a.Val)
+				}
+			}
+		}
+		if scripts != 1 {
+			t.Fatalf("html holds %d scripts", scripts)
 		}
 		var junit, md bytes.Buffer
 		if err := report.JUnit(&junit, fs, checks, report.Options{}); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/fixapply"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
@@ -83,7 +84,7 @@ func loadError(err error) error {
 // inputs hold several clusters, each finding names its cluster.
 func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	set, findings, suppressed := runChecks(set, liveSet, cs)
-	if err := write(env, set, findings, set.options(suppressed)); err != nil {
+	if err := write(env, set, findings, set.options(suppressed), cs); err != nil {
 		return err
 	}
 	if blind := readNothing(cs); blind != "" {
@@ -95,6 +96,34 @@ func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 		return exitError{code}
 	}
 	return nil
+}
+
+// htmlClusters is what the HTML report shows of each cluster: every
+// workload's placement (a running cluster's in the steady phase only: its
+// nodes are the capacity of every phase) and, with teardown, its teardown plan.
+func htmlClusters(cs []*source.Cluster, teardown bool) []report.HTMLCluster {
+	out := make([]report.HTMLCluster, len(cs))
+	for i, c := range cs {
+		m := c.Model
+		s := sim.New(m)
+		phases := cluster.Phases
+		if m.Live != nil {
+			phases = []cluster.Phase{cluster.Steady}
+		}
+		hc := report.HTMLCluster{Name: c.Name}
+		for _, w := range m.Workloads {
+			d := report.Explanation{Object: w.Ref().String(), Origin: report.OriginOf(w.Object.Origin)}
+			for _, ph := range phases {
+				d.Phases = append(d.Phases, report.Phase(s.Place(w, ph)))
+			}
+			hc.Workloads = append(hc.Workloads, d)
+		}
+		if teardown {
+			hc.Teardown = s.TeardownNow()
+		}
+		out[i] = hc
+	}
+	return out
 }
 
 // runChecks runs the checks on every cluster (the live checks on a snapshot's)
@@ -141,8 +170,8 @@ func readNothing(cs []*source.Cluster) string {
 	return fmt.Sprintf("no resource of the cluster could be read (%d refused or not served: see the live-resource-skipped findings)", len(cs[0].Model.Live.Skipped))
 }
 
-func write(env *Env, set *settings, findings []lint.Finding, opts report.Options) error {
-	if err := writeFormat(env, env.Stdout, set.output, set, findings, opts); err != nil {
+func write(env *Env, set *settings, findings []lint.Finding, opts report.Options, cs []*source.Cluster) error {
+	if err := writeFormat(env, env.Stdout, set.output, set, findings, opts, cs); err != nil {
 		return err
 	}
 	for _, w := range set.writes {
@@ -150,7 +179,7 @@ func write(env *Env, set *settings, findings []lint.Finding, opts report.Options
 		if err != nil {
 			return fmt.Errorf("--write: %w", err)
 		}
-		err = writeFormat(env, f, w.format, set, findings, opts)
+		err = writeFormat(env, f, w.format, set, findings, opts, cs)
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("--write: %w", cerr)
 		}
@@ -162,9 +191,11 @@ func write(env *Env, set *settings, findings []lint.Finding, opts report.Options
 }
 
 // writeFormat writes the report in one format.
-func writeFormat(env *Env, w io.Writer, format string, set *settings, findings []lint.Finding, opts report.Options) error {
+func writeFormat(env *Env, w io.Writer, format string, set *settings, findings []lint.Finding, opts report.Options, cs []*source.Cluster) error {
 	var err error
 	switch format {
+	case "html":
+		err = report.HTML(w, htmlClusters(cs, true), findings, opts)
 	case "json":
 		err = report.JSON(w, findings, opts)
 	case "sarif":

@@ -112,7 +112,7 @@ type settings struct {
 	exclude        []string
 }
 
-var outputs = []string{"text", "json", "sarif", "junit", "github", "markdown"}
+var outputs = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
 
 func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 	cfg, err := loadConfig(env, o.config)

@@ -67,7 +67,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			return teardownAll(env, set, liveSet, cs)
 		},
 	}
-	o.report.formats = []string{"text", "json", "dot", "mermaid"}
+	o.report.formats = []string{"text", "json", "dot", "mermaid", "html"}
 	o.report.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "plan the teardown of the running cluster instead of files")
 	addSourceFlags(cmd, o)
@@ -84,6 +84,9 @@ var liveTeardownChecks = []string{"finalizer-stuck"}
 // JSON, a list of plans, each naming its cluster), leaving out clusters with
 // nothing to tear down.
 func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
+	if set.output == "html" {
+		return teardownHTML(env, set, liveSet, cs)
+	}
 	if len(cs) == 1 {
 		return teardown(env, set, liveSet, cs[0].Model, "")
 	}
@@ -138,16 +141,9 @@ func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	return nil
 }
 
-// errNothingToTearDown is a cluster of several whose plan is empty.
-var errNothingToTearDown = errors.New("nothing to tear down")
-
-// teardown plans the teardown of a model and writes it. The model may come from
-// files or from a running cluster: the plan reads NodeClaims and Nodes when the
-// model has them. name is the cluster's name when the inputs hold several; an
-// empty plan is then not written.
-func teardown(env *Env, set, liveSet *settings, m *cluster.Model, name string) error {
-	s := sim.New(m)
-	plan := s.TeardownNow()
+// teardownFindings are the hazards of a teardown (a running cluster's too),
+// with the settings of the checks that ran.
+func teardownFindings(set, liveSet *settings, m *cluster.Model, s *sim.Simulator) (*settings, []lint.Finding) {
 	ids := teardownChecks
 	if m.Live != nil {
 		ids = append(append([]string(nil), ids...), liveTeardownChecks...)
@@ -161,7 +157,45 @@ func teardown(env *Env, set, liveSet *settings, m *cluster.Model, name string) e
 			}
 		}
 	}
-	findings := set.apply(lint.Run(m, s, checks))
+	return set, set.apply(lint.Run(m, s, checks))
+}
+
+// teardownHTML writes the HTML report of the teardown: every cluster's plan
+// drawn with its hazards, and the capacity map beside it.
+func teardownHTML(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
+	var all []lint.Finding
+	code := ExitOK
+	for _, c := range cs {
+		used, fs := teardownFindings(set, liveSet, c.Model, sim.New(c.Model))
+		if len(cs) > 1 {
+			for i := range fs {
+				fs[i].Cluster = c.Name
+			}
+		}
+		code = max(code, used.exitCode(fs))
+		all = append(all, fs...)
+	}
+	lint.Sort(all)
+	if err := report.HTML(env.Stdout, htmlClusters(cs, true), all, report.Options{}); err != nil {
+		return fmt.Errorf("write teardown plan: %w", err)
+	}
+	if code != ExitOK {
+		return exitError{code}
+	}
+	return nil
+}
+
+// errNothingToTearDown is a cluster of several whose plan is empty.
+var errNothingToTearDown = errors.New("nothing to tear down")
+
+// teardown plans the teardown of a model and writes it. The model may come from
+// files or from a running cluster: the plan reads NodeClaims and Nodes when the
+// model has them. name is the cluster's name when the inputs hold several; an
+// empty plan is then not written.
+func teardown(env *Env, set, liveSet *settings, m *cluster.Model, name string) error {
+	s := sim.New(m)
+	plan := s.TeardownNow()
+	set, findings := teardownFindings(set, liveSet, m, s)
 	if name != "" && len(plan.Steps) == 0 && len(findings) == 0 {
 		return errNothingToTearDown
 	}
