@@ -157,6 +157,7 @@ own format.`,
 		newSnapshotCmd(env),
 		newChecksCmd(env),
 		newFixCmd(env),
+		newServeCmd(env),
 		newVersionCmd(env),
 	)
 	if display != "eksdoctor" {

@@ -56,17 +56,9 @@ func parseRequestTimeout(s string) (time.Duration, error) {
 // read reads the cluster as the live source stores it (objects, not yet
 // interpreted): what `snapshot` writes and what Build turns into a model.
 func (o *liveOptions) read(ctx context.Context, env *Env) (*cluster.Model, error) {
-	timeout, err := parseRequestTimeout(o.requestTimeout)
+	opts, err := o.liveOptions(env)
 	if err != nil {
 		return nil, err
-	}
-	opts := live.Options{
-		Kubeconfig:    o.kubeconfig,
-		Context:       o.context,
-		Namespace:     o.namespace,
-		Timeout:       timeout,
-		Clock:         env.Now,
-		WrapTransport: env.WrapTransport,
 	}
 	// The running count is for people watching a terminal; redirected output
 	// (CI logs, files) stays clean.
@@ -78,6 +70,22 @@ func (o *liveOptions) read(ctx context.Context, env *Env) (*cluster.Model, error
 		return nil, fmt.Errorf("read the cluster: %w", err)
 	}
 	return m, nil
+}
+
+// liveOptions are the live source's options for the flags.
+func (o *liveOptions) liveOptions(env *Env) (live.Options, error) {
+	timeout, err := parseRequestTimeout(o.requestTimeout)
+	if err != nil {
+		return live.Options{}, err
+	}
+	return live.Options{
+		Kubeconfig:    o.kubeconfig,
+		Context:       o.context,
+		Namespace:     o.namespace,
+		Timeout:       timeout,
+		Clock:         env.Now,
+		WrapTransport: env.WrapTransport,
+	}, nil
 }
 
 // load reads the cluster and builds the model the checks and simulations read.

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestServeFollowsTheCluster runs `eksdoctor serve` against the test API
+// server: it becomes ready, serves metrics and the report, and a Pending pod
+// created afterwards shows in the metrics within one interval (sooner, since
+// serve watches pods); every request it makes is a read (watches included).
+func TestServeFollowsTheCluster(t *testing.T) {
+	liveFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	log := &requestLog{t: t}
+	var stdout, stderr bytes.Buffer
+	env := Env{Stdout: &stdout, Stderr: &lockedWriter{w: &stderr}, Getenv: func(string) string { return "" },
+		Getwd: func() (string, error) { return t.TempDir(), nil }, IsTerminal: func(io.Writer) bool { return false },
+		Now: func() time.Time { return fixtureNow }, WrapTransport: log.wrap}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	const interval = 20 * time.Second
+	go func() {
+		done <- Run(ctx, "eksdoctor", []string{"serve", "--kubeconfig", kubeconfigFor(t, apiServer.Config), "--listen", addr, "--interval", interval.String()}, env)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("serve exited %d: %s", code, stderr.String())
+		}
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if code, _ := get("/readyz"); code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never became ready: %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, body := get("/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	_, metrics := get("/metrics")
+	for _, want := range []string{
+		"# TYPE eksdoctor_findings gauge\n",
+		`eksdoctor_findings{check="finalizer-stuck",severity="error",namespace=""} 1`,
+		"# TYPE eksdoctor_pending_pods gauge\n",
+		"eksdoctor_runs_total 1\n",
+		"eksdoctor_last_run_timestamp_seconds ",
+		"eksdoctor_run_duration_seconds ",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q:\n%s", want, metrics)
+		}
+	}
+	if code, body := get("/report"); code != http.StatusOK || !strings.Contains(body, "<h1>eksdoctor report</h1>") || !strings.Contains(body, "Capacity map") {
+		t.Errorf("/report: %d, %.200s", code, body)
+	}
+	if code, body := get("/report.json"); code != http.StatusOK || !strings.Contains(body, `"check": "finalizer-stuck"`) {
+		t.Errorf("/report.json: %d, %.200s", code, body)
+	}
+	if resp, err := http.Post("http://"+addr+"/report", "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /report: %v %v, want 405", resp, err)
+	}
+
+	// A new Pending pod.
+	before := pendingCount(metrics)
+	cs, err := kubernetes.NewForConfig(apiServer.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "serve-pending", Namespace: "apps"},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"nowhere": "true"}, Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+	if _, err := cs.CoreV1().Pods("apps").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		zero := int64(0)
+		_ = cs.CoreV1().Pods("apps").Delete(context.Background(), "serve-pending", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	created := time.Now()
+	for {
+		_, metrics = get("/metrics")
+		if pendingCount(metrics) == before+1 {
+			break
+		}
+		if time.Since(created) > interval {
+			t.Fatalf("the new Pending pod is not in the metrics after one interval (%s): %d pending before, %d now", interval, before, pendingCount(metrics))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the new Pending pod showed in the metrics %s after it was created (interval %s)", time.Since(created).Round(100*time.Millisecond), interval)
+
+	reqs := log.requests()
+	checkReadOnly(t, reqs)
+	watched := false
+	for _, r := range reqs {
+		if strings.Contains(r, "watch=true") {
+			watched = true
+		}
+	}
+	if !watched {
+		t.Errorf("serve made no watch request: %v", reqs)
+	}
+}
+
+var pendingSeries = regexp.MustCompile(`(?m)^eksdoctor_pending_pods\{[^}]*\} (\d+)$`)
+
+// pendingCount sums eksdoctor_pending_pods over its reasons.
+func pendingCount(metrics string) int {
+	n := 0
+	for _, m := range pendingSeries.FindAllStringSubmatch(metrics, -1) {
+		v, _ := strconv.Atoi(m[1])
+		n += v
+	}
+	return n
+}
+
+// lockedWriter lets goroutines write to one buffer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
