@@ -16,14 +16,36 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 )
 
 // TestServeFollowsTheCluster runs `eksdoctor serve` against the test API
-// server: it becomes ready, serves metrics and the report, and a Pending pod
-// created afterwards shows in the metrics within one interval (sooner, since
-// serve watches pods); every request it makes is a read (watches included).
+// server as a user bound only to the Helm chart's RBAC: it becomes ready,
+// serves metrics and the report, and a Pending pod created afterwards shows in
+// the metrics within one interval (sooner, since serve watches pods); the API
+// server's audit log holds no request of that user but get, list and watch.
 func TestServeFollowsTheCluster(t *testing.T) {
 	liveFixture(t)
+	const user = "eksdoctor-serve"
+	userCfg, err := apiServer.AddUser(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rbac bytes.Buffer
+	for _, o := range renderChart(t, nil) {
+		switch o.GetKind() {
+		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			y, err := yaml.Marshal(o.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rbac.WriteString("---\n")
+			rbac.Write(y)
+		}
+	}
+	if err := apiServer.Grant(testContext(t), user, rbac.Bytes()); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +61,20 @@ func TestServeFollowsTheCluster(t *testing.T) {
 	done := make(chan int)
 	const interval = 20 * time.Second
 	go func() {
-		done <- Run(ctx, "eksdoctor", []string{"serve", "--kubeconfig", kubeconfigFor(t, apiServer.Config), "--listen", addr, "--interval", interval.String()}, env)
+		done <- Run(ctx, "eksdoctor", []string{"serve", "--kubeconfig", kubeconfigFor(t, userCfg), "--listen", addr, "--interval", interval.String()}, env)
 	}()
-	defer func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if code := <-done; code != ExitOK {
 			t.Errorf("serve exited %d: %s", code, stderr.String())
 		}
-	}()
+	}
+	defer stop()
 	get := func(path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
@@ -120,17 +148,38 @@ func TestServeFollowsTheCluster(t *testing.T) {
 	}
 	t.Logf("the new Pending pod showed in the metrics %s after it was created (interval %s)", time.Since(created).Round(100*time.Millisecond), interval)
 
-	reqs := log.requests()
-	checkReadOnly(t, reqs)
-	watched := false
-	for _, r := range reqs {
-		if strings.Contains(r, "watch=true") {
-			watched = true
+	if strings.Contains(metrics, "eksdoctor_read_errors{") {
+		t.Errorf("the chart's RBAC does not let serve read everything:\n%s", metrics)
+	}
+	checkReadOnly(t, log.requests())
+
+	// The server's side: the audit log records each request of the user once
+	// its response is complete (a watch when serve stops).
+	stop()
+	var verbs map[string]int
+	for wait := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		events, err := apiServer.Audit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		verbs = map[string]int{}
+		for _, ev := range events {
+			if ev.User.Username != user {
+				continue
+			}
+			verbs[ev.Verb]++
+			if ev.Verb != "get" && ev.Verb != "list" && ev.Verb != "watch" {
+				t.Errorf("audit log: %s %s by %s", ev.Verb, ev.RequestURI, user)
+			}
+		}
+		if verbs["watch"] > 0 || time.Since(wait) > 10*time.Second {
+			break
 		}
 	}
-	if !watched {
-		t.Errorf("serve made no watch request: %v", reqs)
+	if verbs["list"] == 0 || verbs["watch"] == 0 {
+		t.Errorf("audit log of %s: %v; want lists and watches", user, verbs)
 	}
+	t.Logf("audit log of %s: %v", user, verbs)
 }
 
 var pendingSeries = regexp.MustCompile(`(?m)^eksdoctor_pending_pods\{[^}]*\} (\d+)$`)

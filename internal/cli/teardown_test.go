@@ -229,8 +229,8 @@ spec:
 
 func TestTeardownUsage(t *testing.T) {
 	_, stderr, code := runCLI(t, "teardown", "-o", "sarif", ".")
-	if code != ExitUsage || !strings.Contains(stderr, `unknown output format "sarif" (valid: text, json)`) {
-		t.Errorf("exit %d, stderr %q; want a usage error naming text and json", code, stderr)
+	if code != ExitUsage || !strings.Contains(stderr, `unknown output format "sarif" (valid: text, json, dot, mermaid, html)`) {
+		t.Errorf("exit %d, stderr %q; want a usage error naming teardown's formats", code, stderr)
 	}
 	_, _, code = runCLI(t, "teardown", filepath.Join(t.TempDir(), "missing"))
 	if code != ExitUsage {

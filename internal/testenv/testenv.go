@@ -80,6 +80,8 @@ type Env struct {
 	env      *envtest.Environment
 	stopOnce sync.Once
 	stopErr  error
+	// auditDir holds the API server's audit policy and log.
+	auditDir string
 }
 
 // Start builds or finds the binaries, starts etcd and kube-apiserver, and installs the
@@ -125,6 +127,19 @@ func Start(opts Options) (*Env, error) {
 	// (writes in the background of every test, through a lease loop); nothing in
 	// the tests talks to that Service, so it is turned off.
 	args.Set("endpoint-reconciler-type", "none")
+	// Every request is recorded in the audit log (who, which verb, which
+	// resource), so that tests can prove from the server's side what a
+	// command did.
+	auditDir, err := os.MkdirTemp("", "k8s_test_audit_")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(auditDir, "policy.yaml"), []byte(auditPolicy), 0o600); err != nil {
+		return nil, err
+	}
+	args.Set("audit-policy-file", filepath.Join(auditDir, "policy.yaml"))
+	args.Set("audit-log-path", filepath.Join(auditDir, "audit.log"))
+	args.Set("audit-log-format", "json")
 	te.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(dir, "etcd")}
 
 	cfg, err := te.Start()
@@ -132,6 +147,7 @@ func Start(opts Options) (*Env, error) {
 		// Start stops what it started when the control plane itself fails, but
 		// not when a later step does.
 		_ = te.Stop()
+		_ = os.RemoveAll(auditDir)
 		return nil, fmt.Errorf("start kube-apiserver and etcd from %s: %w", dir, err)
 	}
 	// The CRDs are installed after start rather than through Environment.CRDs,
@@ -141,10 +157,11 @@ func Start(opts Options) (*Env, error) {
 	if len(crds) > 0 {
 		if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds}); err != nil {
 			_ = te.Stop()
+			_ = os.RemoveAll(auditDir)
 			return nil, fmt.Errorf("install CRDs: %w", err)
 		}
 	}
-	return &Env{Config: cfg, AssetsDir: dir, StartTime: time.Since(began), env: te}, nil
+	return &Env{Config: cfg, AssetsDir: dir, StartTime: time.Since(began), env: te, auditDir: auditDir}, nil
 }
 
 // Stop stops kube-apiserver and etcd and removes their data. It is safe to call more
@@ -155,6 +172,9 @@ func (e *Env) Stop() error {
 	}
 	e.stopOnce.Do(func() {
 		e.stopErr = e.env.Stop()
+		if e.auditDir != "" {
+			_ = os.RemoveAll(e.auditDir)
+		}
 	})
 	return e.stopErr
 }
@@ -168,6 +188,9 @@ func (e *Env) tempDirs() []string {
 	}
 	if api := e.env.ControlPlane.APIServer; api != nil {
 		out = append(out, api.CertDir)
+	}
+	if e.auditDir != "" {
+		out = append(out, e.auditDir)
 	}
 	return out
 }
