@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -124,5 +125,31 @@ func TestExplainMermaid(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("mermaid lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestHTMLCollapsesManyNodes: a running cluster's many nodes are one column
+// of the capacity map, fits when one takes the pods, else the commonest reason.
+func TestHTMLCollapsesManyNodes(t *testing.T) {
+	var sources []report.ExplainSource
+	for i := range 30 {
+		s := report.ExplainSource{Kind: "node", Name: fmt.Sprintf("ip-10-0-0-%d", i), Result: "refuses", Reasons: []string{"node(s) had untolerated taint {gpu: true}"}}
+		if i%10 == 0 {
+			s.Reasons = []string{"Insufficient cpu"}
+		}
+		sources = append(sources, s)
+	}
+	sources = append(sources, report.ExplainSource{Kind: "nodepool", Name: "default", Result: "refuses", Reasons: []string{"x"}})
+	w := []report.Explanation{{Object: "Deployment/apps/web", Phases: []report.ExplainPhase{{Phase: "steady", Result: "refuses", Sources: sources}}}}
+	var b bytes.Buffer
+	if err := report.HTML(&b, []report.HTMLCluster{{Name: "prod", Workloads: w}}, nil, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "node ip-10-0-0-1<") || !strings.Contains(out, `<th scope="col">nodes (30)</th>`) {
+		t.Errorf("nodes are not one column:\n%.2000s", out)
+	}
+	if !strings.Contains(out, "0/30 nodes take the pods; 27: node(s) had untolerated taint {gpu: true}") {
+		t.Errorf("the nodes cell does not give the commonest reason")
 	}
 }

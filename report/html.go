@@ -25,6 +25,8 @@ type HTMLCluster struct {
 	Workloads []Explanation
 	// Teardown is the cluster's teardown plan; nil to leave it out.
 	Teardown *sim.Plan
+	// Inputs are the files the cluster was read from.
+	Inputs []string
 }
 
 // HTML writes the report. findings are those of every cluster (each naming
@@ -99,7 +101,18 @@ svg text{font:12px system-ui,Helvetica,Arial,sans-serif}
 		}
 		fmt.Fprintf(&b, "<a href=\"#cluster-%d\">%s</a> (%d workloads)", i+1, h(Line(clusterTitle(cl.Name))), len(cl.Workloads))
 	}
-	b.WriteString("</p></section>\n")
+	b.WriteString("</p>\n")
+	for _, cl := range clusters {
+		if len(cl.Inputs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "<details><summary>Inputs read for %s: %d</summary><ul>", h(Line(clusterTitle(cl.Name))), len(cl.Inputs))
+		for _, in := range cl.Inputs {
+			fmt.Fprintf(&b, "<li>%s</li>", h(Line(in)))
+		}
+		b.WriteString("</ul></details>\n")
+	}
+	b.WriteString("</section>\n")
 
 	// Findings get an anchor each; the map and the graph link to them.
 	anchor := map[string]string{}
@@ -222,10 +235,26 @@ func writeCapacityMap(b *strings.Builder, id int, cl HTMLCluster, cname string, 
 	var rows []*mapRow
 	byKey := map[string]*mapRow{}
 	nss := map[string]bool{}
+	nodes := map[string]bool{}
+	for _, w := range cl.Workloads {
+		for _, ph := range w.Phases {
+			for _, s := range ph.Sources {
+				if s.Kind == "node" {
+					nodes[s.Name] = true
+				}
+			}
+		}
+	}
+	// A running cluster's nodes are one column when there are many: fits when
+	// a node takes the pods (how many do), else the reason most nodes give.
+	collapse := len(nodes) > maxNodeColumns
 	for _, w := range cl.Workloads {
 		ref := parseRef(w.Object)
 		nss[ref.Namespace] = true
 		for _, ph := range w.Phases {
+			if collapse {
+				ph.Sources = collapseNodes(ph.Sources)
+			}
 			cells := map[string]ExplainSource{}
 			var sig strings.Builder
 			sig.WriteString(ref.Kind + "\x00" + ph.Phase + "\x00" + ph.Result)
@@ -330,6 +359,47 @@ func writeCapacityMap(b *strings.Builder, id int, cl HTMLCluster, cname string, 
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table>\n")
+}
+
+// maxNodeColumns is how many nodes the map shows as columns of their own.
+const maxNodeColumns = 12
+
+// collapseNodes makes one "nodes" source of a placement's node verdicts.
+func collapseNodes(sources []ExplainSource) []ExplainSource {
+	var out []ExplainSource
+	total, fit := 0, 0
+	reasons := map[string]int{}
+	for _, s := range sources {
+		if s.Kind != "node" {
+			out = append(out, s)
+			continue
+		}
+		total++
+		switch {
+		case s.Result == "fits":
+			fit++
+		case len(s.Reasons) > 0:
+			reasons[s.Reasons[0]]++
+		}
+	}
+	if total == 0 {
+		return out
+	}
+	n := ExplainSource{Kind: "nodes", Name: fmt.Sprintf("(%d)", total)}
+	if fit > 0 {
+		n.Result = "fits"
+		n.Reasons = []string{fmt.Sprintf("%d of %d nodes take the pods", fit, total)}
+	} else {
+		n.Result = "refuses"
+		best, bestN := "", 0
+		for r, c := range reasons {
+			if c > bestN || c == bestN && r < best {
+				best, bestN = r, c
+			}
+		}
+		n.Reasons = []string{fmt.Sprintf("0/%d nodes take the pods; %d: %s", total, bestN, best)}
+	}
+	return append([]ExplainSource{n}, out...)
 }
 
 func writeObjectLink(b *strings.Builder, object, cname string, anchor map[string]string) {

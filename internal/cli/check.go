@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -66,6 +67,22 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 	return cmd
 }
 
+// newReportCmd is check with the HTML report by default: `eksdoctor report
+// snapshot.json > report.html`.
+func newReportCmd(env *Env) *cobra.Command {
+	cmd := newCheckCmd(env)
+	cmd.Use = "report [PATH...]"
+	cmd.Short = "Write the HTML report of files or a snapshot (check -o html)"
+	cmd.Long = `report analyses what 'eksdoctor check' analyses (a snapshot written by 'eksdoctor snapshot',
+Terraform, manifests, charts) and writes the HTML report: the summary, the capacity map, the
+teardown order drawn with its hazards, and every finding. -o chooses another format.`
+	cmd.Example = "  eksdoctor report snapshot.json > report.html\n  eksdoctor report ./infra > report.html"
+	f := cmd.Flags().Lookup("output")
+	f.DefValue = "html"
+	_ = f.Value.Set("html")
+	return cmd
+}
+
 func addSourceFlags(cmd *cobra.Command, o *checkOptions) {
 	fs := cmd.Flags()
 	fs.StringSliceVar(&o.charts, "chart", nil, "render a local Helm chart directory or .tgz (repeatable)")
@@ -110,7 +127,7 @@ func htmlClusters(cs []*source.Cluster, teardown bool) []report.HTMLCluster {
 		if m.Live != nil {
 			phases = []cluster.Phase{cluster.Steady}
 		}
-		hc := report.HTMLCluster{Name: c.Name}
+		hc := report.HTMLCluster{Name: c.Name, Inputs: inputsOf(m)}
 		for _, w := range m.Workloads {
 			d := report.Explanation{Object: w.Ref().String(), Origin: report.OriginOf(w.Object.Origin)}
 			for _, ph := range phases {
@@ -123,6 +140,26 @@ func htmlClusters(cs []*source.Cluster, teardown bool) []report.HTMLCluster {
 		}
 		out[i] = hc
 	}
+	return out
+}
+
+// inputsOf are the files a model was read from, sorted (a running cluster's
+// context for its objects).
+func inputsOf(m *cluster.Model) []string {
+	seen := map[string]bool{}
+	for _, o := range m.Objects {
+		if o.Origin.File != "" {
+			seen[o.Origin.File] = true
+		}
+	}
+	for _, f := range m.Inputs {
+		seen[f] = true
+	}
+	out := make([]string, 0, len(seen))
+	for f := range seen {
+		out = append(out, f)
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -158,6 +158,7 @@ own format.`,
 		newChecksCmd(env),
 		newFixCmd(env),
 		newServeCmd(env),
+		newReportCmd(env),
 		newVersionCmd(env),
 	)
 	if display != "eksdoctor" {
