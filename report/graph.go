@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
@@ -19,6 +20,7 @@ import (
 type graphItem struct {
 	id, label string
 	hazard    []string // the checks of the findings at the item
+	origin    cluster.Origin
 }
 
 type graphStep struct {
@@ -35,7 +37,7 @@ func teardownGraph(plan *sim.Plan, findings []lint.Finding) ([]graphStep, [][3]s
 	for i, st := range plan.Steps {
 		gs := graphStep{id: fmt.Sprintf("s%d", i+1), title: fmt.Sprintf("%d. %s", i+1, st.Stage.Title())}
 		for j, it := range st.Items {
-			gi := graphItem{id: fmt.Sprintf("s%di%d", i+1, j+1), label: it.Name}
+			gi := graphItem{id: fmt.Sprintf("s%di%d", i+1, j+1), label: it.Name, origin: it.Origin}
 			if objs := objectNames(it); objs != "" && objs != it.Name {
 				gi.label += "\n" + objs
 			}

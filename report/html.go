@@ -478,11 +478,18 @@ func writeTeardownSVG(b *strings.Builder, id int, plan *sim.Plan, findings []lin
 				mark = "⚠ "
 			}
 			itemY[it.id] = ty + lineH
-			for k, l := range strings.Split(it.label, "\n") {
+			lines := strings.Split(it.label, "\n")
+			for k, l := range lines {
 				ty += lineH
 				text := h(Line(l))
 				if k == 0 {
 					text = mark + text
+				}
+				if k == len(lines)-1 && l == it.origin.String() && it.origin.File != "" && !strings.HasPrefix(it.origin.File, "cluster:") {
+					// The file and line, linked to the file (relative to
+					// where eksdoctor ran, as the report names it).
+					fmt.Fprintf(b, "<a class=\"origin\" href=\"%s\"><text x=\"%d\" y=\"%d\" fill=\"#1f4e99\" text-decoration=\"underline\">%s</text></a>\n", h(fileHref(it.origin.File)), left+pad+14, ty, text)
+					continue
 				}
 				fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", left+pad+14, ty, color, text)
 			}
@@ -505,6 +512,20 @@ func writeTeardownSVG(b *strings.Builder, id int, plan *sim.Plan, findings []lin
 	}
 	b.WriteString("</svg>\n")
 	b.WriteString("<p class=\"muted\">Each step waits for the one above it. Items outlined in red have a hazard (⚠, linked to the finding); a dashed red arrow points from an item to the one <code>terraform destroy</code> may remove before it.</p>\n")
+}
+
+// fileHref is a link to an input file: a relative URL reference for a
+// relative path, a file URL for an absolute one.
+func fileHref(file string) string {
+	u := artifactURI(file)
+	if strings.HasPrefix(file, "/") {
+		return "file://" + u
+	}
+	if first, _, _ := strings.Cut(u, "/"); strings.Contains(first, ":") {
+		// "javascript:x" is a file name here, never a scheme.
+		return "./" + u
+	}
+	return u
 }
 
 // hazardObject is the object of the first finding at an item, as findings

@@ -144,6 +144,10 @@ func TestHTMLReportInABrowser(t *testing.T) {
 	if len(findAll(doc, func(n *html.Node) bool { return n.Data == "path" && attr(n, "class") == "hazard-edge" })) != 1 {
 		t.Error("no hazard edge in the teardown graph")
 	}
+	// Each item links to its file; its line is beside.
+	if links := findAll(doc, func(n *html.Node) bool { return n.Data == "a" && attr(n, "class") == "origin" }); len(links) != len(want) || attr(links[0], "href") != "../../examples/broken/main.tf" || !strings.HasSuffix(text(links[0]), "main.tf:159") {
+		t.Errorf("teardown items are not linked to their file and line: %d links", len(links))
+	}
 
 	// Accessibility basics: one h1, section headings, headers with a scope,
 	// answers in words and symbols, not colour alone.
