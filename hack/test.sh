@@ -52,6 +52,11 @@ echo "${EKSDOCTOR_CHROMIUM:-$(command -v chromium)}"
 export EKSDOCTOR_ARTIFACTS=${EKSDOCTOR_ARTIFACTS:-$PWD/.artifacts}
 echo "screenshots go to $EKSDOCTOR_ARTIFACTS"
 
+step "Mermaid (its own parser checks eksdoctor's graphs in the browser)"
+EKSDOCTOR_MERMAID=$(./hack/mermaid.sh)
+export EKSDOCTOR_MERMAID
+echo "$EKSDOCTOR_MERMAID"
+
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [[ -n "$unformatted" ]]; then

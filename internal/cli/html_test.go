@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	htmlstd "html"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +271,57 @@ func text(n *html.Node) string {
 		b.WriteString(text(c))
 	}
 	return b.String()
+}
+
+// TestMermaidParsesInTheBrowser runs Mermaid's own parser (its browser build,
+// from hack/mermaid.sh) in headless Chromium over the graphs eksdoctor writes:
+// the teardown order and a workload's placement of examples/broken parse; a
+// broken graph beside them does not (the check can fail).
+func TestMermaidParsesInTheBrowser(t *testing.T) {
+	bin := chromium(t)
+	lib := os.Getenv("EKSDOCTOR_MERMAID")
+	if lib == "" {
+		t.Fatal("EKSDOCTOR_MERMAID is not set: run hack/mermaid.sh (hack/test.sh does) and point it at the mermaid.min.js it prints")
+	}
+	js, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teardown, errOut, code := runCLI(t, "teardown", "../../examples/broken", "-o", "mermaid")
+	if code != ExitFindings {
+		t.Fatalf("teardown -o mermaid: exit %d: %s", code, errOut)
+	}
+	explain, errOut, code := runCLI(t, "explain", "shop/checkout", "../../examples/broken", "-o", "mermaid")
+	if code != ExitOK {
+		t.Fatalf("explain -o mermaid: exit %d: %s", code, errOut)
+	}
+	graphs, err := json.Marshal([]string{teardown, explain, "flowchart TD\n  a[\"x\" --> ]] broken\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "mermaid.html")
+	doc := `<!doctype html><html><body><script>` + strings.ReplaceAll(string(js), "</script", `<\/script`) + `</script><script>
+(async function () {
+  var out = [];
+  for (const g of ` + string(graphs) + `) {
+    try { await mermaid.parse(g); out.push("ok"); } catch (e) { out.push("error: " + String(e.message || e)); }
+  }
+  document.body.setAttribute("data-results", JSON.stringify(out));
+})();
+</script></body></html>`
+	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ := browse(t, bin, "file://"+page, "--virtual-time-budget=10000", "--dump-dom")
+	m := regexp.MustCompile(`data-results="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the parser did not run:\n%.500s", dom)
+	}
+	var results []string
+	if err := json.Unmarshal([]byte(htmlstd.UnescapeString(m[1])), &results); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 || results[0] != "ok" || results[1] != "ok" || !strings.HasPrefix(results[2], "error: Parse error") {
+		t.Errorf("Mermaid's parser says %q; want the teardown and explain graphs ok and the broken one refused", results)
+	}
 }
