@@ -26,7 +26,9 @@ func newFixCmd(env *Env) *cobra.Command {
 proposed fix that applies together with the others: edits of one block are made once (two
 fixes that rewrite the same kubectl_manifest's yaml_body are merged into one document),
 a fix that would undo or clash with another is left out and said, and a fix that does not
-apply to the file as it stands is left out. Then it checks again and reports what is left.
+apply to the file as it stands is left out. Then it checks again; when the fixes brought
+out findings their own findings hid, it fixes those too (three rounds at most), and
+reports what is left.
 
 Fixes that are commands (kubectl, helm, aws) are printed, never run. Only files under the
 paths given (and the values, variable and chart files named) are written.
@@ -48,43 +50,56 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 			}
 			opts := o.sourceOptions()
 			opts.Assign = set.assign
-			cs, err := source.Load(args, opts)
-			if err != nil {
-				return loadError(err)
-			}
-			_, findings, _ := runChecks(set, liveSet, cs)
-			plan, err := fixplan.Make("", findings)
-			if err != nil {
-				return err
-			}
 			roots := append(append(append(append([]string(nil), args...), o.values...), o.tfvars...), o.charts...)
-			for _, f := range plan.Files {
-				if !under(f.Path, roots) {
-					return usagef("fix: %s is outside the paths given; nothing was written", f.Path)
-				}
-			}
 			p := painter(color(env, env.Stdout))
-			writePlan(env.Stdout, p, plan, diff)
-			if diff {
-				fmt.Fprintf(env.Stdout, "\n--diff: nothing was written.\n")
-				return nil
-			}
-			for _, f := range plan.Files {
-				mode := os.FileMode(0o644)
-				if st, err := os.Stat(f.Path); err == nil {
-					mode = st.Mode().Perm()
+			// A fix can bring out what its finding hid (a NodePool moved to
+			// v1 now exists, and its teardown hazard with it): fix again
+			// what the files then say, a few rounds at most.
+			for round := 1; ; round++ {
+				cs, err := source.Load(args, opts)
+				if err != nil {
+					return loadError(err)
 				}
-				if err := os.WriteFile(f.Path, f.After, mode); err != nil {
-					return fmt.Errorf("fix: write %s: %w", f.Path, err)
+				if round > maxFixRounds {
+					fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
+					return analyse(env, set, liveSet, cs)
+				}
+				_, findings, _ := runChecks(set, liveSet, cs)
+				plan, err := fixplan.Make("", findings)
+				if err != nil {
+					return err
+				}
+				for _, f := range plan.Files {
+					if !under(f.Path, roots) {
+						return usagef("fix: %s is outside the paths given; nothing was written", f.Path)
+					}
+				}
+				if round > 1 {
+					if len(plan.Applied) == 0 {
+						fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
+						return analyse(env, set, liveSet, cs)
+					}
+					fmt.Fprintf(env.Stdout, "\nThe fixes brought out more; fixing again (round %d):\n", round)
+				}
+				writePlan(env.Stdout, p, plan, diff)
+				if diff {
+					fmt.Fprintf(env.Stdout, "\n--diff: nothing was written.\n")
+					return nil
+				}
+				if len(plan.Files) == 0 {
+					fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
+					return analyse(env, set, liveSet, cs)
+				}
+				for _, f := range plan.Files {
+					mode := os.FileMode(0o644)
+					if st, err := os.Stat(f.Path); err == nil {
+						mode = st.Mode().Perm()
+					}
+					if err := os.WriteFile(f.Path, f.After, mode); err != nil {
+						return fmt.Errorf("fix: write %s: %w", f.Path, err)
+					}
 				}
 			}
-			// Check again what the files now say.
-			cs, err = source.Load(args, opts)
-			if err != nil {
-				return loadError(err)
-			}
-			fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-			return analyse(env, set, liveSet, cs)
 		},
 	}
 	o.report.formats = []string{"text"}
@@ -93,6 +108,10 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 	addSourceFlags(cmd, o)
 	return cmd
 }
+
+// maxFixRounds bounds how often fix applies what the previous round's fixes
+// brought out.
+const maxFixRounds = 3
 
 type painter bool
 
