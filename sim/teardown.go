@@ -223,13 +223,41 @@ func (e ResourceEdit) HCL() string {
 	if e.Attr != "depends_on" {
 		return fmt.Sprintf("%s = %v\n", e.Attr, e.Value)
 	}
+	// Inside a module, resources are named without the module's address;
+	// what is outside it cannot be named there at all.
+	prefix := modulePrefix(e.Address)
 	var b strings.Builder
 	b.WriteString("depends_on = [\n")
 	for _, d := range e.DependsOn {
-		b.WriteString("  " + d + ",\n")
+		switch {
+		case prefix == "":
+			b.WriteString("  " + d + ",\n")
+		case strings.HasPrefix(d, prefix):
+			b.WriteString("  " + strings.TrimPrefix(d, prefix) + ",\n")
+		default:
+			b.WriteString("  # " + d + " is outside this module: add it to depends_on of the module call instead\n")
+		}
 	}
 	b.WriteString("]\n")
 	return b.String()
+}
+
+// modulePrefix is the module part of a resource address, with its trailing
+// dot ("module.a.module.b." of "module.a.module.b.helm_release.x"); "" for a
+// resource of the root module.
+func modulePrefix(addr string) string {
+	parts := strings.Split(addr, ".")
+	end := 0
+	for i := 0; i+1 < len(parts); i += 2 {
+		if parts[i] != "module" {
+			break
+		}
+		end = i + 2
+	}
+	if end == 0 {
+		return ""
+	}
+	return strings.Join(parts[:end], ".") + "."
 }
 
 // Plan is the safe teardown of one configuration.
