@@ -42,7 +42,7 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			if len(args) == 0 && len(o.charts) == 0 {
 				args = []string{"."}
 			}
-			set, err := o.report.resolve(env, false)
+			set, err := o.report.resolve(env)
 			if err != nil {
 				return err
 			}
@@ -53,13 +53,7 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			if err != nil {
 				return loadError(err)
 			}
-			// A snapshot is a cluster read later: it gets the live checks, so
-			// that it reports what 'eksdoctor cluster' reported.
-			liveSet, err := o.report.resolve(env, true)
-			if err != nil {
-				return err
-			}
-			return analyse(env, set, liveSet, cs)
+			return analyse(env, set, cs)
 		},
 	}
 	o.report.addFlags(cmd.Flags())
@@ -99,9 +93,10 @@ func loadError(err error) error {
 // analyse runs the checks on every cluster (the live checks too on a snapshot's)
 // and writes one report; it returns an exitError carrying the exit code. When the
 // inputs hold several clusters, each finding names its cluster.
-func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
-	set, findings, suppressed := runChecks(set, liveSet, cs)
-	if err := write(env, set, findings, set.options(suppressed), cs); err != nil {
+func analyse(env *Env, set *settings, cs []*source.Cluster) error {
+	r := runChecks(set, cs)
+	set, findings := r.set, r.findings
+	if err := write(env, r, cs); err != nil {
 		return err
 	}
 	if blind := readNothing(cs); blind != "" {
@@ -118,11 +113,11 @@ func analyse(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 // htmlClusters is what the HTML report shows of each cluster: every
 // workload's placement (a running cluster's in the steady phase only: its
 // nodes are the capacity of every phase) and, with teardown, its teardown plan.
-func htmlClusters(cs []*source.Cluster, teardown bool) []report.HTMLCluster {
+// sims are the clusters' simulators, which the checks already asked.
+func htmlClusters(cs []*source.Cluster, sims []*sim.Simulator, teardown bool) []report.HTMLCluster {
 	out := make([]report.HTMLCluster, len(cs))
 	for i, c := range cs {
-		m := c.Model
-		s := sim.New(m)
+		m, s := c.Model, sims[i]
 		phases := cluster.Phases
 		if m.Live != nil {
 			phases = []cluster.Phase{cluster.Steady}
@@ -163,18 +158,29 @@ func inputsOf(m *cluster.Model) []string {
 	return out
 }
 
-// runChecks runs the checks on every cluster (the live checks on a snapshot's)
-// and returns the settings of the checks that ran, the findings to report and
-// the suppressed ones (the baseline's too).
-func runChecks(set, liveSet *settings, cs []*source.Cluster) (*settings, []lint.Finding, []lint.Finding) {
-	var findings, suppressed []lint.Finding
+// checkRun is what the checks found in a run: the settings of the checks that
+// ran, the findings to report, the suppressed ones (the baseline's too), and
+// each cluster's simulator.
+type checkRun struct {
+	set                  *settings
+	findings, suppressed []lint.Finding
+	sims                 []*sim.Simulator
+}
+
+// runChecks runs the checks on every cluster (the live checks too on a
+// running cluster or a snapshot's: a snapshot reports what 'eksdoctor
+// cluster' reported).
+func runChecks(set *settings, cs []*source.Cluster) checkRun {
+	r := checkRun{set: set}
 	for _, c := range cs {
 		checks := set.checks
 		if c.Model.Live != nil {
-			checks = liveSet.checks
-			set = liveSet // the report lists the checks that ran
+			r.set = set.forLive() // the report lists the checks that ran
+			checks = r.set.checks
 		}
-		fs, ss := lint.RunAll(c.Model, sim.New(c.Model), checks)
+		s := sim.New(c.Model)
+		r.sims = append(r.sims, s)
+		fs, ss := lint.RunAll(c.Model, s, checks)
 		if len(cs) > 1 {
 			for i := range fs {
 				fs[i].Cluster = c.Name
@@ -183,13 +189,13 @@ func runChecks(set, liveSet *settings, cs []*source.Cluster) (*settings, []lint.
 				ss[i].Cluster = c.Name
 			}
 		}
-		findings = append(findings, fs...)
-		suppressed = append(suppressed, ss...)
+		r.findings = append(r.findings, fs...)
+		r.suppressed = append(r.suppressed, ss...)
 	}
-	lint.Sort(findings)
-	lint.Sort(suppressed)
-	findings, suppressed = set.againstBaseline(set.apply(findings), set.apply(suppressed))
-	return set, findings, suppressed
+	lint.Sort(r.findings)
+	lint.Sort(r.suppressed)
+	r.findings, r.suppressed = set.againstBaseline(set.apply(r.findings), set.apply(r.suppressed))
+	return r
 }
 
 // readNothing says why, when every cluster is a running cluster (or its
@@ -207,16 +213,16 @@ func readNothing(cs []*source.Cluster) string {
 	return fmt.Sprintf("no resource of the cluster could be read (%d refused or not served: see the live-resource-skipped findings)", len(cs[0].Model.Live.Skipped))
 }
 
-func write(env *Env, set *settings, findings []lint.Finding, opts report.Options, cs []*source.Cluster) error {
-	if err := writeFormat(env, env.Stdout, set.output, set, findings, opts, cs); err != nil {
+func write(env *Env, r checkRun, cs []*source.Cluster) error {
+	if err := writeFormat(env, env.Stdout, r.set.output, r, cs); err != nil {
 		return err
 	}
-	for _, w := range set.writes {
+	for _, w := range r.set.writes {
 		f, err := os.Create(w.file)
 		if err != nil {
 			return fmt.Errorf("--write: %w", err)
 		}
-		err = writeFormat(env, f, w.format, set, findings, opts, cs)
+		err = writeFormat(env, f, w.format, r, cs)
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("--write: %w", cerr)
 		}
@@ -228,11 +234,12 @@ func write(env *Env, set *settings, findings []lint.Finding, opts report.Options
 }
 
 // writeFormat writes the report in one format.
-func writeFormat(env *Env, w io.Writer, format string, set *settings, findings []lint.Finding, opts report.Options, cs []*source.Cluster) error {
+func writeFormat(env *Env, w io.Writer, format string, r checkRun, cs []*source.Cluster) error {
+	set, findings, opts := r.set, r.findings, r.set.options(r.suppressed)
 	var err error
 	switch format {
 	case "html":
-		err = report.HTML(w, htmlClusters(cs, true), findings, opts)
+		err = report.HTML(w, htmlClusters(cs, r.sims, true), findings, opts)
 	case "json":
 		err = report.JSON(w, findings, opts)
 	case "sarif":

@@ -26,7 +26,7 @@ Resources it may not read are reported as live-resource-skipped and the rest is 
   kubectl eksdoctor cluster -n apps`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := o.resolve(env, true)
+			set, err := o.resolve(env)
 			if err != nil {
 				return err
 			}
@@ -34,7 +34,7 @@ Resources it may not read are reported as live-resource-skipped and the rest is 
 			if err != nil {
 				return err
 			}
-			return analyse(env, set, set, []*source.Cluster{{Name: m.Live.Context, Model: m}})
+			return analyse(env, set, []*source.Cluster{{Name: m.Live.Context, Model: m}})
 		},
 	}
 	o.addFlags(cmd.Flags())

@@ -40,11 +40,7 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 			if len(args) == 0 && len(o.charts) == 0 {
 				args = []string{"."}
 			}
-			set, err := o.report.resolve(env, false)
-			if err != nil {
-				return err
-			}
-			liveSet, err := o.report.resolve(env, true)
+			set, err := o.report.resolve(env)
 			if err != nil {
 				return err
 			}
@@ -62,10 +58,9 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 				}
 				if round > maxFixRounds {
 					fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-					return analyse(env, set, liveSet, cs)
+					return analyse(env, set, cs)
 				}
-				_, findings, _ := runChecks(set, liveSet, cs)
-				plan, err := fixplan.Make("", findings)
+				plan, err := fixplan.Make("", runChecks(set, cs).findings)
 				if err != nil {
 					return err
 				}
@@ -77,7 +72,7 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 				if round > 1 {
 					if len(plan.Applied) == 0 {
 						fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-						return analyse(env, set, liveSet, cs)
+						return analyse(env, set, cs)
 					}
 					fmt.Fprintf(env.Stdout, "\nThe fixes brought out more; fixing again (round %d):\n", round)
 				}
@@ -88,7 +83,7 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 				}
 				if len(plan.Files) == 0 {
 					fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-					return analyse(env, set, liveSet, cs)
+					return analyse(env, set, cs)
 				}
 				for _, f := range plan.Files {
 					mode := os.FileMode(0o644)

@@ -107,14 +107,24 @@ type settings struct {
 	baselineFile   string
 	showSuppressed bool
 	failOn         lint.Severity // 0 = never
-	checks         []*lint.Check
-	severity       map[string]lint.Severity
-	exclude        []string
+	// checks are those that run on files; liveChecks those that run on a
+	// running cluster or its snapshot (the checks, and the live ones).
+	checks, liveChecks []*lint.Check
+	severity           map[string]lint.Severity
+	exclude            []string
 }
 
 var outputs = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
 
-func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
+// forLive is the settings of a running cluster (or its snapshot): the live
+// checks run too.
+func (s *settings) forLive() *settings {
+	c := *s
+	c.checks = s.liveChecks
+	return &c
+}
+
+func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	cfg, err := loadConfig(env, o.config)
 	if err != nil {
 		return nil, err
@@ -190,10 +200,10 @@ func (o *reportOptions) resolve(env *Env, live bool) (*settings, error) {
 		if contains(disable, c.ID) {
 			continue
 		}
-		if c.Live && !live {
-			continue
+		s.liveChecks = append(s.liveChecks, c)
+		if !c.Live {
+			s.checks = append(s.checks, c)
 		}
-		s.checks = append(s.checks, c)
 	}
 	return s, nil
 }

@@ -50,7 +50,7 @@ access (and a CronJob variant that writes the JSON report to its log).`,
 			if interval < time.Second {
 				return usagef("--interval %s: at least 1s", interval)
 			}
-			set, err := o.resolve(env, true)
+			set, err := o.resolve(env)
 			if err != nil {
 				return err
 			}
@@ -154,11 +154,12 @@ func (sv *server) run(ctx context.Context) {
 		return
 	}
 	cs := []*source.Cluster{{Name: m.Live.Context, Model: m}}
-	set, findings, suppressed := runChecks(sv.set, sv.set, cs)
+	r := runChecks(sv.set, cs)
+	findings, suppressed := r.findings, r.suppressed
 	took := time.Since(began)
 	var js, page bytes.Buffer
-	_ = report.JSON(&js, findings, set.options(suppressed))
-	_ = report.HTML(&page, htmlClusters(cs, false), findings, set.options(suppressed))
+	_ = report.JSON(&js, findings, r.set.options(suppressed))
+	_ = report.HTML(&page, htmlClusters(cs, r.sims, false), findings, r.set.options(suppressed))
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.runs++

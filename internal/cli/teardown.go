@@ -50,7 +50,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
-			set, err := o.report.resolve(env, useLive)
+			set, err := o.report.resolve(env)
 			if err != nil {
 				return err
 			}
@@ -58,13 +58,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
-			// A snapshot is a cluster read earlier: its hazards are those
-			// of the running cluster (finalizer-stuck), as for check.
-			liveSet, err := o.report.resolve(env, true)
-			if err != nil {
-				return err
-			}
-			return teardownAll(env, set, liveSet, cs)
+			return teardownAll(env, set, cs)
 		},
 	}
 	o.report.formats = []string{"text", "json", "dot", "mermaid", "html"}
@@ -83,12 +77,12 @@ var liveTeardownChecks = []string{"finalizer-stuck"}
 // is one cluster; when there are several, each cluster's plan under its name (in
 // JSON, a list of plans, each naming its cluster), leaving out clusters with
 // nothing to tear down.
-func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
+func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
 	if set.output == "html" {
-		return teardownHTML(env, set, liveSet, cs)
+		return teardownHTML(env, set, cs)
 	}
 	if len(cs) == 1 {
-		return teardown(env, set, liveSet, cs[0].Model, "")
+		return teardown(env, set, cs[0].Model, "")
 	}
 	var out bytes.Buffer
 	sub := *env
@@ -97,7 +91,7 @@ func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	var docs []json.RawMessage
 	for _, c := range cs {
 		out.Reset()
-		err := teardown(&sub, set, liveSet, c.Model, c.Name)
+		err := teardown(&sub, set, c.Model, c.Name)
 		var ee exitError
 		switch {
 		case errors.As(err, &ee):
@@ -141,13 +135,13 @@ func teardownAll(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
 	return nil
 }
 
-// teardownFindings are the hazards of a teardown (a running cluster's too),
-// with the settings of the checks that ran.
-func teardownFindings(set, liveSet *settings, m *cluster.Model, s *sim.Simulator) (*settings, []lint.Finding) {
+// teardownFindings are the hazards of a teardown (a running cluster's, or a
+// snapshot's, too: finalizer-stuck), with the settings of the checks that ran.
+func teardownFindings(set *settings, m *cluster.Model, s *sim.Simulator) (*settings, []lint.Finding) {
 	ids := teardownChecks
 	if m.Live != nil {
 		ids = append(append([]string(nil), ids...), liveTeardownChecks...)
-		set = liveSet
+		set = set.forLive()
 	}
 	var checks []*lint.Check
 	for _, c := range set.checks {
@@ -162,11 +156,14 @@ func teardownFindings(set, liveSet *settings, m *cluster.Model, s *sim.Simulator
 
 // teardownHTML writes the HTML report of the teardown: every cluster's plan
 // drawn with its hazards, and the capacity map beside it.
-func teardownHTML(env *Env, set, liveSet *settings, cs []*source.Cluster) error {
+func teardownHTML(env *Env, set *settings, cs []*source.Cluster) error {
 	var all []lint.Finding
+	var sims []*sim.Simulator
 	code := ExitOK
 	for _, c := range cs {
-		used, fs := teardownFindings(set, liveSet, c.Model, sim.New(c.Model))
+		s := sim.New(c.Model)
+		sims = append(sims, s)
+		used, fs := teardownFindings(set, c.Model, s)
 		if len(cs) > 1 {
 			for i := range fs {
 				fs[i].Cluster = c.Name
@@ -176,7 +173,7 @@ func teardownHTML(env *Env, set, liveSet *settings, cs []*source.Cluster) error 
 		all = append(all, fs...)
 	}
 	lint.Sort(all)
-	if err := report.HTML(env.Stdout, htmlClusters(cs, true), all, report.Options{}); err != nil {
+	if err := report.HTML(env.Stdout, htmlClusters(cs, sims, true), all, report.Options{}); err != nil {
 		return fmt.Errorf("write teardown plan: %w", err)
 	}
 	if code != ExitOK {
@@ -192,10 +189,10 @@ var errNothingToTearDown = errors.New("nothing to tear down")
 // files or from a running cluster: the plan reads NodeClaims and Nodes when the
 // model has them. name is the cluster's name when the inputs hold several; an
 // empty plan is then not written.
-func teardown(env *Env, set, liveSet *settings, m *cluster.Model, name string) error {
+func teardown(env *Env, set *settings, m *cluster.Model, name string) error {
 	s := sim.New(m)
 	plan := s.TeardownNow()
-	set, findings := teardownFindings(set, liveSet, m, s)
+	set, findings := teardownFindings(set, m, s)
 	if name != "" && len(plan.Steps) == 0 && len(findings) == 0 {
 		return errNothingToTearDown
 	}

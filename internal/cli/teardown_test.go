@@ -251,11 +251,11 @@ func TestTeardownLiveModel(t *testing.T) {
 	})
 	var out bytes.Buffer
 	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Getwd: func() (string, error) { return t.TempDir(), nil }, IsTerminal: func(io.Writer) bool { return false }}
-	set, err := (&reportOptions{output: "text"}).resolve(env, true)
+	set, err := (&reportOptions{output: "text"}).resolve(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := teardown(env, set, set, m, ""); err != nil {
+	if err := teardown(env, set, m, ""); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
 	if want := "   - NodePool/default\n       still present: NodeClaim default-x7k2p (deleting; finalizers karpenter.sh/termination)\n"; !strings.Contains(out.String(), want) {
