@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 	"maps"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-
+	"github.com/eksdoctor/eksdoctor/internal/textpos"
 	"github.com/eksdoctor/eksdoctor/lint"
 )
 
@@ -119,7 +118,7 @@ func toJSON(f lint.Finding) jsonFinding {
 		Check:       f.Check,
 		Severity:    f.Severity.String(),
 		Object:      jsonObject{Kind: f.Object.Kind, Namespace: f.Object.Namespace, Name: f.Object.Name},
-		Origin:      jsonOrigin{File: f.Origin.File, Line: f.Origin.Line},
+		Origin:      OriginOf(f.Origin),
 		Summary:     f.Summary,
 		Detail:      f.Detail,
 		Fingerprint: lint.Fingerprint(f),
@@ -131,7 +130,7 @@ func toJSON(f lint.Finding) jsonFinding {
 		}
 	}
 	if s := f.Suppressed; s != nil {
-		jf.SuppressedBy = &jsonSuppressed{By: s.By, Origin: jsonOrigin{File: s.Origin.File, Line: s.Origin.Line}, Reason: s.Reason}
+		jf.SuppressedBy = &jsonSuppressed{By: s.By, Origin: OriginOf(s.Origin), Reason: s.Reason}
 	}
 	return jf
 }
@@ -196,7 +195,7 @@ func jsonError(data []byte, err error) error {
 	if off < 0 || off > int64(len(data)) {
 		return err
 	}
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	line := textpos.Line(data, off)
 	msg := err.Error()
 	if typ != nil {
 		msg = fmt.Sprintf("%s holds a JSON %s where %s is expected", typ.Field, typ.Value, typ.Type)

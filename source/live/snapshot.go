@@ -15,6 +15,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/internal/parallel"
+	"github.com/eksdoctor/eksdoctor/internal/textpos"
 )
 
 // A snapshot is a JSON document holding what a live read saw, for offline analysis:
@@ -385,8 +386,7 @@ func checkObject(obj map[string]any) error {
 func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: %w", line, err)
+		return fmt.Errorf("line %d: %w", textpos.Line(data, se.Offset), err)
 	}
 	return err
 }

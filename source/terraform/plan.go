@@ -14,6 +14,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/textpos"
 )
 
 // IsPlanJSON reports whether data is the JSON form of a Terraform plan, as written by
@@ -66,7 +67,7 @@ func LoadPlan(file string, data []byte) (model *cluster.Model, err error) {
 	if err := json.Unmarshal(data, &plan); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file, Line: lineAt(data, int(syn.Offset))}, Message: "plan JSON syntax error: " + err.Error()}}}, nil
+			return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file, Line: textpos.Line(data, syn.Offset)}, Message: "plan JSON syntax error: " + err.Error()}}}, nil
 		}
 		if !IsPlanJSON(data) {
 			return nil, fmt.Errorf("read plan %s: %w", file, err)
@@ -779,22 +780,12 @@ func addressLines(data []byte) map[string]int {
 	return out
 }
 
-func lineAt(data []byte, off int) int {
-	if off > len(data) {
-		off = len(data)
-	}
-	if off < 0 {
-		off = 0
-	}
-	return 1 + bytes.Count(data[:off], []byte("\n"))
-}
-
 func jsonErrorLine(data []byte) int {
 	var v any
 	err := json.Unmarshal(data, &v)
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
-		return lineAt(data, int(syn.Offset))
+		return textpos.Line(data, syn.Offset)
 	}
 	return 1
 }
