@@ -50,9 +50,8 @@ func GitHub(w io.Writer, findings []lint.Finding, opts Options) error {
 		}
 		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), ghData(msg))
 	}
-	c := lint.Count(findings)
-	fmt.Fprintf(&b, "eksdoctor: %s, %s, %s%s\n",
-		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), ghData(suppressedCounts(opts)))
+	fmt.Fprintf(&b, "eksdoctor: %s%s\n",
+		countsOf(findings), ghData(suppressedCounts(opts)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -203,9 +202,8 @@ func xmlText(s string) string { return Block(s) }
 // cannot add markup, links or HTML.
 func Markdown(w io.Writer, findings []lint.Finding, opts Options) error {
 	var b strings.Builder
-	c := lint.Count(findings)
-	fmt.Fprintf(&b, "## eksdoctor: %s, %s, %s%s\n\n",
-		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), mdText(suppressedCounts(opts)))
+	fmt.Fprintf(&b, "## eksdoctor: %s%s\n\n",
+		countsOf(findings), mdText(suppressedCounts(opts)))
 	if len(findings) == 0 {
 		b.WriteString("No findings.\n")
 		_, err := io.WriteString(w, b.String())

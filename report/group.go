@@ -228,9 +228,8 @@ func Summary(w io.Writer, findings []lint.Finding, opts Options) error {
 		}
 		b.WriteString("\n")
 	}
-	c := lint.Count(findings)
-	fmt.Fprintf(&b, "%s, %s, %s%s\n",
-		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), suppressedCounts(opts))
+	fmt.Fprintf(&b, "%s%s\n",
+		countsOf(findings), suppressedCounts(opts))
 	_, err := io.WriteString(w, Guard(b.String()))
 	return err
 }

@@ -58,9 +58,8 @@ svg text{font:12px system-ui,Helvetica,Arial,sans-serif}
 </head>
 <body>
 `)
-	c := lint.Count(findings)
-	fmt.Fprintf(&b, "<header><h1>eksdoctor report</h1>\n<p id=\"counts\">%s, %s, %s%s</p></header>\n",
-		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), h(suppressedCounts(Options{Suppressed: opts.Suppressed, ShowSuppressed: true})))
+	fmt.Fprintf(&b, "<header><h1>eksdoctor report</h1>\n<p id=\"counts\">%s%s</p></header>\n",
+		countsOf(findings), h(suppressedCounts(Options{Suppressed: opts.Suppressed, ShowSuppressed: true})))
 
 	// Summary: findings by check and severity, the clusters.
 	b.WriteString("<section id=\"summary\"><h2>Summary</h2>\n")

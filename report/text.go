@@ -153,12 +153,11 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 			fmt.Fprintf(&b, "          %s\n", Line(suppressedBy(f.Suppressed)))
 		}
 	}
-	c := lint.Count(findings)
 	if b.Len() > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "%s, %s, %s%s\n",
-		plural(c[lint.Error], "error"), plural(c[lint.Warning], "warning"), plural(c[lint.Info], "info"), suppressedCounts(opts))
+	fmt.Fprintf(&b, "%s%s\n",
+		countsOf(findings), suppressedCounts(opts))
 	_, err := io.WriteString(w, Guard(b.String()))
 	return err
 }
@@ -247,6 +246,13 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// countsOf counts findings by severity: "7 errors, 5 warnings, 0 info", as
+// every report words it.
+func countsOf(findings []lint.Finding) string {
+	c := lint.Count(findings)
+	return plural(c[lint.Error], "error") + ", " + plural(c[lint.Warning], "warning") + ", " + plural(c[lint.Info], "info")
 }
 
 func plural(n int, word string) string {
