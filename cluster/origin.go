@@ -26,6 +26,10 @@ func (o Origin) String() string {
 	}
 }
 
+// InFile reports whether the origin is a place in an input file, not a running
+// cluster ("cluster:CONTEXT", what objects read live have).
+func (o Origin) InFile() bool { return o.File != "" && !strings.HasPrefix(o.File, "cluster:") }
+
 // IsZero reports whether nothing is known about the origin.
 func (o Origin) IsZero() bool { return o.File == "" && o.Line == 0 && o.Path == "" }
 

@@ -27,7 +27,7 @@ func GitHub(w io.Writer, findings []lint.Finding, opts Options) error {
 			level = "notice"
 		}
 		var props []string
-		if f.Origin.File != "" && !strings.HasPrefix(f.Origin.File, "cluster:") {
+		if f.Origin.InFile() {
 			props = append(props, "file="+ghProperty(artifactPath(f.Origin.File)))
 			if f.Origin.Line > 0 {
 				props = append(props, fmt.Sprintf("line=%d", f.Origin.Line))
@@ -38,13 +38,7 @@ func GitHub(w io.Writer, findings []lint.Finding, opts Options) error {
 			title += " " + f.Object.String()
 		}
 		props = append(props, "title="+ghProperty(title))
-		msg := f.Summary
-		if f.Detail != "" {
-			msg += "\n" + f.Detail
-		}
-		if f.Fix != nil {
-			msg += "\nfix: " + f.Fix.Summary
-		}
+		msg := findingText(f)
 		if f.Cluster != "" {
 			msg = "cluster " + f.Cluster + ": " + msg
 		}
@@ -54,6 +48,19 @@ func GitHub(w io.Writer, findings []lint.Finding, opts Options) error {
 		countsOf(findings), ghData(suppressedCounts(opts)))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// findingText is a finding in a few lines: its summary, its explanation and
+// what its fix does.
+func findingText(f lint.Finding) string {
+	text := f.Summary
+	if f.Detail != "" {
+		text += "\n" + f.Detail
+	}
+	if f.Fix != nil {
+		text += "\nfix: " + f.Fix.Summary
+	}
+	return text
 }
 
 // ghData encodes a command's message as the Actions runner decodes it; other
@@ -135,16 +142,10 @@ func JUnit(w io.Writer, findings []lint.Finding, checks []*lint.Check, opts Opti
 		s := testsuite{Name: id}
 		for _, f := range byCheck[id] {
 			tc := testcase{Name: xmlText(junitName(f)), Classname: "eksdoctor." + id}
-			if f.Origin.File != "" && !strings.HasPrefix(f.Origin.File, "cluster:") {
+			if f.Origin.InFile() {
 				tc.File, tc.Line = xmlText(artifactPath(f.Origin.File)), f.Origin.Line
 			}
-			text := f.Summary
-			if f.Detail != "" {
-				text += "\n" + f.Detail
-			}
-			if f.Fix != nil {
-				text += "\nfix: " + f.Fix.Summary
-			}
+			text := findingText(f)
 			switch {
 			case f.Suppressed != nil:
 				tc.Skipped = &skipped{Message: xmlText(suppressedBy(f.Suppressed))}

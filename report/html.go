@@ -484,7 +484,7 @@ func writeTeardownSVG(b *strings.Builder, id int, plan *sim.Plan, findings []lin
 				if k == 0 {
 					text = mark + text
 				}
-				if k == len(lines)-1 && l == it.origin.String() && it.origin.File != "" && !strings.HasPrefix(it.origin.File, "cluster:") {
+				if k == len(lines)-1 && l == it.origin.String() && it.origin.InFile() {
 					// The file and line, linked to the file (relative to
 					// where eksdoctor ran, as the report names it).
 					fmt.Fprintf(b, "<a class=\"origin\" href=\"%s\"><text x=\"%d\" y=\"%d\" fill=\"#1f4e99\" text-decoration=\"underline\">%s</text></a>\n", h(fileHref(it.origin.File)), left+pad+14, ty, text)

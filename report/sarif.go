@@ -211,7 +211,7 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 			},
 		}
 		loc := sarifLocation{}
-		if f.Origin.File != "" && !strings.HasPrefix(f.Origin.File, "cluster:") {
+		if f.Origin.InFile() {
 			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: artifactLocation(f.Origin.File, o.Root)}
 			if f.Origin.Line > 0 {
 				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Origin.Line}
