@@ -20,6 +20,7 @@ import (
 type graphItem struct {
 	id, label string
 	hazard    []string // the checks of the findings at the item
+	hazardOf  string   // the object of the first of them
 	origin    cluster.Origin
 }
 
@@ -46,6 +47,9 @@ func teardownGraph(plan *sim.Plan, findings []lint.Finding) ([]graphStep, [][3]s
 			}
 			for _, f := range findings {
 				if f.Origin.File != "" && f.Origin == it.Origin {
+					if gi.hazard == nil {
+						gi.hazardOf = f.Object.String()
+					}
 					gi.hazard = append(gi.hazard, f.Check)
 				}
 			}

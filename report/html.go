@@ -493,7 +493,7 @@ func writeTeardownSVG(b *strings.Builder, id int, plan *sim.Plan, findings []lin
 				fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", left+pad+14, ty, color, text)
 			}
 			if len(it.hazard) > 0 {
-				if a, ok := anchor[cname+"\x00"+hazardObject(it, findings)]; ok {
+				if a, ok := anchor[cname+"\x00"+it.hazardOf]; ok {
 					fmt.Fprintf(b, "<a href=\"#%s\"><text x=\"%d\" y=\"%d\" fill=\"#b00020\" text-decoration=\"underline\">%s</text></a>\n", a, left+width-200, itemY[it.id], h(strings.Join(it.hazard, ", ")))
 				}
 			}
@@ -525,19 +525,6 @@ func fileHref(file string) string {
 		return "./" + u
 	}
 	return u
-}
-
-// hazardObject is the object of the first finding at an item, as findings
-// name it.
-func hazardObject(it graphItem, findings []lint.Finding) string {
-	for _, f := range findings {
-		for _, c := range it.hazard {
-			if f.Check == c && strings.Contains(it.label, f.Origin.String()) {
-				return f.Object.String()
-			}
-		}
-	}
-	return ""
 }
 
 func writeFindingHTML(b *strings.Builder, id string, f lint.Finding) {
