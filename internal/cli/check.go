@@ -94,7 +94,12 @@ func loadError(err error) error {
 // and writes one report; it returns an exitError carrying the exit code. When the
 // inputs hold several clusters, each finding names its cluster.
 func analyse(env *Env, set *settings, cs []*source.Cluster) error {
-	r := runChecks(set, cs)
+	return finish(env, runChecks(set, cs), cs)
+}
+
+// finish writes the report of a run of the checks and returns the exit code
+// it earns.
+func finish(env *Env, r checkRun, cs []*source.Cluster) error {
 	set, findings := r.set, r.findings
 	if err := write(env, r, cs); err != nil {
 		return err

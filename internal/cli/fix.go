@@ -47,7 +47,12 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 			opts := o.sourceOptions()
 			opts.Assign = set.assign
 			roots := append(append(append(append([]string(nil), args...), o.values...), o.tfvars...), o.charts...)
-			p := painter(color(env, env.Stdout))
+			paint := color(env, env.Stdout)
+			// What is left after the fixes is reported as check reports it.
+			left := func(r checkRun, cs []*source.Cluster) error {
+				fmt.Fprintf(env.Stdout, "\n%s\n\n", report.Bold(paint, "What is left:"))
+				return finish(env, r, cs)
+			}
 			// A fix can bring out what its finding hid (a NodePool moved to
 			// v1 now exists, and its teardown hazard with it): fix again
 			// what the files then say, a few rounds at most.
@@ -56,11 +61,11 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 				if err != nil {
 					return loadError(err)
 				}
+				r := runChecks(set, cs)
 				if round > maxFixRounds {
-					fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-					return analyse(env, set, cs)
+					return left(r, cs)
 				}
-				plan, err := fixplan.Make("", runChecks(set, cs).findings)
+				plan, err := fixplan.Make("", r.findings)
 				if err != nil {
 					return err
 				}
@@ -71,19 +76,17 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 				}
 				if round > 1 {
 					if len(plan.Applied) == 0 {
-						fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-						return analyse(env, set, cs)
+						return left(r, cs)
 					}
 					fmt.Fprintf(env.Stdout, "\nThe fixes brought out more; fixing again (round %d):\n", round)
 				}
-				writePlan(env.Stdout, p, plan, diff)
+				writePlan(env.Stdout, paint, plan, diff)
 				if diff {
 					fmt.Fprintf(env.Stdout, "\n--diff: nothing was written.\n")
 					return nil
 				}
 				if len(plan.Files) == 0 {
-					fmt.Fprintf(env.Stdout, "\n%s\n\n", p.bold("What is left:"))
-					return analyse(env, set, cs)
+					return left(r, cs)
 				}
 				for _, f := range plan.Files {
 					mode := os.FileMode(0o644)
@@ -108,13 +111,9 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 // brought out.
 const maxFixRounds = 3
 
-type painter bool
-
-func (p painter) bold(s string) string { return report.Bold(bool(p), s) }
-
 // writePlan says what the fixes change, what is left out and why, and the
 // commands eksdoctor does not run.
-func writePlan(w io.Writer, p painter, plan *fixplan.Plan, diff bool) {
+func writePlan(w io.Writer, paint bool, plan *fixplan.Plan, diff bool) {
 	var b strings.Builder
 	if diff {
 		for _, f := range plan.Files {
@@ -140,18 +139,18 @@ func writePlan(w io.Writer, p painter, plan *fixplan.Plan, diff bool) {
 	if !diff {
 		verb = "Fixed"
 	}
-	fmt.Fprintf(&b, "%s\n", p.bold(fmt.Sprintf("%s %s in %s: %s", verb, countOf(len(plan.Applied), "finding"), countOf(len(files), "file"), report.Line(strings.Join(files, ", ")))))
+	fmt.Fprintf(&b, "%s\n", report.Bold(paint, fmt.Sprintf("%s %s in %s: %s", verb, countOf(len(plan.Applied), "finding"), countOf(len(files), "file"), report.Line(strings.Join(files, ", ")))))
 	for _, f := range plan.Applied {
 		fmt.Fprintf(&b, "  %-7s %s  %s: %s\n", f.Severity, f.Check, report.Line(findingName(f)), report.Line(f.Fix.Summary))
 	}
 	if len(plan.Skipped) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", p.bold("Not applied:"))
+		fmt.Fprintf(&b, "\n%s\n", report.Bold(paint, "Not applied:"))
 		for _, s := range plan.Skipped {
 			fmt.Fprintf(&b, "  %-7s %s  %s: %s\n", s.Finding.Severity, s.Finding.Check, report.Line(findingName(s.Finding)), report.Line(s.Why))
 		}
 	}
 	if len(plan.Commands) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", p.bold("Commands to run yourself (eksdoctor runs none):"))
+		fmt.Fprintf(&b, "\n%s\n", report.Bold(paint, "Commands to run yourself (eksdoctor runs none):"))
 		for _, c := range plan.Commands {
 			fmt.Fprintf(&b, "  # %s %s\n", c.Finding.Check, report.Line(findingName(c.Finding)))
 			for _, l := range strings.Split(strings.TrimRight(report.Block(c.Text), "\n"), "\n") {
