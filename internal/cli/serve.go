@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +96,7 @@ type server struct {
 
 	mu       sync.Mutex
 	ready    bool
-	metrics  []byte
+	metrics  []byte // the latest analysis's families, without the run counters
 	html     []byte
 	json     []byte
 	runs     int
@@ -163,7 +164,7 @@ func (sv *server) run(ctx context.Context) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.runs++
-	sv.metrics = metricsText(m, findings, suppressed, time.Now(), took, sv.runs, sv.failures)
+	sv.metrics = metricsText(m, findings, suppressed, time.Now(), took)
 	sv.json, sv.html = js.Bytes(), page.Bytes()
 	sv.ready = true
 }
@@ -195,11 +196,9 @@ func (sv *server) routes() http.Handler {
 	mux.HandleFunc("/metrics", serve(func() ([]byte, bool) {
 		sv.mu.Lock()
 		defer sv.mu.Unlock()
-		if !sv.ready {
-			// Before the first analysis: the process is up, nothing else.
-			return []byte(fmt.Sprintf("# HELP eksdoctor_runs_total Analyses completed.\n# TYPE eksdoctor_runs_total counter\neksdoctor_runs_total 0\n# HELP eksdoctor_run_failures_total Analyses that could not read the cluster.\n# TYPE eksdoctor_run_failures_total counter\neksdoctor_run_failures_total %d\n", sv.failures)), true
-		}
-		return sv.metrics, true
+		// The latest analysis (none before the first), then the counters
+		// as they are now: a failed run since shows at once.
+		return append(slices.Clip(sv.metrics), runCounters(sv.runs, sv.failures)...), true
 	}, "text/plain; version=0.0.4; charset=utf-8"))
 	mux.HandleFunc("/report", serve(latest(func() []byte { return sv.html }), "text/html; charset=utf-8"))
 	mux.HandleFunc("/report.json", serve(latest(func() []byte { return sv.json }), "application/json"))
@@ -218,11 +217,9 @@ func (sv *server) routes() http.Handler {
 
 // metricsText writes the metrics in Prometheus' text exposition format,
 // every series sorted so that the same state gives the same text.
-func metricsText(m *cluster.Model, findings, suppressed []lint.Finding, now time.Time, took time.Duration, runs, failures int) []byte {
+func metricsText(m *cluster.Model, findings, suppressed []lint.Finding, now time.Time, took time.Duration) []byte {
 	var b strings.Builder
-	family := func(name, kind, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
-	}
+	family := func(name, kind, help string) { writeFamily(&b, name, kind, help) }
 	counts := map[string]int{}
 	for _, f := range findings {
 		counts[labels("check", f.Check, "severity", f.Severity.String(), "namespace", f.Object.Namespace)]++
@@ -258,11 +255,21 @@ func metricsText(m *cluster.Model, findings, suppressed []lint.Finding, now time
 	fmt.Fprintf(&b, "eksdoctor_last_run_timestamp_seconds %s\n", strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64))
 	family("eksdoctor_run_duration_seconds", "gauge", "How long the latest analysis took, reading included.")
 	fmt.Fprintf(&b, "eksdoctor_run_duration_seconds %s\n", strconv.FormatFloat(took.Seconds(), 'f', 3, 64))
-	family("eksdoctor_runs_total", "counter", "Analyses completed.")
+	return []byte(b.String())
+}
+
+// runCounters are the counters of the analyses so far.
+func runCounters(runs, failures int) []byte {
+	var b strings.Builder
+	writeFamily(&b, "eksdoctor_runs_total", "counter", "Analyses completed.")
 	fmt.Fprintf(&b, "eksdoctor_runs_total %d\n", runs)
-	family("eksdoctor_run_failures_total", "counter", "Analyses that could not read the cluster.")
+	writeFamily(&b, "eksdoctor_run_failures_total", "counter", "Analyses that could not read the cluster.")
 	fmt.Fprintf(&b, "eksdoctor_run_failures_total %d\n", failures)
 	return []byte(b.String())
+}
+
+func writeFamily(b *strings.Builder, name, kind, help string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
 }
 
 // labels renders label pairs as Prometheus writes them, values escaped.
