@@ -61,7 +61,7 @@ type File struct {
 // document), and the later one is left out otherwise.
 func Make(dir string, findings []lint.Finding) (*Plan, error) {
 	p := &Plan{}
-	var accepted []pending
+	var accepted []cluster.Edit
 	for _, f := range findings {
 		if f.Fix == nil || f.Suppressed != nil {
 			continue
@@ -77,13 +77,14 @@ func Make(dir string, findings []lint.Finding) (*Plan, error) {
 		if len(edits) == 0 {
 			continue
 		}
-		next, why := add(dir, accepted, f, edits)
+		next, why := add(dir, accepted, edits)
 		if why != "" {
 			p.Skipped = append(p.Skipped, Skip{Finding: f, Why: why})
 			continue
 		}
-		// The fix must apply, with those before it, to the files as they are.
-		if _, err := apply(dir, next); err != nil {
+		// The fix must apply, with those before it, to the files as they
+		// are: the files it edits, the others are as they were.
+		if _, err := apply(dir, inFiles(next, edits)); err != nil {
 			p.Skipped = append(p.Skipped, Skip{Finding: f, Why: "it does not apply: " + err.Error()})
 			continue
 		}
@@ -98,38 +99,48 @@ func Make(dir string, findings []lint.Finding) (*Plan, error) {
 	return p, nil
 }
 
-// pending is an accepted edit and the findings it carries.
-type pending struct {
-	edit cluster.Edit
-}
-
 // add adds a fix's edits to those accepted, composing where both rewrite one
 // object; why says why it cannot be.
-func add(dir string, accepted []pending, f lint.Finding, edits []cluster.Edit) ([]pending, string) {
-	out := append([]pending(nil), accepted...)
+func add(dir string, accepted, edits []cluster.Edit) ([]cluster.Edit, string) {
+	out := append([]cluster.Edit(nil), accepted...)
 	for _, e := range edits {
 		merged := false
 		for i, a := range out {
-			clash := clashes(a.edit, e)
+			clash := clashes(a, e)
 			if clash == "" {
 				continue
 			}
 			if clash != "yaml_body" {
 				return nil, fmt.Sprintf("another fix already sets %s of the block at %s:%d", clash, e.File, e.Line)
 			}
-			text, err := composeYAMLBody(dir, a.edit, e)
+			text, err := composeYAMLBody(dir, a, e)
 			if err != nil {
 				return nil, fmt.Sprintf("another fix already rewrites the object at %s:%d, and the two cannot be composed: %v", e.File, e.Line, err)
 			}
-			out[i].edit.Text = text
+			out[i].Text = text
 			merged = true
 			break
 		}
 		if !merged {
-			out = append(out, pending{edit: e})
+			out = append(out, e)
 		}
 	}
 	return out, ""
+}
+
+// inFiles are the edits of the files some of these edit.
+func inFiles(all, these []cluster.Edit) []cluster.Edit {
+	files := map[string]bool{}
+	for _, e := range these {
+		files[e.File] = true
+	}
+	var out []cluster.Edit
+	for _, e := range all {
+		if files[e.File] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // clashes names the attribute two HCL edits of one block both set; "" when
@@ -169,11 +180,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // apply works out the new content of every file the edits change.
-func apply(dir string, ps []pending) ([]File, error) {
-	var edits []cluster.Edit
-	for _, p := range ps {
-		edits = append(edits, p.edit)
-	}
+func apply(dir string, edits []cluster.Edit) ([]File, error) {
 	changed, err := fixapply.Contents(dir, edits)
 	if err != nil {
 		return nil, err
