@@ -56,27 +56,31 @@ func (a Assignment) Matches(path string) bool {
 	return false
 }
 
-// MatchPath matches a path pattern: filepath.Match against the path (both made
-// absolute, slash-separated) or its base name, and "DIR/**" for everything
-// under DIR.
+// MatchPath matches a path pattern as MatchPattern does, the pattern and the
+// path also both made absolute (a pattern relative to the working directory
+// matches a path given absolute, and the other way round).
 func MatchPath(pattern, path string) bool {
 	if path == "" {
 		return false
 	}
-	ap, apath := filepath.ToSlash(abs(pattern)), filepath.ToSlash(abs(path))
-	if ok, _ := filepath.Match(ap, apath); ok {
-		return true
+	return MatchPattern(pattern, path) || MatchPattern(filepath.ToSlash(abs(pattern)), abs(path))
+}
+
+// MatchPattern matches a path pattern as the configuration file writes them:
+// filepath.Match against the path (slash-separated) or its base name, and
+// "DIR/**" for everything under DIR.
+func MatchPattern(pattern, path string) bool {
+	if path == "" {
+		return false
 	}
-	if ok, _ := filepath.Match(filepath.ToSlash(pattern), filepath.ToSlash(path)); ok {
+	slash := filepath.ToSlash(path)
+	if ok, _ := filepath.Match(pattern, slash); ok {
 		return true
 	}
 	if ok, _ := filepath.Match(pattern, filepath.Base(path)); ok {
 		return true
 	}
-	if dir, ok := strings.CutSuffix(ap, "/**"); ok && strings.HasPrefix(apath, dir+"/") {
-		return true
-	}
-	return false
+	return strings.HasSuffix(pattern, "/**") && strings.HasPrefix(slash, strings.TrimSuffix(pattern, "**"))
 }
 
 // ErrNoInput is returned when no path could be read at all.

@@ -325,18 +325,8 @@ func (s *settings) apply(fs []lint.Finding) []lint.Finding {
 }
 
 func excluded(file string, patterns []string) bool {
-	if file == "" {
-		return false
-	}
-	slash := filepath.ToSlash(file)
 	for _, p := range patterns {
-		if ok, _ := filepath.Match(p, slash); ok {
-			return true
-		}
-		if ok, _ := filepath.Match(p, filepath.Base(file)); ok {
-			return true
-		}
-		if strings.HasSuffix(p, "/**") && strings.HasPrefix(slash, strings.TrimSuffix(p, "**")) {
+		if source.MatchPattern(p, file) {
 			return true
 		}
 	}
