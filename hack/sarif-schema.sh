@@ -5,25 +5,7 @@
 # package is downloaded from the npm registry once and cached.
 set -euo pipefail
 
-VERSION=${SARIF_MULTITOOL_VERSION:-5.7.0}
-dest=${XDG_CACHE_HOME:-$HOME/.cache}/eksdoctor/sarif-multitool-${VERSION}
-schema="$dest/sarif-2.1.0.json"
-
-if [[ -s "$schema" ]]; then
-  echo "$schema"
-  exit 0
-fi
-
-mkdir -p "$dest"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-(
-  cd "$work"
-  npm pack --silent "@microsoft/sarif-multitool-linux@${VERSION}" >/dev/null 2>&1
-  tar -xzf microsoft-sarif-multitool-linux-"${VERSION}".tgz package/sarif-2.1.0.json package/Sarif.Multitool
-) >&2
-mv "$work/package/sarif-2.1.0.json" "$schema.tmp"
-mv "$work/package/Sarif.Multitool" "$dest/Sarif.Multitool"
+cd "$(dirname "$0")"
+dest=$(./npm-files.sh @microsoft/sarif-multitool-linux "${SARIF_MULTITOOL_VERSION:-5.7.0}" sarif-multitool sarif-2.1.0.json Sarif.Multitool)
 chmod +x "$dest/Sarif.Multitool"
-mv "$schema.tmp" "$schema"
-echo "$schema"
+echo "$dest/sarif-2.1.0.json"
