@@ -130,20 +130,15 @@ type Pass struct {
 
 	check    *Check
 	findings []Finding
-	ignored  func(ref cluster.ObjectRef) *cluster.Object
 	facts    *factStore
 }
 
 // Report records a finding for the running check; the check's ID and default
-// severity are filled in when the finding leaves them empty. Findings on objects
-// that carry the ignore annotation for this check are marked suppressed.
+// severity are filled in when the finding leaves them empty.
 func (p *Pass) Report(f Finding) {
 	f.Check = p.check.ID
 	if f.Severity == 0 {
 		f.Severity = p.check.Severity
-	}
-	if o := p.ignored(f.Object); o != nil && o.Ignores(p.check.ID) {
-		f.Suppressed = &Suppressed{By: "annotation", Origin: o.Origin, Reason: cluster.IgnoreAnnotation + ": " + o.Annotations[cluster.IgnoreAnnotation]}
 	}
 	p.findings = append(p.findings, f)
 }
@@ -154,7 +149,7 @@ func (p *Pass) Report(f Finding) {
 func (p *Pass) each(n int, fn func(q *Pass, i int)) {
 	found := make([][]Finding, n)
 	parallel.Each(n, func(i int) {
-		q := &Pass{Model: p.Model, Sim: p.Sim, check: p.check, ignored: p.ignored, facts: p.facts}
+		q := &Pass{Model: p.Model, Sim: p.Sim, check: p.check, facts: p.facts}
 		fn(q, i)
 		found[i] = q.findings
 	})
@@ -209,15 +204,13 @@ func RunAll(m *cluster.Model, s *sim.Simulator, checks []*Check) (active, suppre
 	// findings in one deterministic order.
 	results := make([][]Finding, len(checks))
 	parallel.Each(len(checks), func(i int) {
-		p := &Pass{Model: m, Sim: s, check: checks[i], ignored: lookup, facts: facts}
+		p := &Pass{Model: m, Sim: s, check: checks[i], facts: facts}
 		checks[i].Run(p)
 		results[i] = p.findings
 	})
 	for _, r := range results {
 		for _, f := range r {
-			if f.Suppressed == nil {
-				f.Suppressed = commented(m.Suppressions, f)
-			}
+			f.Suppressed = suppressedBy(lookup(f.Object), m.Suppressions, f)
 			if f.Suppressed != nil {
 				suppressed = append(suppressed, f)
 			} else {
@@ -233,8 +226,12 @@ func RunAll(m *cluster.Model, s *sim.Simulator, checks []*Check) (active, suppre
 	return dedupe(active), dedupe(suppressed)
 }
 
-// commented is the ignore comment that silences a finding, if any.
-func commented(ss []cluster.Suppression, f Finding) *Suppressed {
+// suppressedBy is what silences a finding, if anything: the ignore
+// annotation of its object, else an ignore comment over its origin.
+func suppressedBy(o *cluster.Object, ss []cluster.Suppression, f Finding) *Suppressed {
+	if o != nil && o.Ignores(f.Check) {
+		return &Suppressed{By: "annotation", Origin: o.Origin, Reason: cluster.IgnoreAnnotation + ": " + o.Annotations[cluster.IgnoreAnnotation]}
+	}
 	for _, s := range ss {
 		if s.Covers(f.Check, f.Origin) {
 			return &Suppressed{By: "comment", Origin: s.Origin, Reason: s.Reason}
