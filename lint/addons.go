@@ -143,15 +143,15 @@ func schedulingNeed(p *Pass, w *cluster.Workload) (need, bool) {
 	if w.Bootstrap != "" && !addonAfterKarpenter(p.Model, w) {
 		boot := p.Sim.Place(w, cluster.Bootstrap)
 		if boot.Result() == sim.Refuses {
-			if ns := taintNeeds(w, boot, cluster.KindNodeGroup, cluster.KindNode); len(ns) > 0 {
-				return need{ns[0], cluster.Bootstrap}, true
+			if n, ok := firstTaintNeed(w, boot, cluster.KindNodeGroup, cluster.KindNode); ok {
+				return need{n, cluster.Bootstrap}, true
 			}
 		}
 	}
 	pl := p.Sim.Place(w, cluster.Steady)
 	if pl.Result() == sim.Refuses && pl.Fargate == nil {
-		if ns := taintNeeds(w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); len(ns) > 0 {
-			return need{ns[0], cluster.Steady}, true
+		if n, ok := firstTaintNeed(w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); ok {
+			return need{n, cluster.Steady}, true
 		}
 	}
 	return need{}, false

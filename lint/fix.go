@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -192,27 +193,37 @@ type taintNeed struct {
 	taints  []corev1.Taint
 }
 
-// taintNeeds lists the sources (in the order of kinds) that refuse the workload
-// only for their taints, with those taints.
-func taintNeeds(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) []taintNeed {
-	var out []taintNeed
-	for _, k := range kinds {
-		for _, v := range pl.Verdicts {
-			if v.Source.Kind != k || !onlyTaints(v) {
-				continue
-			}
-			if taints := blockingTaints(v.Source, w.Template.Spec.Tolerations); len(taints) > 0 {
-				out = append(out, taintNeed{verdict: v, taints: taints})
+// taintNeeds yields the sources (in the order of kinds) that refuse the
+// workload only for their taints, with those taints: one at a time, since a
+// placement among hundreds of tainted NodePools is asked for its first few.
+func taintNeeds(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) iter.Seq[taintNeed] {
+	return func(yield func(taintNeed) bool) {
+		for _, k := range kinds {
+			for i := range pl.Verdicts {
+				v := &pl.Verdicts[i]
+				if v.Source.Kind != k || !onlyTaints(*v) {
+					continue
+				}
+				if taints := blockingTaints(v.Source, w.Template.Spec.Tolerations); len(taints) > 0 && !yield(taintNeed{verdict: *v, taints: taints}) {
+					return
+				}
 			}
 		}
 	}
-	return out
+}
+
+// firstTaintNeed is the first of taintNeeds, if any.
+func firstTaintNeed(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) (taintNeed, bool) {
+	for n := range taintNeeds(w, pl, kinds...) {
+		return n, true
+	}
+	return taintNeed{}, false
 }
 
 // taintFix proposes tolerating the taints of the first source (in the order of
 // kinds) that refuses the workload only for them and whose fix can be expressed.
 func taintFix(m *cluster.Model, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) *Fix {
-	for _, n := range taintNeeds(w, pl, kinds...) {
+	for n := range taintNeeds(w, pl, kinds...) {
 		if f := tolerationFix(m, w, n.taints, describeSource(n.verdict.Source)); f != nil {
 			return f
 		}

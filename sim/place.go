@@ -717,7 +717,7 @@ func compatibleWithLabels(labels map[string]string, pod *corev1.Pod, undefined s
 // anywhere (undefined).
 func compatibleNode(node, pod scheduling.Requirements, undefined sets.Set[string]) []keyIssue {
 	var issues []keyIssue
-	for _, key := range sets.List(pod.Keys()) {
+	for _, key := range sortedKeys(pod) {
 		incoming := pod.Get(key)
 		op := incoming.Operator()
 		if !node.Has(key) {

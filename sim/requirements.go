@@ -110,7 +110,7 @@ func compatible(capacity, pod scheduling.Requirements) []keyIssue {
 	allowUndefined := wellKnownLabels()
 	var issues []keyIssue
 	worded := false
-	for _, key := range sets.List(pod.Keys()) {
+	for _, key := range sortedKeys(pod) {
 		incoming := pod.Get(key)
 		op := incoming.Operator()
 		if !capacity.Has(key) {
@@ -147,7 +147,7 @@ func labelHint(r scheduling.Requirements, key string) string {
 	if _, after, ok := strings.Cut(key, "/"); ok {
 		suffix = after
 	}
-	for _, cands := range [][]string{wellKnownSorted(), sets.List(r.Keys())} {
+	for _, cands := range [][]string{wellKnownSorted(), sortedKeys(r)} {
 		for _, c := range cands {
 			if strings.Contains(c, key) || strings.HasSuffix(c, suffix) {
 				return fmt.Sprintf(" (typo of %q?)", c)

@@ -219,11 +219,7 @@ func (p *Placement) nearestOrder(k cluster.CapacityKind) nearestKind {
 		}
 	}
 	order, parts := nearestFirst(p.Verdicts, idx)
-	vs := make([]Verdict, len(order))
-	for i, j := range order {
-		vs[i] = p.Verdicts[j]
-	}
-	return nearestKind{order: order, lines: groupLines(k, vs, parts)}
+	return nearestKind{order: order, lines: groupLines(k, p.Verdicts, order, parts)}
 }
 
 // nearestFirst orders refusing sources by how near they come to taking the
@@ -307,18 +303,21 @@ func (p *Placement) Grouped(max int) []string {
 	return out
 }
 
-// groupLines renders refusing sources of one kind nearest first, those that
-// refuse for the same reason on one line.
-func groupLines(k cluster.CapacityKind, vs []Verdict, parts []sharedPart) []string {
+// groupLines renders refusing sources of one kind nearest first (the
+// verdicts at order, with their parts), those that refuse for the same
+// reason on one line.
+func groupLines(k cluster.CapacityKind, all []Verdict, order []int32, parts []sharedPart) []string {
 	type group struct {
 		text   string
-		names  []string
-		first  Verdict
+		names  []string // the first three
+		n      int
+		first  *Verdict
 		theirs distinctValues
 	}
 	var groups []*group
 	index := map[string]*group{}
-	for i, v := range vs {
+	for i, j := range order {
+		v := &all[j]
 		text, theirs := parts[i].text, parts[i].theirs
 		g, ok := index[text]
 		if !ok {
@@ -326,21 +325,23 @@ func groupLines(k cluster.CapacityKind, vs []Verdict, parts []sharedPart) []stri
 			index[text] = g
 			groups = append(groups, g)
 		}
-		g.names = append(g.names, v.Source.Name)
+		if g.n++; len(g.names) < 3 {
+			g.names = append(g.names, v.Source.Name)
+		}
 		g.theirs.add(theirs)
 	}
 	var out []string
 	for _, g := range groups {
-		if len(g.names) == 1 {
+		if g.n == 1 {
 			out = append(out, g.first.Line())
 			continue
 		}
-		shown, more := g.names, ""
-		if len(shown) > 3 {
-			shown, more = shown[:3], fmt.Sprintf(" and %d more", len(g.names)-3)
+		more := ""
+		if g.n > len(g.names) {
+			more = fmt.Sprintf(" and %d more", g.n-len(g.names))
 		}
 		text := strings.Replace(g.text, theirsMark, g.theirs.text(), 1)
-		out = append(out, fmt.Sprintf("%d %ss (%s%s): %s", len(g.names), k, strings.Join(shown, ", "), more, text))
+		out = append(out, fmt.Sprintf("%d %ss (%s%s): %s", g.n, k, strings.Join(g.names, ", "), more, text))
 	}
 	return out
 }
@@ -403,19 +404,23 @@ func (v Verdict) sharedParts() (string, string) {
 			b.WriteString("; ")
 		}
 		msg := r.Text()
-		if own := "(NodePool=" + v.Source.Name + ")"; v.Source.Kind == cluster.KindNodePool && strings.Contains(msg, own) {
-			// Karpenter's structured field names the NodePool.
-			msg = strings.ReplaceAll(msg, own, "(NodePool=<its own name>)")
-		}
-		if strings.Contains(msg, "["+v.Source.Name+"]") {
-			msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
+		// (The names are looked for before the needles are made: most
+		// reasons do not hold them.)
+		if strings.Contains(msg, v.Source.Name) {
+			if own := "(NodePool=" + v.Source.Name + ")"; v.Source.Kind == cluster.KindNodePool && strings.Contains(msg, own) {
+				// Karpenter's structured field names the NodePool.
+				msg = strings.ReplaceAll(msg, own, "(NodePool=<its own name>)")
+			}
+			if strings.Contains(msg, "["+v.Source.Name+"]") {
+				msg = strings.ReplaceAll(msg, "["+v.Source.Name+"]", "[its own name]")
+			}
 		}
 		if r.Code == CodeTaint {
 			// A taint named after its source: "dedicated=pool-04:NoSchedule".
 			msg = replaceName(msg, v.Source.Name, "<its own name>")
 		}
 		if r.Code == CodeRequirements && theirs == "" && r.Key != "" {
-			if at := strings.Index(msg, "key "+r.Key+", "); at >= 0 {
+			if at := keyAt(msg, r.Key); at >= 0 {
 				if cut := strings.Index(msg[at:], " not in "); cut >= 0 {
 					cut += at + len(" not in ")
 					msg, theirs = msg[:cut]+theirsMark, msg[cut:]
@@ -425,6 +430,22 @@ func (v Verdict) sharedParts() (string, string) {
 		b.WriteString(msg)
 	}
 	return b.String(), theirs
+}
+
+// keyAt is the index of "key K, " in a requirement refusal's text, or -1.
+func keyAt(msg, key string) int {
+	for off := 0; ; {
+		i := strings.Index(msg[off:], "key ")
+		if i < 0 {
+			return -1
+		}
+		i += off
+		rest := msg[i+len("key "):]
+		if strings.HasPrefix(rest, key) && strings.HasPrefix(rest[len(key):], ", ") {
+			return i
+		}
+		off = i + 1
+	}
 }
 
 // replaceName replaces name where it stands as a whole name in text (a
