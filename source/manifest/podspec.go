@@ -2,12 +2,15 @@ package manifest
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // decodeTemplate decodes a pod template from JSON-like content. The fields large
@@ -17,14 +20,17 @@ import (
 // the converter, so no field is lost. TestDecodeTemplateMatchesConverter holds
 // the two to the same result.
 func decodeTemplate(tmpl map[string]any, into *corev1.PodTemplateSpec) error {
-	rest := make(map[string]any, len(tmpl))
-	for k, v := range tmpl {
-		if k != "spec" {
-			rest[k] = v
+	if !plainMetadata(tmpl, &into.ObjectMeta) {
+		into.ObjectMeta = metav1.ObjectMeta{}
+		rest := make(map[string]any, len(tmpl))
+		for k, v := range tmpl {
+			if k != "spec" {
+				rest[k] = v
+			}
 		}
-	}
-	if err := fromUnstructured(rest, into); err != nil {
-		return err
+		if err := fromUnstructured(rest, into); err != nil {
+			return err
+		}
 	}
 	spec, ok := tmpl["spec"].(map[string]any)
 	if !ok {
@@ -34,6 +40,50 @@ func decodeTemplate(tmpl map[string]any, into *corev1.PodTemplateSpec) error {
 		return fmt.Errorf("spec: expected an object, found %s", describe(tmpl["spec"]))
 	}
 	return decodePodSpec(spec, &into.Spec)
+}
+
+// plainMetadata decodes a template's metadata when it is what templates hold
+// (a name, a namespace, labels and annotations, all strings) and the template
+// nothing else beside its spec; false leaves the rest to the converter.
+func plainMetadata(tmpl map[string]any, into *metav1.ObjectMeta) bool {
+	for k := range tmpl {
+		if k != "metadata" && k != "spec" {
+			return false
+		}
+	}
+	v, ok := tmpl["metadata"]
+	if !ok {
+		return true
+	}
+	md, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, x := range md {
+		var err error
+		switch k {
+		case "name", "namespace":
+			s, ok := x.(string)
+			if !ok {
+				return false
+			}
+			if k == "name" {
+				into.Name = s
+			} else {
+				into.Namespace = s
+			}
+		case "labels":
+			into.Labels, err = stringMapStrict(x)
+		case "annotations":
+			into.Annotations, err = stringMapStrict(x)
+		default:
+			return false
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // decodePodSpec is decodeTemplate for a pod spec.
@@ -68,8 +118,11 @@ func decodePodSpec(spec map[string]any, into *corev1.PodSpec) error {
 		}
 		delete(rest, "tolerations")
 	}
-	// The rest (affinity, volumes, security context, ...) is small: keep the
-	// converter's exact semantics for it.
+	if v, ok := spec["volumes"]; ok && plainVolumes(v) {
+		delete(rest, "volumes")
+	}
+	// The rest (affinity, other volumes, security context, ...) is small:
+	// keep the converter's exact semantics for it.
 	var other corev1.PodSpec
 	if err := fromUnstructured(rest, &other); err != nil {
 		return err
@@ -134,7 +187,9 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 		case "env":
 			c.Env, err = decodeEnv(v)
 		default:
-			rest[k] = v
+			if !plainDropped(k, v) {
+				rest[k] = v
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
@@ -152,6 +207,129 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 	pruneContainer(&other)
 	*c = other
 	return nil
+}
+
+// droppedShapes are container fields that are validated and then dropped
+// (pruneContainer), with the fields of their items and the kind of each: a
+// list whose items hold only these, of these kinds, is valid and keeps
+// nothing, and needs no converter. Anything else (a port with a hostPort, a
+// field not listed, a number where a name belongs) goes through the converter.
+var droppedShapes = map[string]map[string]valueKind{
+	"ports":        {"name": kindString, "containerPort": kindInt32, "protocol": kindString, "hostIP": kindString},
+	"volumeMounts": {"name": kindString, "mountPath": kindString, "subPath": kindString, "subPathExpr": kindString, "readOnly": kindBool, "mountPropagation": kindString, "recursiveReadOnly": kindString},
+	"envFrom":      {"prefix": kindString, "configMapRef": kindRef, "secretRef": kindRef},
+}
+
+var refShape = map[string]valueKind{"name": kindString, "optional": kindBool}
+
+type valueKind int
+
+const (
+	kindString valueKind = iota
+	kindInt32
+	kindBool
+	kindRef      // {name: string, optional: bool}
+	kindQuantity // a quantity written as a string ("64Mi")
+)
+
+// plainDropped reports whether the value of a container field is valid and
+// kept of nothing (droppedShapes).
+func plainDropped(field string, v any) bool {
+	shape, ok := droppedShapes[field]
+	if !ok {
+		return false
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, it := range list {
+		if !ofShape(it, shape) {
+			return false
+		}
+	}
+	return true
+}
+
+func ofKind(v any, k valueKind) bool {
+	switch k {
+	case kindString:
+		_, ok := v.(string)
+		return ok
+	case kindInt32:
+		i, ok := v.(int64)
+		return ok && i >= math.MinInt32 && i <= math.MaxInt32
+	case kindBool:
+		_, ok := v.(bool)
+		return ok
+	case kindRef:
+		return ofShape(v, refShape)
+	case kindQuantity:
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		_, err := resource.ParseQuantity(s)
+		return err == nil
+	}
+	return false
+}
+
+// volumeShapes are the volume sources keptVolumes drops, with their fields:
+// a volume list made only of these (and names) is valid and keeps nothing.
+var volumeShapes = map[string]map[string]valueKind{
+	"configMap": {"name": kindString, "optional": kindBool, "defaultMode": kindInt32},
+	"secret":    {"secretName": kindString, "optional": kindBool, "defaultMode": kindInt32},
+	"emptyDir":  {"medium": kindString, "sizeLimit": kindQuantity},
+}
+
+// plainVolumes reports whether a pod's volumes are all of volumeShapes, of
+// the right kinds: valid, and none of them kept.
+func plainVolumes(v any) bool {
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return false
+		}
+		sources := 0
+		for k, x := range m {
+			if k == "name" {
+				if !ofKind(x, kindString) {
+					return false
+				}
+				continue
+			}
+			shape, ok := volumeShapes[k]
+			if !ok || !ofShape(x, shape) {
+				return false
+			}
+			sources++
+		}
+		if sources != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// ofShape reports whether v is an object whose fields are all in shape, of
+// their kinds.
+func ofShape(v any, shape map[string]valueKind) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, x := range m {
+		kind, ok := shape[k]
+		if !ok || !ofKind(x, kind) {
+			return false
+		}
+	}
+	return true
 }
 
 // hostPorts are the ports that take a port of the node, the only ones checks

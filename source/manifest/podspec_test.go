@@ -43,6 +43,10 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		`{metadata: {labels: {app: x}}, spec: {containers: []}}`,
 		`{spec: {}}`,
 		`{spec: {containers: [{name: a, resources: {}}], tolerations: null, nodeSelector: null}}`,
+		`{spec: {containers: [{name: a, ports: [{name: http, containerPort: 8080, protocol: TCP}], volumeMounts: [{name: v, mountPath: /v, readOnly: true}], envFrom: [{prefix: P_, configMapRef: {name: c, optional: true}}, {secretRef: {name: s}}]}]}}`,
+		`{spec: {containers: [{name: a, ports: [{containerPort: 8080, hostPort: 8080}, {containerPort: 9090, unknownField: x}], volumeMounts: [], envFrom: null}]}}`,
+		`{spec: {volumes: [{name: c, configMap: {name: c, defaultMode: 420}}, {name: s, secret: {secretName: s, optional: true}}, {name: t, emptyDir: {medium: Memory, sizeLimit: 64Mi}}, {name: e, emptyDir: {}}]}}`,
+		`{spec: {volumes: [{name: c, configMap: {name: c}}, {name: d, persistentVolumeClaim: {claimName: data}}]}}`,
 	}
 	for _, e := range extra {
 		v, err := ParseValue([]byte(e))
@@ -83,6 +87,12 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		`{spec: {containers: [{name: a, readinessProbe: {periodSeconds: often}}]}}`,
 		`{spec: {containers: [{name: a, volumeMounts: {name: v}}]}}`,
 		`{spec: {volumes: [{name: c, configMap: {defaultMode: rw}}]}}`,
+		`{spec: {containers: [{name: a, ports: [{containerPort: http}]}]}}`,
+		`{spec: {containers: [{name: a, ports: [8080]}]}}`,
+		`{spec: {containers: [{name: a, volumeMounts: [{name: v, readOnly: [yes]}]}]}}`,
+		`{spec: {containers: [{name: a, envFrom: [{configMapRef: {name: [c]}}]}]}}`,
+		`{spec: {volumes: [{name: t, emptyDir: {sizeLimit: lots}}]}}`,
+		`{spec: {volumes: [{name: c, configMap: {name: c, defaultMode: rw}}]}}`,
 	}
 	for _, e := range malformed {
 		v, err := ParseValue([]byte(e))
