@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -246,15 +247,17 @@ func nearestFirst(all []Verdict, idx []int32) ([]int32, []sharedPart) {
 	for n := range rs {
 		rs[n].shared = count[rs[n].part.text]
 	}
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := &rs[i], &rs[j]
+	slices.SortStableFunc(rs, func(a, b ranked) int {
 		if a.other != b.other {
-			return !a.other
+			if a.other {
+				return 1
+			}
+			return -1
 		}
 		if a.shared != b.shared {
-			return a.shared < b.shared
+			return cmp.Compare(a.shared, b.shared)
 		}
-		return a.reasons < b.reasons
+		return cmp.Compare(a.reasons, b.reasons)
 	})
 	order, parts := make([]int32, len(rs)), make([]sharedPart, len(rs))
 	for n, r := range rs {
@@ -389,10 +392,16 @@ func (d *distinctValues) text() string {
 // requirement the pod's is not in: theirsMark stands for the source's own
 // requirement in a requirement refusal, returned beside ("" when none).
 func (v Verdict) sharedParts() (string, string) {
-	var b strings.Builder
-	switch v.Result {
-	case Fits:
+	if v.Result == Fits {
 		return "fits", ""
+	}
+	var b strings.Builder
+	n := len("cannot tell: ")
+	for _, r := range v.Reasons {
+		n += len(r.Message) + len(r.Note) + len(" (); ") + len(theirsMark)
+	}
+	b.Grow(n)
+	switch v.Result {
 	case Unknown:
 		b.WriteString("cannot tell: ")
 	default:
@@ -423,7 +432,10 @@ func (v Verdict) sharedParts() (string, string) {
 			if at := keyAt(msg, r.Key); at >= 0 {
 				if cut := strings.Index(msg[at:], " not in "); cut >= 0 {
 					cut += at + len(" not in ")
-					msg, theirs = msg[:cut]+theirsMark, msg[cut:]
+					b.WriteString(msg[:cut])
+					b.WriteString(theirsMark)
+					theirs = msg[cut:]
+					continue
 				}
 			}
 		}
