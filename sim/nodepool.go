@@ -19,6 +19,9 @@ import (
 // poolInfo is what a NodePool offers, computed once.
 type poolInfo struct {
 	reqs scheduling.Requirements
+	// reqTexts are the requirements worded, by key: the refusals of every
+	// pod that selects another NodePool quote them.
+	reqTexts map[string]string
 	os   string
 	// types are the instance types the NodePool's requirements allow, smallest
 	// first, with whether one node of the type alone exceeds the NodePool's limits.
@@ -109,6 +112,10 @@ func inUseNote(np *cluster.NodePool) string {
 
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np), remaining: remainingLimits(np)}
+	p.reqTexts = make(map[string]string, len(p.reqs))
+	for k, r := range p.reqs {
+		p.reqTexts[k] = r.String()
+	}
 	nc := s.nodeClass(np)
 	switch {
 	case nc == nil && len(s.m.NodeClasses) == 0:
@@ -268,7 +275,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			if issues := compatible(info.reqs, a); len(issues) > 0 {
+			if issues := compatibleWorded(info.reqs, a, info.reqTexts); len(issues) > 0 {
 				at.issue = []Reason{requirementsReason(issues)}
 			} else {
 				at.reqs = a

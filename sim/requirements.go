@@ -107,6 +107,12 @@ type keyIssue struct {
 // excludes them); well-known labels may be undefined; defined keys must intersect.
 // Only the first undefined label is worded (Karpenter names one).
 func compatible(capacity, pod scheduling.Requirements) []keyIssue {
+	return compatibleWorded(capacity, pod, nil)
+}
+
+// compatibleWorded is compatible with the capacity's requirements already
+// worded, by key (nil: worded here).
+func compatibleWorded(capacity, pod scheduling.Requirements, texts map[string]string) []keyIssue {
 	allowUndefined := wellKnownLabels()
 	var issues []keyIssue
 	worded := false
@@ -133,7 +139,11 @@ func compatible(capacity, pod scheduling.Requirements) []keyIssue {
 			(existing.Operator() == corev1.NodeSelectorOpNotIn || existing.Operator() == corev1.NodeSelectorOpDoesNotExist) {
 			continue
 		}
-		issues = append(issues, keyIssue{key: key, message: fmt.Sprintf("key %s, %s not in %s", key, incoming, existing)})
+		theirs, ok := texts[key]
+		if !ok {
+			theirs = existing.String()
+		}
+		issues = append(issues, keyIssue{key: key, message: "key " + key + ", " + incoming.String() + " not in " + theirs})
 	}
 	return issues
 }
