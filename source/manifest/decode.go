@@ -302,10 +302,16 @@ func lineIndex(again func() []byte, offset, item int, inList bool) func() map[st
 	}
 }
 
+// isBlank reports whether a document holds only blank lines and comments.
 func isBlank(text []byte) bool {
-	for _, l := range bytes.Split(text, []byte("\n")) {
-		t := bytes.TrimSpace(l)
-		if len(t) > 0 && t[0] != '#' {
+	for len(text) > 0 {
+		l := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
 			return false
 		}
 	}

@@ -201,3 +201,21 @@ func TestDecodeFileIndexesLinesLazily(t *testing.T) {
 		t.Errorf("metadata.name at line %d, want 7", got)
 	}
 }
+
+// TestIsBlank: a document of blank lines and comments holds nothing; any
+// other line is content, whatever line it is on.
+func TestIsBlank(t *testing.T) {
+	for text, want := range map[string]bool{
+		"":                                true,
+		"\n\n":                            true,
+		"# a comment\n  # indented\n\t\n": true,
+		"  \r\n#x":                        true,
+		"a: b":                            false,
+		"# c\n\n  key: v\n":               false,
+		"#c\nx":                           false,
+	} {
+		if got := isBlank([]byte(text)); got != want {
+			t.Errorf("isBlank(%q) = %t, want %t", text, got, want)
+		}
+	}
+}
