@@ -160,6 +160,20 @@ func (s *Simulator) Prepare(ws []*cluster.Workload, phase cluster.Phase) {
 		}
 		s.Place(w, phase)
 	})
+	// What was learned of each NodePool for each kind of node selection,
+	// and which classes fit somewhere, served the workloads placed together
+	// here; the placements and results keep the answers. Let it go: on a
+	// large input it is a sixth of the memory in use, and a later question
+	// works it out again.
+	s.poolStatic.reset()
+	s.quick.reset()
+}
+
+// reset forgets every value.
+func (c *memo[K, V]) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
 }
 
 // Place answers, for every capacity source present in the phase, whether it would
