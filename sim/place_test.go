@@ -539,3 +539,46 @@ func TestLabelConflict(t *testing.T) {
 		t.Error("a NodePool whose labels are not known is passed over")
 	}
 }
+
+// TestPlacementsAfterPrepare: Prepare lets go of what it learned per NodePool
+// and kind of node selection once its workloads are placed; a placement asked
+// afterwards — of a workload it placed, of one with the same node selection,
+// or of a new one — reads exactly as a fresh simulator's.
+func TestPlacementsAfterPrepare(t *testing.T) {
+	in := func(key string, vals ...string) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: vals}
+	}
+	m := &cluster.Model{
+		NodeClasses: []*cluster.NodeClass{defaultClass},
+		NodePools: []*cluster.NodePool{
+			nodePool("team-a", map[string]string{"team": "a"}, nil, in("kubernetes.io/arch", "amd64")),
+			nodePool("team-b", map[string]string{"team": "b"}, []corev1.Taint{{Key: "team", Value: "b", Effect: corev1.TaintEffectNoSchedule}}),
+			nodePool("small", nil, nil, in("karpenter.k8s.aws/instance-size", "large")),
+		},
+	}
+	spec := func(team, cpu string) corev1.PodSpec {
+		return corev1.PodSpec{NodeSelector: map[string]string{"team": team}, Containers: []corev1.Container{container(cpu, "")}}
+	}
+	prepared := []*cluster.Workload{
+		deployment("a", "apps", spec("a", "100m"), nil),
+		deployment("b", "apps", spec("b", "100m"), nil),
+		deployment("c", "apps", spec("c", "100m"), nil),
+	}
+	later := []*cluster.Workload{
+		prepared[1],
+		deployment("b-large", "apps", spec("b", "64"), nil),
+		deployment("a-huge", "apps", spec("a", "500"), nil),
+	}
+	s := New(m)
+	s.Prepare(prepared, cluster.Steady)
+	for _, w := range later {
+		got := s.Place(w, cluster.Steady).Grouped(1)
+		want := New(m).Place(w, cluster.Steady).Grouped(1)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s after Prepare (-fresh +after):\n%s", w.Object.Name, diff)
+		}
+		if len(got) != len(m.NodePools) {
+			t.Errorf("%s: %d lines, want one per NodePool: %q", w.Object.Name, len(got), got)
+		}
+	}
+}
