@@ -22,7 +22,7 @@ type poolInfo struct {
 	// reqTexts are the requirements worded, by key: the refusals of every
 	// pod that selects another NodePool quote them.
 	reqTexts map[string]string
-	os   string
+	os       string
 	// types are the instance types the NodePool's requirements allow, smallest
 	// first, with whether one node of the type alone exceeds the NodePool's limits.
 	types     []sizedType
