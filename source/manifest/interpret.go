@@ -842,6 +842,7 @@ var envPrefixes = []string{"AWS_", "CLUSTER_", "KARPENTER_"}
 var podSpecSkipped = map[string]bool{
 	"topologySpreadConstraints": true, "readinessGates": true, "dnsConfig": true,
 	"hostAliases": true, "imagePullSecrets": true, "terminationGracePeriodSeconds": true,
+	"securityContext": true,
 }
 
 // schedulingView returns a pod template reduced to what eksdoctor reads.

@@ -415,13 +415,40 @@ spec:
     metadata: {labels: {app: api}}
     spec:
       tolerations: "${var.extra_tolerations}"
-      securityContext: {fsGroup: "${var.mount_owner}"}
+      priority: "${var.priority}"
       containers: [{name: api, image: nginx}]
 `)
 	if len(m.Problems) > 0 || len(m.Workloads) != 1 {
 		t.Fatalf("problems %+v, workloads %d", m.Problems, len(m.Workloads))
 	}
-	if u := m.Workloads[0].Object.Unknown; !strings.Contains(u, "spec.template.spec.securityContext.fsGroup") || !strings.Contains(u, "spec.template.spec.tolerations") {
+	if u := m.Workloads[0].Object.Unknown; !strings.Contains(u, "spec.template.spec.priority") || !strings.Contains(u, "spec.template.spec.tolerations") {
 		t.Errorf("Unknown = %q, want the unknown fields named", u)
+	}
+}
+
+// Fields placement never reads do not make a pod template uncertain: a pod
+// security context set from a variable leaves the workload's scheduling known.
+func TestUnknownValuesOutsideSchedulingAreIgnored(t *testing.T) {
+	m := interpret(t, "d.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: default}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      securityContext: {fsGroup: "${var.mount_owner}"}
+      containers: [{name: api, image: nginx, securityContext: {privileged: true, capabilities: {drop: [ALL]}}}]
+`)
+	if len(m.Problems) > 0 || len(m.Workloads) != 1 {
+		t.Fatalf("problems %+v, workloads %d", m.Problems, len(m.Workloads))
+	}
+	w := m.Workloads[0]
+	if u := w.Object.Unknown; u != "" {
+		t.Errorf("Unknown = %q, want none: the pod security context does not decide where pods run", u)
+	}
+	sc := w.Template.Spec.Containers[0].SecurityContext
+	if sc == nil || sc.Privileged == nil || !*sc.Privileged || sc.Capabilities != nil {
+		t.Errorf("container security context %+v, want privileged kept and nothing else", sc)
 	}
 }

@@ -353,8 +353,17 @@ func pruneContainer(c *corev1.Container) {
 		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args,
 		Ports: hostPorts(c.Ports), Env: c.Env, Resources: c.Resources,
 		RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, ResizePolicy: c.ResizePolicy,
-		SecurityContext: c.SecurityContext,
+		SecurityContext: privilegedOnly(c.SecurityContext),
 	}
+}
+
+// privilegedOnly keeps of a container's security context whether it is
+// privileged, the one field checks read (Fargate refuses privileged pods).
+func privilegedOnly(sc *corev1.SecurityContext) *corev1.SecurityContext {
+	if sc == nil || sc.Privileged == nil {
+		return nil
+	}
+	return &corev1.SecurityContext{Privileged: sc.Privileged}
 }
 
 func decodeResources(v any, r *corev1.ResourceRequirements) error {
