@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"strconv"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -199,15 +198,7 @@ func prunePodSpecTyped(ps *corev1.PodSpec) {
 
 func pruneContainerTyped(command, args *[]string, env []corev1.EnvVar) {
 	*command = nil
-	var kept []string
-	for _, a := range *args {
-		for _, p := range keptArgPrefixes {
-			if a == p || strings.HasPrefix(a, p+"=") {
-				kept = append(kept, p)
-			}
-		}
-	}
-	*args = kept
+	*args = cluster.CheckedFlags(*args)
 	for i := range env {
 		if !keptEnvValues[env[i].Name] {
 			env[i].Value = ""

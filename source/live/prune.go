@@ -2,6 +2,8 @@ package live
 
 import (
 	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
 // A live read keeps only what the checks read, so that neither the model nor a
@@ -41,10 +43,6 @@ var keptAnnotationPrefixes = []string{"eksdoctor.io/"}
 
 // keptEnvValues are the environment variables whose value a check reads.
 var keptEnvValues = map[string]bool{"CLUSTER_NAME": true}
-
-// keptArgPrefixes are command-line flags whose presence a check reads; the flag
-// is kept without its value.
-var keptArgPrefixes = []string{"--cluster-name"}
 
 // prune removes from an object's content what no check reads.
 func prune(content map[string]any) {
@@ -136,10 +134,8 @@ func pruneContainer(c map[string]any) {
 		var kept []any
 		for _, a := range args {
 			s, _ := a.(string)
-			for _, p := range keptArgPrefixes {
-				if s == p || strings.HasPrefix(s, p+"=") {
-					kept = append(kept, p)
-				}
+			if f, ok := cluster.CheckedFlag(s); ok {
+				kept = append(kept, f)
 			}
 		}
 		if len(kept) > 0 {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -450,5 +451,31 @@ spec:
 	sc := w.Template.Spec.Containers[0].SecurityContext
 	if sc == nil || sc.Privileged == nil || !*sc.Privileged || sc.Capabilities != nil {
 		t.Errorf("container security context %+v, want privileged kept and nothing else", sc)
+	}
+}
+
+// Of a container's command line only the flags checks read are kept (the
+// Karpenter controller's --cluster-name), as for a running cluster's pods.
+func TestCommandLineKeepsCheckedFlags(t *testing.T) {
+	m := interpret(t, "k.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: karpenter}}
+  template:
+    metadata: {labels: {app: karpenter}}
+    spec:
+      containers:
+      - name: controller
+        image: public.ecr.aws/karpenter/controller:1.1.0
+        command: [/ko-app/controller, --cluster-name, prod]
+        args: [--log-level=debug, --cluster-name=prod]
+`)
+	if len(m.Workloads) != 1 {
+		t.Fatalf("workloads %d, problems %+v", len(m.Workloads), m.Problems)
+	}
+	c := m.Workloads[0].Template.Spec.Containers[0]
+	if !slices.Equal(c.Command, []string{"--cluster-name"}) || !slices.Equal(c.Args, []string{"--cluster-name"}) {
+		t.Errorf("command %q, args %q; want only --cluster-name in each", c.Command, c.Args)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,8 +181,10 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 			c.Image, err = str(v)
 		case "command":
 			c.Command, err = strList(v)
+			c.Command = cluster.CheckedFlags(c.Command)
 		case "args":
 			c.Args, err = strList(v)
+			c.Args = cluster.CheckedFlags(c.Args)
 		case "resources":
 			err = decodeResources(v, &c.Resources)
 		case "env":
@@ -347,10 +350,11 @@ func hostPorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
 // pruneContainer keeps of a decoded container what checks read. Probes,
 // mounts, lifecycle hooks, envFrom and the like are validated when decoded (a
 // malformed one is reported) but not kept, since a monorepo's workloads would
-// otherwise hold them all in memory.
+// otherwise hold them all in memory; of the command line, only the flags
+// checks read (cluster.CheckedFlags), as for a running cluster's pods.
 func pruneContainer(c *corev1.Container) {
 	*c = corev1.Container{
-		Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args,
+		Name: c.Name, Image: c.Image, Command: cluster.CheckedFlags(c.Command), Args: cluster.CheckedFlags(c.Args),
 		Ports: hostPorts(c.Ports), Env: c.Env, Resources: c.Resources,
 		RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, ResizePolicy: c.ResizePolicy,
 		SecurityContext: privilegedOnly(c.SecurityContext),
