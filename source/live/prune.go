@@ -1,8 +1,6 @@
 package live
 
 import (
-	"strings"
-
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
@@ -14,7 +12,7 @@ import (
 // older snapshot, so a snapshot and the cluster it came from give the same model.
 //
 // What is kept, exactly:
-//   - annotations: only those listed in keptAnnotations or under keptAnnotationPrefixes,
+//   - annotations: only those checks read (cluster.CheckedAnnotation),
 //     on objects and on pod templates;
 //   - in every container of a pod spec (containers, initContainers,
 //     ephemeralContainers): everything but command and args, which are removed;
@@ -25,21 +23,6 @@ import (
 //   - EC2NodeClass: spec.userData is removed;
 //   - ConfigMap (only kube-system/aws-auth is read): data keeps mapRoles, mapUsers
 //     and mapAccounts.
-
-// keptAnnotations are the annotations some check reads.
-var keptAnnotations = map[string]bool{
-	"meta.helm.sh/release-name":                     true,
-	"meta.helm.sh/release-namespace":                true,
-	"helm.sh/hook":                                  true,
-	"kubernetes.io/config.mirror":                   true,
-	"volume.kubernetes.io/storage-provisioner":      true,
-	"volume.beta.kubernetes.io/storage-provisioner": true,
-	"storageclass.kubernetes.io/is-default-class":   true,
-	"eks.amazonaws.com/role-arn":                    true,
-}
-
-// keptAnnotationPrefixes are prefixes of annotations some check reads.
-var keptAnnotationPrefixes = []string{"eksdoctor.io/"}
 
 // keptEnvValues are the environment variables whose value a check reads.
 var keptEnvValues = map[string]bool{"CLUSTER_NAME": true}
@@ -96,25 +79,13 @@ func pruneAnnotations(md map[string]any) {
 		return
 	}
 	for k := range ann {
-		if !keepAnnotation(k) {
+		if !cluster.CheckedAnnotation(k) {
 			delete(ann, k)
 		}
 	}
 	if len(ann) == 0 {
 		delete(md, "annotations")
 	}
-}
-
-func keepAnnotation(k string) bool {
-	if keptAnnotations[k] {
-		return true
-	}
-	for _, p := range keptAnnotationPrefixes {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func prunePodSpec(ps map[string]any) {

@@ -33,6 +33,8 @@ func decodeTemplate(tmpl map[string]any, into *corev1.PodTemplateSpec) error {
 			return err
 		}
 	}
+	// Of the template's annotations, only those checks read.
+	into.Annotations = cluster.CheckedAnnotations(into.Annotations)
 	spec, ok := tmpl["spec"].(map[string]any)
 	if !ok {
 		if tmpl["spec"] == nil {

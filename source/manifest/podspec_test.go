@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/shared"
 )
 
@@ -67,6 +68,7 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 			continue
 		}
 		slow.Spec.Volumes = keptVolumes(slow.Spec.Volumes)
+		slow.Annotations = cluster.CheckedAnnotations(slow.Annotations)
 		for _, cs := range [][]corev1.Container{slow.Spec.Containers, slow.Spec.InitContainers} {
 			for j := range cs {
 				pruneContainer(&cs[j])
