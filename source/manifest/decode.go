@@ -384,7 +384,8 @@ func objectsFrom(file string, line int, content map[string]any, lines map[string
 		o.Name, _ = md["name"].(string)
 		o.Namespace, _ = md["namespace"].(string)
 		o.Labels = stringMap(md["labels"])
-		o.Annotations = stringMap(md["annotations"])
+		// Only the annotations checks read, as of a running cluster's objects.
+		o.Annotations = cluster.CheckedAnnotations(stringMap(md["annotations"]))
 		if o.Name == "" {
 			if gn, ok := md["generateName"].(string); ok {
 				o.Name = gn
