@@ -19,7 +19,7 @@ import (
 // keeps the peak low: baseLimit, which also bounds what hostile input can make
 // eksdoctor hold, raised after each collection to what was found alive plus
 // room to collect seldom (limitFor), so that a large configuration (50,000
-// workloads make about 300 MB of model, 510 MB while their placements are
+// workloads make about 240 MB of model, 510 MB while their placements are
 // explained) is not collected over and over against a limit it cannot meet.
 // Large snapshots get room beforehand (roomFor). GOGC and GOMEMLIMIT, when
 // set, decide instead.
