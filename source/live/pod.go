@@ -197,7 +197,7 @@ func prunePodSpecTyped(ps *corev1.PodSpec) {
 }
 
 func pruneContainerTyped(command, args *[]string, env []corev1.EnvVar) {
-	*command = nil
+	*command = cluster.CheckedFlags(*command)
 	*args = cluster.CheckedFlags(*args)
 	for i := range env {
 		if !keptEnvValues[env[i].Name] {

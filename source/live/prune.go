@@ -15,8 +15,9 @@ import (
 //   - annotations: only those checks read (cluster.CheckedAnnotation),
 //     on objects and on pod templates;
 //   - in every container of a pod spec (containers, initContainers,
-//     ephemeralContainers): everything but command and args, which are removed;
-//     an argument that passes --cluster-name is kept as the bare flag; env entries
+//     ephemeralContainers): everything but command and args, which are removed
+//     but for the flags checks read (cluster.CheckedFlags: --cluster-name),
+//     kept bare; env entries
 //     keep their name, and only CLUSTER_NAME keeps its value (the cluster's name,
 //     which the snapshot's context already shows); valueFrom references are kept
 //     (they name a source, not a value);
@@ -100,19 +101,23 @@ func prunePodSpec(ps map[string]any) {
 }
 
 func pruneContainer(c map[string]any) {
-	delete(c, "command")
-	if args, ok := c["args"].([]any); ok {
+	for _, field := range []string{"command", "args"} {
+		list, ok := c[field].([]any)
+		if !ok {
+			delete(c, field)
+			continue
+		}
 		var kept []any
-		for _, a := range args {
+		for _, a := range list {
 			s, _ := a.(string)
 			if f, ok := cluster.CheckedFlag(s); ok {
 				kept = append(kept, f)
 			}
 		}
 		if len(kept) > 0 {
-			c["args"] = kept
+			c[field] = kept
 		} else {
-			delete(c, "args")
+			delete(c, field)
 		}
 	}
 	env, ok := c["env"].([]any)

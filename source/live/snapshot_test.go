@@ -241,8 +241,8 @@ func TestReadSnapshotKeepsGoodObjects(t *testing.T) {
 	}
 }
 
-// A snapshot keeps only what the checks read: container commands, arguments and
-// environment values, EC2NodeClass user data and annotations no check reads
+// A snapshot keeps only what the checks read: container commands and arguments
+// (but for the bare flags checks read), environment values, EC2NodeClass user data and annotations no check reads
 // (kubectl's last-applied-configuration copies whole objects) never reach it.
 func TestSnapshotHoldsNothingTheChecksDoNotRead(t *testing.T) {
 	fixture(t)
@@ -277,7 +277,7 @@ spec:
       containers:
       - name: controller
         image: karpenter
-        command: ["/karpenter", "--token=`+canary+`"]
+        command: ["/karpenter", "--cluster-name", "--token=`+canary+`"]
         args: ["--cluster-name=prod", "--api-key=`+canary+`"]
         env:
         - {name: CLUSTER_NAME, value: prod}
@@ -347,6 +347,7 @@ spec:
 		"metadata.annotations":                               map[string]any{"meta.helm.sh/release-name": "karpenter", "eksdoctor.io/ignore": "pod-unschedulable"},
 		"spec.template.metadata.annotations":                 map[string]any{"helm.sh/hook": "pre-install"},
 		"spec.template.spec.containers.0.args":               []any{"--cluster-name"},
+		"spec.template.spec.containers.0.command":            []any{"--cluster-name"},
 		"spec.template.spec.containers.0.env.0":              map[string]any{"name": "CLUSTER_NAME", "value": "prod"},
 		"spec.template.spec.containers.0.env.1":              map[string]any{"name": "AWS_SECRET_ACCESS_KEY"},
 		"spec.template.spec.containers.0.env.2.valueFrom":    map[string]any{"secretKeyRef": map[string]any{"name": "creds", "key": "token"}},
@@ -357,7 +358,7 @@ spec:
 			t.Errorf("%s (-want +got):\n%s", path, diff)
 		}
 	}
-	for _, path := range []string{"spec.template.spec.containers.0.command", "spec.template.spec.initContainers.0.command"} {
+	for _, path := range []string{"spec.template.spec.initContainers.0.command"} {
 		if dep.Get(path) != nil {
 			t.Errorf("%s kept", path)
 		}
