@@ -78,10 +78,7 @@ func teardownGraph(plan *sim.Plan, findings []lint.Finding) ([]graphStep, [][3]s
 func TeardownDot(w io.Writer, plan *sim.Plan, findings []lint.Finding, name string) error {
 	steps, edges := teardownGraph(plan, findings)
 	var b strings.Builder
-	title := "teardown order (" + toolCommand(plan.Tool) + ")"
-	if name != "" {
-		title = name + ": " + title
-	}
+	title := teardownTitle(plan, name)
 	fmt.Fprintf(&b, "digraph teardown {\n  label=%s;\n  labelloc=t;\n  compound=true;\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\"];\n", dotString(title))
 	for _, st := range steps {
 		fmt.Fprintf(&b, "  subgraph cluster_%s {\n    label=%s;\n", st.id, dotString(st.title))
@@ -109,6 +106,16 @@ func TeardownDot(w io.Writer, plan *sim.Plan, findings []lint.Finding, name stri
 	return err
 }
 
+// teardownTitle is a teardown graph's title; name names the cluster when the
+// inputs hold several.
+func teardownTitle(plan *sim.Plan, name string) string {
+	title := "teardown order (" + toolCommand(plan.Tool) + ")"
+	if name != "" {
+		title = name + ": " + title
+	}
+	return title
+}
+
 func firstNode(st graphStep) string {
 	if len(st.items) == 0 {
 		return st.id + "i0"
@@ -128,10 +135,7 @@ func dotString(s string) string {
 func TeardownMermaid(w io.Writer, plan *sim.Plan, findings []lint.Finding, name string) error {
 	steps, edges := teardownGraph(plan, findings)
 	var b strings.Builder
-	title := "teardown order (" + toolCommand(plan.Tool) + ")"
-	if name != "" {
-		title = name + ": " + title
-	}
+	title := teardownTitle(plan, name)
 	fmt.Fprintf(&b, "%%%% %s\nflowchart TD\n", mermaidComment(title))
 	var hazards []string
 	for _, st := range steps {
