@@ -183,10 +183,8 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 			c.Image, err = str(v)
 		case "command":
 			c.Command, err = strList(v)
-			c.Command = cluster.CheckedFlags(c.Command)
 		case "args":
 			c.Args, err = strList(v)
-			c.Args = cluster.CheckedFlags(c.Args)
 		case "resources":
 			err = decodeResources(v, &c.Resources)
 		case "env":
@@ -200,17 +198,16 @@ func decodeContainer(m map[string]any, c *corev1.Container) error {
 			return fmt.Errorf("%s: %w", k, err)
 		}
 	}
-	if len(rest) == 0 {
-		return nil
+	if len(rest) > 0 {
+		var other corev1.Container
+		if err := fromUnstructured(rest, &other); err != nil {
+			return err
+		}
+		other.Name, other.Image, other.Command, other.Args = c.Name, c.Image, c.Command, c.Args
+		other.Resources, other.Env = c.Resources, c.Env
+		*c = other
 	}
-	var other corev1.Container
-	if err := fromUnstructured(rest, &other); err != nil {
-		return err
-	}
-	other.Name, other.Image, other.Command, other.Args = c.Name, c.Image, c.Command, c.Args
-	other.Resources, other.Env = c.Resources, c.Env
-	pruneContainer(&other)
-	*c = other
+	pruneContainer(c)
 	return nil
 }
 
