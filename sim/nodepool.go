@@ -275,7 +275,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			if issues := compatibleWorded(info.reqs, a, info.reqTexts); len(issues) > 0 {
+			if issues := compatible(info.reqs, a, info.reqTexts); len(issues) > 0 {
 				at.issue = []Reason{requirementsReason(issues)}
 			} else {
 				at.reqs = a
@@ -588,7 +588,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 			}
 			dm := daemon{req: d.req}
 			for _, t := range d.terms {
-				if len(compatible(info.reqs, t)) > 0 {
+				if len(compatible(info.reqs, t, info.reqTexts)) > 0 {
 					continue
 				}
 				r := instanceRequirements(t)

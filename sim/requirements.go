@@ -106,13 +106,9 @@ type keyIssue struct {
 // deterministic. Custom labels must be defined by the capacity (unless the pod only
 // excludes them); well-known labels may be undefined; defined keys must intersect.
 // Only the first undefined label is worded (Karpenter names one).
-func compatible(capacity, pod scheduling.Requirements) []keyIssue {
-	return compatibleWorded(capacity, pod, nil)
-}
-
-// compatibleWorded is compatible with the capacity's requirements already
-// worded, by key (nil: worded here).
-func compatibleWorded(capacity, pod scheduling.Requirements, texts map[string]string) []keyIssue {
+// texts are the capacity's requirements already worded, by key (poolInfo's);
+// one missing is worded here.
+func compatible(capacity, pod scheduling.Requirements, texts map[string]string) []keyIssue {
 	allowUndefined := wellKnownLabels()
 	var issues []keyIssue
 	worded := false
