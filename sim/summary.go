@@ -429,7 +429,7 @@ func (v Verdict) sharedParts() (string, string) {
 			msg = replaceName(msg, v.Source.Name, "<its own name>")
 		}
 		if r.Code == CodeRequirements && theirs == "" && r.Key != "" {
-			if at := keyAt(msg, r.Key); at >= 0 {
+			if at := strings.Index(msg, "key "+r.Key+", "); at >= 0 {
 				if cut := strings.Index(msg[at:], " not in "); cut >= 0 {
 					cut += at + len(" not in ")
 					b.WriteString(msg[:cut])
@@ -442,22 +442,6 @@ func (v Verdict) sharedParts() (string, string) {
 		b.WriteString(msg)
 	}
 	return b.String(), theirs
-}
-
-// keyAt is the index of "key K, " in a requirement refusal's text, or -1.
-func keyAt(msg, key string) int {
-	for off := 0; ; {
-		i := strings.Index(msg[off:], "key ")
-		if i < 0 {
-			return -1
-		}
-		i += off
-		rest := msg[i+len("key "):]
-		if strings.HasPrefix(rest, key) && strings.HasPrefix(rest[len(key):], ", ") {
-			return i
-		}
-		off = i + 1
-	}
 }
 
 // replaceName replaces name where it stands as a whole name in text (a
