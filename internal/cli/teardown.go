@@ -102,7 +102,8 @@ func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
 			return err
 		}
 		if set.output == "json" {
-			docs = append(docs, json.RawMessage(bytes.TrimSpace(out.Bytes())))
+			// A copy: out is written again for the next cluster.
+			docs = append(docs, json.RawMessage(bytes.Clone(bytes.TrimSpace(out.Bytes()))))
 			continue
 		}
 		if set.output == "dot" || set.output == "mermaid" {

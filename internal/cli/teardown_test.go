@@ -227,6 +227,32 @@ spec:
 	}
 }
 
+// With several clusters, the JSON plan is a list of each cluster's plan,
+// each whole and naming its cluster.
+func TestTeardownJSONSeveralClusters(t *testing.T) {
+	config := func(name string) string {
+		return "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: " + name + ", region: eu-west-1}\nmanagedNodeGroups:\n  - name: ng-1\n    instanceType: m5.large\n"
+	}
+	dir := writeFiles(t, map[string]string{"a.yaml": config("alpha"), "b.yaml": config("beta")})
+	out, stderr, code := runCLI(t, "teardown", "-o", "json", dir)
+	if code != ExitOK {
+		t.Fatalf("exit code = %d, stderr: %s", code, stderr)
+	}
+	var got []report.TeardownPlan
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not a JSON list of plans: %v\n%s", err, out)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d plans, want 2:\n%s", len(got), out)
+	}
+	for i, name := range []string{"alpha", "beta"} {
+		p := got[i]
+		if p.Version != 1 || !strings.HasSuffix(p.Cluster, string(name[0])+".yaml") || len(p.Commands) == 0 || !strings.Contains(strings.Join(p.Commands, "\n"), "--name "+name) {
+			t.Errorf("plan %d: version %d, cluster %q, commands %q; want the plan of %s", i, p.Version, p.Cluster, p.Commands, name)
+		}
+	}
+}
+
 func TestTeardownUsage(t *testing.T) {
 	_, stderr, code := runCLI(t, "teardown", "-o", "sarif", ".")
 	if code != ExitUsage || !strings.Contains(stderr, `unknown output format "sarif" (valid: text, json, dot, mermaid, html)`) {
