@@ -16,13 +16,13 @@ import (
 // eksdoctor builds one model and keeps it to the end, so the Go default (collect
 // whenever the heap doubles) spends a third of a large run marking the same
 // objects again: collection runs when the heap triples (GOGC 200). A soft limit
-// keeps the peak low: baseLimit, which also bounds what hostile input can make
-// eksdoctor hold, raised after each collection to what was found alive plus
-// room to collect seldom (limitFor), so that a large configuration (50,000
-// workloads make about 240 MB of model, 510 MB while their placements are
-// explained) is not collected over and over against a limit it cannot meet.
-// Large snapshots get room beforehand (roomFor). GOGC and GOMEMLIMIT, when
-// set, decide instead.
+// keeps the peak low: baseLimit at the start, then, after each collection,
+// what was found alive plus room to collect seldom, within a budget
+// (limitFor), so that a large configuration (50,000 workloads make about
+// 240 MB of model, 510 MB while their placements are explained) is neither
+// collected over and over against a limit it cannot meet nor let grow past
+// 1 GB. Large snapshots get room beforehand (roomFor). GOGC and GOMEMLIMIT,
+// when set, decide instead.
 const baseLimit = 300 << 20
 
 // TuneMemory sets the collection pace and soft memory limit of the program, as
@@ -106,20 +106,27 @@ func (p *pacer) stop() {
 }
 
 // limitFor is the soft limit for a live heap: the floor, or the live heap
-// and room to collect seldom — half the live heap, at least 256 MiB — when
-// that is higher. With less room, a limit just above what is alive makes every
-// few megabytes allocated a collection of all of it, and a growing model is
-// scanned hundreds of times instead of a few dozen. A floor raised ahead
-// (roomFor) already holds that room: the limit passes it only when the live
-// heap does, by a quarter.
+// and room to collect seldom — half the live heap, at least minRoom — when
+// that is higher, up to budget. With less room, a limit just above what is
+// alive makes every few megabytes allocated a collection of all of it, and a
+// growing model is scanned hundreds of times instead of a few dozen. The room
+// is larger than what is allocated between two collections: the heap's spans
+// hold free slots the collector cannot hand back (a large configuration's
+// model is decoded among the garbage of its YAML, about 200 MiB of them at
+// 50,000 workloads). Past the budget, and for a floor raised ahead (roomFor),
+// which already holds the room, the limit passes it only when the live heap
+// does, by a quarter.
 func limitFor(live, floor int64, ahead bool) int64 {
 	if ahead {
 		return max(floor, live+live/4)
 	}
-	return max(floor, live+max(live/2, minRoom))
+	return max(floor, min(live+max(live/2, minRoom), max(budget, live+live/4)))
 }
 
-const minRoom = 256 << 20
+const (
+	minRoom = 384 << 20
+	budget  = 850 << 20
+)
 
 // liveHeap is the heap the last collection found alive.
 func liveHeap() int64 {

@@ -54,14 +54,17 @@ func TestRoomForSnapshotsOnly(t *testing.T) {
 // The limit follows the live heap after each collection, never below its
 // floor, and no longer once stopped.
 func TestPacerFollowsTheLiveHeap(t *testing.T) {
-	if got := limitFor(30<<20, 300<<20, false); got != 300<<20 {
-		t.Errorf("limitFor(30 MiB live, 300 MiB floor) = %d, want the floor", got)
+	if got := limitFor(30<<20, 500<<20, false); got != 500<<20 {
+		t.Errorf("limitFor(30 MiB live, 500 MiB floor) = %d, want the floor", got)
 	}
-	if got, want := limitFor(200<<20, 300<<20, false), int64(456<<20); got != want {
-		t.Errorf("limitFor(200 MiB live, 300 MiB floor) = %d, want %d (256 MiB of room)", got, want)
+	if got, want := limitFor(200<<20, 300<<20, false), int64(584<<20); got != want {
+		t.Errorf("limitFor(200 MiB live, 300 MiB floor) = %d, want %d (384 MiB of room)", got, want)
 	}
-	if got, want := limitFor(1000<<20, 300<<20, false), int64(1500<<20); got != want {
-		t.Errorf("limitFor(1000 MiB live) = %d, want %d (half the live heap of room)", got, want)
+	if got, want := limitFor(480<<20, 300<<20, false), int64(budget); got != want {
+		t.Errorf("limitFor(480 MiB live) = %d, want %d (the budget)", got, want)
+	}
+	if got, want := limitFor(800<<20, 300<<20, false), int64(1000<<20); got != want {
+		t.Errorf("limitFor(800 MiB live) = %d, want %d (a quarter past the budget)", got, want)
 	}
 	// A snapshot's room, given ahead, is the budget until the model outgrows it.
 	if got, want := limitFor(700<<20, 935<<20, true), int64(935<<20); got != want {
