@@ -19,10 +19,10 @@ import (
 // poolInfo is what a NodePool offers, computed once.
 type poolInfo struct {
 	reqs scheduling.Requirements
-	// reqTexts are the requirements worded, by key: the refusals of every
-	// pod that selects another NodePool quote them.
-	reqTexts map[string]string
-	os       string
+	// words are the requirements worded: the refusals of every pod that
+	// selects another NodePool quote them.
+	words capacityWords
+	os    string
 	// types are the instance types the NodePool's requirements allow, smallest
 	// first, with whether one node of the type alone exceeds the NodePool's limits.
 	types     []sizedType
@@ -112,10 +112,7 @@ func inUseNote(np *cluster.NodePool) string {
 
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np), remaining: remainingLimits(np)}
-	p.reqTexts = make(map[string]string, len(p.reqs))
-	for k, r := range p.reqs {
-		p.reqTexts[k] = r.String()
-	}
+	p.words = wordsOf(p.reqs)
 	nc := s.nodeClass(np)
 	switch {
 	case nc == nil && len(s.m.NodeClasses) == 0:
@@ -252,7 +249,10 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 	if info.refusal != nil {
 		return nil, info.refusal
 	}
-	st := s.poolStatic.get(staticKey{np, pc.sig}, func() *poolStatic {
+	if pc.pools == nil {
+		pc.pools = s.poolStatic.get(pc.sig, func() *memo[*cluster.NodePool, *poolStatic] { return &memo[*cluster.NodePool, *poolStatic]{} })
+	}
+	st := pc.pools.get(np, func() *poolStatic {
 		st := &poolStatic{}
 		if ts := untoleratedAll(np.Taints, pc.pod.Spec.Tolerations, hardEffect); len(ts) > 0 {
 			st.reasons = []Reason{taintReason(ts)}
@@ -275,7 +275,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			if issues := compatible(info.reqs, a, info.reqTexts); len(issues) > 0 {
+			if issues := compatible(info.reqs, a, info.words); len(issues) > 0 {
 				at.issue = []Reason{requirementsReason(issues)}
 			} else {
 				at.reqs = a
@@ -588,7 +588,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 			}
 			dm := daemon{req: d.req}
 			for _, t := range d.terms {
-				if len(compatible(info.reqs, t, info.reqTexts)) > 0 {
+				if len(compatible(info.reqs, t, info.words)) > 0 {
 					continue
 				}
 				r := instanceRequirements(t)

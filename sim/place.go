@@ -38,7 +38,11 @@ type Simulator struct {
 	overhead   map[string]corev1.ResourceList
 	overVec    map[string]vec
 	static     memo[staticKey, *static]
-	poolStatic memo[staticKey, *poolStatic]
+	// poolStatic holds, for each node selection (a constraints' sig), what
+	// each NodePool answers it (karpenterVerdict): looked up once per
+	// placement, then by NodePool, not by the long signature hundreds of
+	// times.
+	poolStatic memo[string, *memo[*cluster.NodePool, *poolStatic]]
 	// sources holds one Source per capacity source (keyed by its pointer):
 	// every verdict about it points to it.
 	sources sync.Map

@@ -34,6 +34,10 @@ type constraints struct {
 	// sig identifies the pod's node selection and tolerations: two pods with the
 	// same sig get the same taint and label answers from every source.
 	sig string
+	// pools are the NodePools' answers to sig (Simulator.poolStatic), found
+	// at the first NodePool asked. A constraints is one placement's, asked
+	// by one goroutine.
+	pools *memo[*cluster.NodePool, *poolStatic]
 }
 
 func constraintsOf(p *corev1.Pod) *constraints {

@@ -106,9 +106,9 @@ type keyIssue struct {
 // deterministic. Custom labels must be defined by the capacity (unless the pod only
 // excludes them); well-known labels may be undefined; defined keys must intersect.
 // Only the first undefined label is worded (Karpenter names one).
-// texts are the capacity's requirements already worded, by key (poolInfo's);
-// one missing is worded here.
-func compatible(capacity, pod scheduling.Requirements, texts map[string]string) []keyIssue {
+// words are the capacity's requirements already worded (poolInfo's); one
+// missing is worded here.
+func compatible(capacity, pod scheduling.Requirements, words capacityWords) []keyIssue {
 	allowUndefined := wellKnownLabels()
 	var issues []keyIssue
 	worded := false
@@ -121,7 +121,7 @@ func compatible(capacity, pod scheduling.Requirements, texts map[string]string) 
 			}
 			is := keyIssue{key: key, undefined: true}
 			if !worded {
-				is.message = fmt.Sprintf("label %q does not have known values%s", key, labelHint(capacity, key))
+				is.message = fmt.Sprintf("label %q does not have known values%s", key, labelHint(words.keys, key))
 				worded = true
 			}
 			issues = append(issues, is)
@@ -135,7 +135,7 @@ func compatible(capacity, pod scheduling.Requirements, texts map[string]string) 
 			(existing.Operator() == corev1.NodeSelectorOpNotIn || existing.Operator() == corev1.NodeSelectorOpDoesNotExist) {
 			continue
 		}
-		theirs, ok := texts[key]
+		theirs, ok := words.texts[key]
 		if !ok {
 			theirs = existing.String()
 		}
@@ -144,16 +144,31 @@ func compatible(capacity, pod scheduling.Requirements, texts map[string]string) 
 	return issues
 }
 
+// capacityWords are a capacity's requirements worded once for the refusals
+// that quote them: each by key, and the keys in order.
+type capacityWords struct {
+	texts map[string]string
+	keys  []string
+}
+
+func wordsOf(r scheduling.Requirements) capacityWords {
+	w := capacityWords{texts: make(map[string]string, len(r)), keys: sortedKeys(r)}
+	for k, req := range r {
+		w.texts[k] = req.String()
+	}
+	return w
+}
+
 // labelHint suggests the key the user may have meant, as Karpenter's "(typo
-// of ...?)" does: a well-known label, else one of the capacity's, that
-// contains the key or ends with its part after the prefix; the first in key
-// order where Karpenter takes the first in map order.
-func labelHint(r scheduling.Requirements, key string) string {
+// of ...?)" does: a well-known label, else one of the capacity's (keys, in
+// order), that contains the key or ends with its part after the prefix; the
+// first in key order where Karpenter takes the first in map order.
+func labelHint(keys []string, key string) string {
 	suffix := key
 	if _, after, ok := strings.Cut(key, "/"); ok {
 		suffix = after
 	}
-	for _, cands := range [][]string{wellKnownSorted(), sortedKeys(r)} {
+	for _, cands := range [][]string{wellKnownSorted(), keys} {
 		for _, c := range cands {
 			if strings.Contains(c, key) || strings.HasSuffix(c, suffix) {
 				return fmt.Sprintf(" (typo of %q?)", c)
