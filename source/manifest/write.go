@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -39,16 +40,66 @@ func FieldLess(a, b string) bool {
 }
 
 // YAMLText renders a value as block YAML with keys in conventional order. It is
-// used for every YAML snippet a fix proposes.
+// used for every YAML snippet a fix proposes. A snippet once rendered is
+// remembered by its YAML tree: a large input proposes the same one for
+// thousands of objects, and the encoder is most of the cost of a fix.
 func YAMLText(v any) string {
+	n := yamlNode(v)
+	var key strings.Builder
+	treeKey(&key, n)
+	k := key.String()
+	rendered.mu.Lock()
+	text, ok := rendered.m[k]
+	rendered.mu.Unlock()
+	if ok {
+		return text
+	}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(yamlNode(v)); err != nil {
+	if err := enc.Encode(n); err != nil {
 		return fmt.Sprintf("# cannot render: %v\n", err)
 	}
 	enc.Close()
-	return b.String()
+	text = b.String()
+	rendered.mu.Lock()
+	if len(rendered.m) >= maxRendered {
+		clear(rendered.m)
+	}
+	if rendered.m == nil {
+		rendered.m = map[string]string{}
+	}
+	rendered.m[k] = text
+	rendered.mu.Unlock()
+	return text
+}
+
+// rendered holds the snippets YAMLText rendered last, by treeKey; at most
+// maxRendered of them, so a long-running process does not grow with them.
+var rendered struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxRendered = 1024
+
+// treeKey writes what yamlNode sets of a YAML tree (kind, tag, value,
+// children), each value prefixed by its length: two of its trees with one key
+// render alike.
+func treeKey(b *strings.Builder, n *yaml.Node) {
+	b.WriteString(strconv.Itoa(int(n.Kind)))
+	b.WriteByte(',')
+	for _, s := range []string{n.Tag, n.Value} {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	b.WriteString(strconv.Itoa(len(n.Content)))
+	b.WriteByte('[')
+	for _, c := range n.Content {
+		treeKey(b, c)
+	}
+	b.WriteByte(']')
 }
 
 func yamlNode(v any) *yaml.Node {
