@@ -1,6 +1,9 @@
 package cluster
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // checkedFlags are the command-line flags of a container whose presence a
 // check reads (the Karpenter controller's cluster name).
@@ -29,6 +32,15 @@ func CheckedFlags(args []string) []string {
 	}
 	return kept
 }
+
+// checkedEnv are the environment variables of a container some check reads
+// (the Karpenter controller's cluster name).
+var checkedEnv = []string{"CLUSTER_NAME"}
+
+// CheckedEnv reports whether a check reads the environment variable:
+// decoders keep only these of a configuration's containers, and only their
+// values of a running cluster's.
+func CheckedEnv(name string) bool { return slices.Contains(checkedEnv, name) }
 
 // checkedAnnotations are the annotations some check reads.
 var checkedAnnotations = map[string]bool{

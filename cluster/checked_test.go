@@ -17,6 +17,14 @@ func TestCheckedFlags(t *testing.T) {
 	}
 }
 
+func TestCheckedEnv(t *testing.T) {
+	for name, want := range map[string]bool{"CLUSTER_NAME": true, "CLUSTER_NAME_X": false, "cluster_name": false, "AWS_REGION": false} {
+		if got := CheckedEnv(name); got != want {
+			t.Errorf("CheckedEnv(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // TestCheckedAnnotations: only the annotations checks read are kept; a map
 // that holds only those is returned as it is, one that holds none as nil.
 func TestCheckedAnnotations(t *testing.T) {

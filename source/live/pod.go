@@ -200,7 +200,7 @@ func pruneContainerTyped(command, args *[]string, env []corev1.EnvVar) {
 	*command = cluster.CheckedFlags(*command)
 	*args = cluster.CheckedFlags(*args)
 	for i := range env {
-		if !keptEnvValues[env[i].Name] {
+		if !cluster.CheckedEnv(env[i].Name) {
 			env[i].Value = ""
 		}
 	}

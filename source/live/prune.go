@@ -25,9 +25,6 @@ import (
 //   - ConfigMap (only kube-system/aws-auth is read): data keeps mapRoles, mapUsers
 //     and mapAccounts.
 
-// keptEnvValues are the environment variables whose value a check reads.
-var keptEnvValues = map[string]bool{"CLUSTER_NAME": true}
-
 // prune removes from an object's content what no check reads.
 func prune(content map[string]any) {
 	delete(metadata(content), "managedFields")
@@ -130,7 +127,7 @@ func pruneContainer(c map[string]any) {
 			continue
 		}
 		name, _ := em["name"].(string)
-		if !keptEnvValues[name] {
+		if !cluster.CheckedEnv(name) {
 			delete(em, "value")
 		}
 	}

@@ -470,6 +470,12 @@ spec:
         image: public.ecr.aws/karpenter/controller:1.1.0
         command: [/ko-app/controller, --cluster-name, prod]
         args: [--log-level=debug, --cluster-name=prod]
+        env:
+        - {name: KUBERNETES_MIN_VERSION, value: "1.19.0-0"}
+        - name: SYSTEM_NAMESPACE
+          valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+        - name: CLUSTER_NAME
+          valueFrom: {configMapKeyRef: {name: cluster, key: name}}
 `)
 	if len(m.Workloads) != 1 {
 		t.Fatalf("workloads %d, problems %+v", len(m.Workloads), m.Problems)
@@ -477,5 +483,9 @@ spec:
 	c := m.Workloads[0].Template.Spec.Containers[0]
 	if !slices.Equal(c.Command, []string{"--cluster-name"}) || !slices.Equal(c.Args, []string{"--cluster-name"}) {
 		t.Errorf("command %q, args %q; want only --cluster-name in each", c.Command, c.Args)
+	}
+	// Of the environment, only what checks read is kept, from a reference too.
+	if len(c.Env) != 1 || c.Env[0].Name != "CLUSTER_NAME" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.ConfigMapKeyRef == nil {
+		t.Errorf("env %+v; want only CLUSTER_NAME, from its config map", c.Env)
 	}
 }

@@ -232,6 +232,7 @@ const (
 	kindBool
 	kindRef      // {name: string, optional: bool}
 	kindQuantity // a quantity written as a string ("64Mi")
+	kindAny      // anything: its own test follows
 )
 
 // plainDropped reports whether the value of a container field is valid and
@@ -266,6 +267,8 @@ func ofKind(v any, k valueKind) bool {
 		return ok
 	case kindRef:
 		return ofShape(v, refShape)
+	case kindAny:
+		return true
 	case kindQuantity:
 		s, ok := v.(string)
 		if !ok {
@@ -334,6 +337,18 @@ func ofShape(v any, shape map[string]valueKind) bool {
 	return true
 }
 
+// checkedEnv keeps the environment variables checks read
+// (cluster.CheckedEnv); nil when there are none.
+func checkedEnv(env []corev1.EnvVar) []corev1.EnvVar {
+	var kept []corev1.EnvVar
+	for _, e := range env {
+		if cluster.CheckedEnv(e.Name) {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
 // hostPorts are the ports that take a port of the node, the only ones checks
 // read.
 func hostPorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
@@ -350,11 +365,12 @@ func hostPorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
 // mounts, lifecycle hooks, envFrom and the like are validated when decoded (a
 // malformed one is reported) but not kept, since a monorepo's workloads would
 // otherwise hold them all in memory; of the command line, only the flags
-// checks read (cluster.CheckedFlags), as for a running cluster's pods.
+// checks read (cluster.CheckedFlags), as for a running cluster's pods; of
+// the environment, only the variables checks read (cluster.CheckedEnv).
 func pruneContainer(c *corev1.Container) {
 	*c = corev1.Container{
 		Name: c.Name, Image: c.Image, Command: cluster.CheckedFlags(c.Command), Args: cluster.CheckedFlags(c.Args),
-		Ports: hostPorts(c.Ports), Env: c.Env, Resources: c.Resources,
+		Ports: hostPorts(c.Ports), Env: checkedEnv(c.Env), Resources: c.Resources,
 		RestartPolicy: c.RestartPolicy, RestartPolicyRules: c.RestartPolicyRules, ResizePolicy: c.ResizePolicy,
 		SecurityContext: privilegedOnly(c.SecurityContext),
 	}
@@ -469,6 +485,9 @@ func resourceListKey(m map[string]any) (string, bool) {
 	return b.String(), true
 }
 
+// decodeEnv decodes a container's environment. A variable that checks do not
+// read (pruneContainer drops it) taken from a plain reference
+// (envSourceShapes) is validated without the converter, and left out.
 func decodeEnv(v any) ([]corev1.EnvVar, error) {
 	if v == nil {
 		return nil, nil
@@ -477,13 +496,17 @@ func decodeEnv(v any) ([]corev1.EnvVar, error) {
 	if !ok {
 		return nil, fmt.Errorf("expected a list, found %s", describe(v))
 	}
-	out := make([]corev1.EnvVar, 0, len(list))
+	var out []corev1.EnvVar
 	for i, it := range list {
 		m, ok := it.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("item %d: expected an object, found %s", i, describe(it))
 		}
-		if _, has := m["valueFrom"]; has {
+		if from, has := m["valueFrom"]; has {
+			name, _ := m["name"].(string)
+			if !cluster.CheckedEnv(name) && ofShape(m, envShape) && plainEnvSource(from) {
+				continue
+			}
 			var e corev1.EnvVar
 			if err := fromUnstructured(m, &e); err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
@@ -502,6 +525,34 @@ func decodeEnv(v any) ([]corev1.EnvVar, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// envShape is an environment variable taken from elsewhere; envSourceShapes
+// are the plain places it is taken from, with their fields.
+var (
+	envShape        = map[string]valueKind{"name": kindString, "valueFrom": kindAny}
+	envSourceShapes = map[string]map[string]valueKind{
+		"fieldRef":         {"apiVersion": kindString, "fieldPath": kindString},
+		"resourceFieldRef": {"containerName": kindString, "resource": kindString, "divisor": kindQuantity},
+		"configMapKeyRef":  {"name": kindString, "key": kindString, "optional": kindBool},
+		"secretKeyRef":     {"name": kindString, "key": kindString, "optional": kindBool},
+	}
+)
+
+// plainEnvSource reports whether an environment variable's valueFrom holds
+// only plain references (envSourceShapes), of the right kinds.
+func plainEnvSource(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, x := range m {
+		shape, ok := envSourceShapes[k]
+		if !ok || !ofShape(x, shape) {
+			return false
+		}
+	}
+	return true
 }
 
 func decodeTolerations(v any) ([]corev1.Toleration, error) {

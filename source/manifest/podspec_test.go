@@ -48,6 +48,8 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		`{spec: {containers: [{name: a, ports: [{containerPort: 8080, hostPort: 8080}, {containerPort: 9090, unknownField: x}], volumeMounts: [], envFrom: null}]}}`,
 		`{spec: {volumes: [{name: c, configMap: {name: c, defaultMode: 420}}, {name: s, secret: {secretName: s, optional: true}}, {name: t, emptyDir: {medium: Memory, sizeLimit: 64Mi}}, {name: e, emptyDir: {}}]}}`,
 		`{spec: {volumes: [{name: c, configMap: {name: c}}, {name: d, persistentVolumeClaim: {claimName: data}}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: POD, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}, {name: MEM, valueFrom: {resourceFieldRef: {containerName: a, resource: limits.memory, divisor: 1Mi}}}, {name: K, valueFrom: {configMapKeyRef: {name: c, key: k, optional: true}}}, {name: S, valueFrom: {secretKeyRef: {name: s, key: k}}}, {name: CLUSTER_NAME, valueFrom: {configMapKeyRef: {name: c, key: cluster}}}]}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: CLUSTER_NAME, value: prod}, {name: X, value: "1"}, {name: D, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1}}}]}]}}`,
 	}
 	for _, e := range extra {
 		v, err := ParseValue([]byte(e))
@@ -95,6 +97,10 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		`{spec: {containers: [{name: a, envFrom: [{configMapRef: {name: [c]}}]}]}}`,
 		`{spec: {volumes: [{name: t, emptyDir: {sizeLimit: lots}}]}}`,
 		`{spec: {volumes: [{name: c, configMap: {name: c, defaultMode: rw}}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: P, valueFrom: {fieldRef: {fieldPath: [x]}}}]}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: P, valueFrom: [x]}]}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: P, valueFrom: {secretKeyRef: {name: s, optional: maybe}}}]}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: [P], valueFrom: {fieldRef: {fieldPath: metadata.name}}}]}]}}`,
 	}
 	for _, e := range malformed {
 		v, err := ParseValue([]byte(e))
