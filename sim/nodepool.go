@@ -21,7 +21,7 @@ type poolInfo struct {
 	reqs scheduling.Requirements
 	// words are the requirements worded: the refusals of every pod that
 	// selects another NodePool quote them.
-	words capacityWords
+	words requirementWords
 	os    string
 	// types are the instance types the NodePool's requirements allow, smallest
 	// first, with whether one node of the type alone exceeds the NodePool's limits.
@@ -269,13 +269,15 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 		}
 		for i, a := range attempts {
 			var at attempt
+			tried := i // which of the pod's attempts a is
 			if a == nil {
-				a = attempts[i-1]
+				tried = i - 1
+				a = attempts[tried]
 			} else if soft != nil {
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			if issues := compatible(info.reqs, a, info.words); len(issues) > 0 {
+			if issues := compatible(info.reqs, a, info.words, pc.wordsAt(tried)); len(issues) > 0 {
 				at.issue = []Reason{requirementsReason(issues)}
 			} else {
 				at.reqs = a
@@ -588,7 +590,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 			}
 			dm := daemon{req: d.req}
 			for _, t := range d.terms {
-				if len(compatible(info.reqs, t, info.words)) > 0 {
+				if len(compatible(info.reqs, t, info.words, wordsOf(t))) > 0 {
 					continue
 				}
 				r := instanceRequirements(t)

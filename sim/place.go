@@ -57,6 +57,9 @@ type Simulator struct {
 	podClass   memo[string, *Placement]
 	// quick holds whether a scheduling class fits some source (quickFits).
 	quick memo[string, bool]
+	// nearest holds the refusing sources of a kind in order, for every
+	// placement that refuses alike (nearestShared).
+	nearest nearestShared
 }
 
 // staticKey identifies the part of a verdict that depends only on the source and
@@ -292,7 +295,7 @@ func matchFields(pod *corev1.Pod) string {
 }
 
 func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
-	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod), memo: &summaryMemo{}}
+	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod), memo: &summaryMemo{shared: &s.nearest}}
 	daemon := w.IsDaemonSet()
 	pc := constraintsOf(pod)
 	need := vecOf(pl.Requests)
@@ -357,8 +360,12 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		cp := s.ControllerPlacement()
 		controllerDown = cp != nil && cp.Result() == Refuses
 	}
+	var sel []selected
+	if fitOnly {
+		sel = selectedLabels(pod.Spec.NodeSelector)
+	}
 	for _, np := range s.m.NodePools {
-		if fitOnly && labelConflict(np, pod.Spec.NodeSelector) {
+		if fitOnly && labelConflict(np, sel) {
 			continue
 		}
 		if !yield(conditionalVerdict(s.nodePoolVerdict(np, pc, req, need, w, controllerDown))) {
@@ -403,16 +410,33 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 // selector: its template sets a selected label to another value (a known one:
 // an unknown label may be anything). Most large configurations target their
 // NodePools this way, and a pod then fits at most a few of hundreds.
-func labelConflict(np *cluster.NodePool, sel map[string]string) bool {
+// sel is selectedLabels of the pod's node selector, found once for every
+// NodePool.
+func labelConflict(np *cluster.NodePool, sel []selected) bool {
 	if slices.Contains(np.Unknown, "labels") {
 		return false
 	}
-	for k, v := range sel {
-		if have, ok := np.Labels[k]; ok && have != v && !cluster.IsUnknown(have) && !cluster.IsUnknown(v) {
+	for _, l := range sel {
+		if have, ok := np.Labels[l.key]; ok && have != l.value && !cluster.IsUnknown(have) {
 			return true
 		}
 	}
 	return false
+}
+
+// selected is a label a node selector asks for.
+type selected struct{ key, value string }
+
+// selectedLabels are the labels of a node selector whose values are known,
+// in key order (an unknown value may be any).
+func selectedLabels(sel map[string]string) []selected {
+	var out []selected
+	for _, k := range sortedKeys(sel) {
+		if v := sel[k]; !cluster.IsUnknown(v) {
+			out = append(out, selected{k, v})
+		}
+	}
+	return out
 }
 
 // conditionalVerdict: a source that exists only if a count or for_each not known

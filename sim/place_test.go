@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -530,12 +531,12 @@ func TestLabelConflict(t *testing.T) {
 		{sel: map[string]string{"team": cluster.Unknown("var.team")}},
 		{},
 	} {
-		if got := labelConflict(np, tc.sel); got != tc.want {
+		if got := labelConflict(np, selectedLabels(tc.sel)); got != tc.want {
 			t.Errorf("labelConflict(%v) = %v, want %v", tc.sel, got, tc.want)
 		}
 	}
 	unknown := &cluster.NodePool{Name: "u", Labels: map[string]string{"team": "web"}, Unknown: []string{"labels"}}
-	if labelConflict(unknown, map[string]string{"team": "batch"}) {
+	if labelConflict(unknown, selectedLabels(map[string]string{"team": "batch"})) {
 		t.Error("a NodePool whose labels are not known is passed over")
 	}
 }
@@ -579,6 +580,61 @@ func TestPlacementsAfterPrepare(t *testing.T) {
 		}
 		if len(got) != len(m.NodePools) {
 			t.Errorf("%s: %d lines, want one per NodePool: %q", w.Object.Name, len(got), got)
+		}
+	}
+}
+
+// TestNearestSharedAcrossClasses: pods of different scheduling classes that
+// NodePools refuse alike share the ordering of the refusals, and read exactly
+// as if each had been ordered on its own; refusals that differ (resources)
+// are ordered on their own.
+func TestNearestSharedAcrossClasses(t *testing.T) {
+	in := func(key string, vals ...string) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: vals}
+	}
+	m := &cluster.Model{NodeClasses: []*cluster.NodeClass{defaultClass}}
+	for i := range 6 {
+		team := fmt.Sprintf("t%d", i)
+		var taints []corev1.Taint
+		if i%2 == 1 {
+			taints = []corev1.Taint{{Key: "dedicated", Value: team, Effect: corev1.TaintEffectNoSchedule}}
+		}
+		m.NodePools = append(m.NodePools, nodePool("np-"+team, map[string]string{"team": team}, taints, in("karpenter.k8s.aws/instance-size", "large")))
+	}
+	spec := func(team, cpu string) corev1.PodSpec {
+		return corev1.PodSpec{NodeSelector: map[string]string{"team": team}, Containers: []corev1.Container{container(cpu, "")}}
+	}
+	s := New(m)
+	entries := func() int {
+		s.nearest.mu.Lock()
+		defer s.nearest.mu.Unlock()
+		n := 0
+		for _, es := range s.nearest.m {
+			n += len(es)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		w       *cluster.Workload
+		entries int // after its placement is summarized
+	}{
+		{deployment("missing-100m", "apps", spec("none", "100m"), nil), 1},
+		{deployment("missing-200m", "apps", spec("none", "200m"), nil), 1}, // another class, the same refusals
+		{deployment("other-selector", "apps", spec("gone", "100m"), nil), 2},
+		{deployment("t0-huge", "apps", spec("t0", "500"), nil), 3},  // np-t0 refuses for resources
+		{deployment("t0-huger", "apps", spec("t0", "600"), nil), 4}, // worded anew: not shared
+	} {
+		pl := s.Place(tc.w, cluster.Steady)
+		alone := *pl
+		alone.memo = &summaryMemo{} // ordered on its own
+		if got, want := pl.Summary(), alone.Summary(); got != want {
+			t.Errorf("%s: summary %q, want %q", tc.w.Object.Name, got, want)
+		}
+		if diff := cmp.Diff(alone.Grouped(1), pl.Grouped(1)); diff != "" {
+			t.Errorf("%s: detail (-alone +shared):\n%s", tc.w.Object.Name, diff)
+		}
+		if n := entries(); n != tc.entries {
+			t.Errorf("after %s: %d orderings kept, want %d", tc.w.Object.Name, n, tc.entries)
 		}
 	}
 }

@@ -35,9 +35,23 @@ type constraints struct {
 	// same sig get the same taint and label answers from every source.
 	sig string
 	// pools are the NodePools' answers to sig (Simulator.poolStatic), found
-	// at the first NodePool asked. A constraints is one placement's, asked
-	// by one goroutine.
+	// at the first NodePool asked, and words the attempts worded, at the first
+	// refusal that quotes them. A constraints is one placement's, asked by
+	// one goroutine.
 	pools *memo[*cluster.NodePool, *poolStatic]
+	words []requirementWords
+}
+
+// wordsAt is attempt i worded, once for the hundreds of NodePools that may
+// refuse it.
+func (pc *constraints) wordsAt(i int) requirementWords {
+	if pc.words == nil {
+		pc.words = make([]requirementWords, len(pc.attempts))
+	}
+	if pc.words[i].texts == nil {
+		pc.words[i] = wordsOf(pc.attempts[i])
+	}
+	return pc.words[i]
 }
 
 func constraintsOf(p *corev1.Pod) *constraints {

@@ -106,13 +106,14 @@ type keyIssue struct {
 // deterministic. Custom labels must be defined by the capacity (unless the pod only
 // excludes them); well-known labels may be undefined; defined keys must intersect.
 // Only the first undefined label is worded (Karpenter names one).
-// words are the capacity's requirements already worded (poolInfo's); one
-// missing is worded here.
-func compatible(capacity, pod scheduling.Requirements, words capacityWords) []keyIssue {
+// words and podWords are the two sets of requirements worded
+// (requirementWords): a capacity's are quoted by the refusals of many pods,
+// a pod's by the refusals of many capacities.
+func compatible(capacity, pod scheduling.Requirements, words, podWords requirementWords) []keyIssue {
 	allowUndefined := wellKnownLabels()
 	var issues []keyIssue
 	worded := false
-	for _, key := range sortedKeys(pod) {
+	for _, key := range podWords.keys {
 		incoming := pod.Get(key)
 		op := incoming.Operator()
 		if !capacity.Has(key) {
@@ -139,20 +140,20 @@ func compatible(capacity, pod scheduling.Requirements, words capacityWords) []ke
 		if !ok {
 			theirs = existing.String()
 		}
-		issues = append(issues, keyIssue{key: key, message: "key " + key + ", " + incoming.String() + " not in " + theirs})
+		issues = append(issues, keyIssue{key: key, message: "key " + key + ", " + podWords.texts[key] + " not in " + theirs})
 	}
 	return issues
 }
 
-// capacityWords are a capacity's requirements worded once for the refusals
-// that quote them: each by key, and the keys in order.
-type capacityWords struct {
+// requirementWords are requirements worded once for the refusals that quote
+// them: each by key, and the keys in order.
+type requirementWords struct {
 	texts map[string]string
 	keys  []string
 }
 
-func wordsOf(r scheduling.Requirements) capacityWords {
-	w := capacityWords{texts: make(map[string]string, len(r)), keys: sortedKeys(r)}
+func wordsOf(r scheduling.Requirements) requirementWords {
+	w := requirementWords{texts: make(map[string]string, len(r)), keys: sortedKeys(r)}
 	for k, req := range r {
 		w.texts[k] = req.String()
 	}

@@ -3,9 +3,11 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -199,7 +201,112 @@ func (p *Placement) nearest(k cluster.CapacityKind) nearestKind {
 	if p.memo == nil {
 		return p.nearestOrder(k)
 	}
-	return p.memo.nearest.get(k, func() nearestKind { return p.nearestOrder(k) })
+	return p.memo.nearest.get(k, func() nearestKind {
+		if p.memo.shared == nil {
+			return p.nearestOrder(k)
+		}
+		return p.memo.shared.get(k, p.Verdicts, p.nearestOrder)
+	})
+}
+
+// nearestShared holds nearestKind answers by the refusals they are worked
+// out from, for the placements of one simulator. Pods of different
+// scheduling classes (one node selection, other requests) are refused alike
+// by most sources of a large input, with the same Reason slices (a
+// NodePool's answer to a node selection is worked out once): the order and
+// the lines of hundreds of NodePools are then worked out once, not once per
+// class.
+type nearestShared struct {
+	mu sync.Mutex
+	m  map[uint64][]nearestSeen
+}
+
+// nearestSeen is one answer and the verdicts it was worked out from (a
+// placement's, which keeps them).
+type nearestSeen struct {
+	k  cluster.CapacityKind
+	vs []Verdict
+	nk nearestKind
+}
+
+func (n *nearestShared) get(k cluster.CapacityKind, vs []Verdict, compute func(cluster.CapacityKind) nearestKind) nearestKind {
+	h := refusalsHash(k, vs)
+	n.mu.Lock()
+	for _, e := range n.m[h] {
+		if e.k == k && sameRefusals(k, e.vs, vs) {
+			n.mu.Unlock()
+			return e.nk
+		}
+	}
+	n.mu.Unlock()
+	nk := compute(k)
+	n.mu.Lock()
+	if n.m == nil {
+		n.m = map[uint64][]nearestSeen{}
+	}
+	n.m[h] = append(n.m[h], nearestSeen{k: k, vs: vs, nk: nk})
+	n.mu.Unlock()
+	return nk
+}
+
+// refusing reports whether a verdict is one of kind k that nearestOrder
+// ranks.
+func refusing(v *Verdict, k cluster.CapacityKind) bool {
+	return v.Source.Kind == k && v.Result != Fits
+}
+
+// refusal is what nearestOrder reads of a refusing verdict at index i, by
+// identity: verdicts share their sources, and reasons worked out once.
+type refusal struct {
+	i       int
+	source  *Source
+	result  Result
+	reasons *Reason
+	n       int
+	types   *string
+	nTypes  int
+}
+
+func refusalAt(vs []Verdict, i int) refusal {
+	v := &vs[i]
+	return refusal{i: i, source: v.Source, result: v.Result, reasons: first(v.Reasons), n: len(v.Reasons), types: first(v.InstanceTypes), nTypes: len(v.InstanceTypes)}
+}
+
+func first[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+var refusalSeed = maphash.MakeSeed()
+
+func refusalsHash(k cluster.CapacityKind, vs []Verdict) uint64 {
+	var h maphash.Hash
+	h.SetSeed(refusalSeed)
+	maphash.WriteComparable(&h, len(vs))
+	for i := range vs {
+		if refusing(&vs[i], k) {
+			maphash.WriteComparable(&h, refusalAt(vs, i))
+		}
+	}
+	return h.Sum64()
+}
+
+// sameRefusals reports whether two placements' verdicts refuse alike for
+// kind k: at the same indexes, the same sources, results, and the same
+// reasons and instance types (read-only slices, compared by identity).
+func sameRefusals(k cluster.CapacityKind, a, b []Verdict) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ra, rb := refusing(&a[i], k), refusing(&b[i], k)
+		if ra != rb || ra && refusalAt(a, i) != refusalAt(b, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // nearestKind is the order of nearest, as indexes of the verdicts (the memo

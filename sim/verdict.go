@@ -144,6 +144,9 @@ type summaryMemo struct {
 
 	nearest memo[cluster.CapacityKind, nearestKind]
 	texts   memo[string, string]
+	// shared is the simulator's nearestShared (nil for a placement of its
+	// own, as Without makes).
+	shared *nearestShared
 }
 
 // Text returns the text f words from the placement, worded once for every
