@@ -136,11 +136,7 @@ func compatible(capacity, pod scheduling.Requirements, words, podWords requireme
 			(existing.Operator() == corev1.NodeSelectorOpNotIn || existing.Operator() == corev1.NodeSelectorOpDoesNotExist) {
 			continue
 		}
-		theirs, ok := words.texts[key]
-		if !ok {
-			theirs = existing.String()
-		}
-		issues = append(issues, keyIssue{key: key, message: "key " + key + ", " + podWords.texts[key] + " not in " + theirs})
+		issues = append(issues, keyIssue{key: key, message: "key " + key + ", " + podWords.texts[key] + " not in " + words.texts[key]})
 	}
 	return issues
 }

@@ -230,9 +230,9 @@ const (
 	kindString valueKind = iota
 	kindInt32
 	kindBool
-	kindRef      // {name: string, optional: bool}
-	kindQuantity // a quantity written as a string ("64Mi")
-	kindAny      // anything: its own test follows
+	kindRef       // {name: string, optional: bool}
+	kindQuantity  // a quantity written as a string ("64Mi")
+	kindEnvSource // an environment variable's plain valueFrom (envSourceShapes)
 )
 
 // plainDropped reports whether the value of a container field is valid and
@@ -267,8 +267,8 @@ func ofKind(v any, k valueKind) bool {
 		return ok
 	case kindRef:
 		return ofShape(v, refShape)
-	case kindAny:
-		return true
+	case kindEnvSource:
+		return plainEnvSource(v)
 	case kindQuantity:
 		s, ok := v.(string)
 		if !ok {
@@ -502,9 +502,8 @@ func decodeEnv(v any) ([]corev1.EnvVar, error) {
 		if !ok {
 			return nil, fmt.Errorf("item %d: expected an object, found %s", i, describe(it))
 		}
-		if from, has := m["valueFrom"]; has {
-			name, _ := m["name"].(string)
-			if !cluster.CheckedEnv(name) && ofShape(m, envShape) && plainEnvSource(from) {
+		if _, has := m["valueFrom"]; has {
+			if name, _ := m["name"].(string); !cluster.CheckedEnv(name) && ofShape(m, envShape) {
 				continue
 			}
 			var e corev1.EnvVar
@@ -530,7 +529,7 @@ func decodeEnv(v any) ([]corev1.EnvVar, error) {
 // envShape is an environment variable taken from elsewhere; envSourceShapes
 // are the plain places it is taken from, with their fields.
 var (
-	envShape        = map[string]valueKind{"name": kindString, "valueFrom": kindAny}
+	envShape        = map[string]valueKind{"name": kindString, "valueFrom": kindEnvSource}
 	envSourceShapes = map[string]map[string]valueKind{
 		"fieldRef":         {"apiVersion": kindString, "fieldPath": kindString},
 		"resourceFieldRef": {"containerName": kindString, "resource": kindString, "divisor": kindQuantity},
