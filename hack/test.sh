@@ -80,7 +80,11 @@ step "go test: Karpenter's provisioning scheduler (internal/differential/karpent
 step "fuzz, briefly (${FUZZTIME:-about ten seconds} each)"
 fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-$3}" "$1"; }
 fuzz ./source/manifest FuzzDecode 10000x
+fuzz ./source/manifest FuzzDecodeTemplate 20000x
 fuzz ./source/terraform FuzzLoadHCL 3000x
+fuzz ./source/terraform FuzzEvalExpression 8000x
+fuzz ./source/terraform FuzzLoadPlan 10000x
+fuzz ./source/terraform FuzzLoadJSONConfig 2000x
 fuzz ./source/terraform FuzzDecodeYAML 3000x
 fuzz ./source/helm FuzzExpand 600x
 fuzz ./source/helm FuzzParseValues 5000x
@@ -90,6 +94,7 @@ fuzz ./source/live FuzzTypedPodDecode 10000x
 fuzz ./report FuzzReport 1500x
 fuzz ./sim FuzzPlace 4000x
 fuzz ./schema FuzzValidate 8000x
+fuzz ./identity FuzzResolve 10000x
 
 step "the bundled examples"
 mkdir -p bin

@@ -434,6 +434,11 @@ func resourceList(v any) (corev1.ResourceList, error) {
 	}
 	out := make(corev1.ResourceList, len(m))
 	for k, x := range m {
+		if x == nil {
+			// A null quantity is zero, as the API server reads a pod.
+			out[corev1.ResourceName(k)] = resource.Quantity{}
+			continue
+		}
 		q, err := quantity(x)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)

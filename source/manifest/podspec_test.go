@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -62,22 +63,8 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 		t.Fatalf("only %d templates", len(templates))
 	}
 	for i, tmpl := range templates {
-		var fast, slow corev1.PodTemplateSpec
-		errFast := decodeTemplate(tmpl, &fast)
-		errSlow := fromUnstructured(tmpl, &slow)
-		if (errFast == nil) != (errSlow == nil) {
-			t.Errorf("template %d: hand decoder error %v, converter error %v", i, errFast, errSlow)
-			continue
-		}
-		slow.Spec.Volumes = keptVolumes(slow.Spec.Volumes)
-		slow.Annotations = cluster.CheckedAnnotations(slow.Annotations)
-		for _, cs := range [][]corev1.Container{slow.Spec.Containers, slow.Spec.InitContainers} {
-			for j := range cs {
-				pruneContainer(&cs[j])
-			}
-		}
-		if !equality.Semantic.DeepEqual(fast, slow) {
-			t.Errorf("template %d differs (-converter +hand):\n%s", i, cmp.Diff(slow, fast))
+		if diff := decodersDiffer(tmpl); diff != "" {
+			t.Errorf("template %d: %s", i, diff)
 		}
 	}
 
@@ -114,6 +101,57 @@ func TestDecodeTemplateMatchesConverter(t *testing.T) {
 			t.Errorf("%s: hand decoder error %v, converter error %v; want both to refuse", e, errFast, errSlow)
 		}
 	}
+}
+
+// decodersDiffer says how the hand decoder of a pod template and Kubernetes'
+// converter (then the same pruning) disagree on it; "" when they agree.
+func decodersDiffer(tmpl map[string]any) string {
+	var fast, slow corev1.PodTemplateSpec
+	errFast := decodeTemplate(tmpl, &fast)
+	errSlow := fromUnstructured(tmpl, &slow)
+	if (errFast == nil) != (errSlow == nil) {
+		return fmt.Sprintf("hand decoder error %v, converter error %v", errFast, errSlow)
+	}
+	if errFast != nil {
+		return ""
+	}
+	slow.Spec.Volumes = keptVolumes(slow.Spec.Volumes)
+	slow.Annotations = cluster.CheckedAnnotations(slow.Annotations)
+	for _, cs := range [][]corev1.Container{slow.Spec.Containers, slow.Spec.InitContainers} {
+		for j := range cs {
+			pruneContainer(&cs[j])
+		}
+	}
+	if !equality.Semantic.DeepEqual(fast, slow) {
+		return "differs (-converter +hand):\n" + cmp.Diff(slow, fast)
+	}
+	return ""
+}
+
+// FuzzDecodeTemplate: the hand decoder of pod templates accepts, refuses and
+// keeps exactly what Kubernetes' converter (then the same pruning) does.
+func FuzzDecodeTemplate(f *testing.F) {
+	for _, seed := range []string{
+		`{metadata: {labels: {app: x}, annotations: {a: b}}, spec: {containers: [{name: a, image: b, env: [{name: X, value: "1"}, {name: Y, valueFrom: {fieldRef: {fieldPath: metadata.name}}}], resources: {requests: {cpu: 250m}, limits: {memory: 2Gi}}, ports: [{containerPort: 80, hostPort: 8080}], securityContext: {privileged: true}, volumeMounts: [{name: v, mountPath: /v}], envFrom: [{configMapRef: {name: c}}]}], tolerations: [{key: k, operator: Equal, value: v, effect: NoSchedule}], nodeSelector: {a: b}}}`,
+		`{spec: {volumes: [{name: c, configMap: {name: c, defaultMode: 420}}, {name: t, emptyDir: {sizeLimit: 64Mi}}], initContainers: [{name: i, restartPolicy: Always, resources: {requests: {cpu: 2}}}]}}`,
+		`{spec: {containers: [{name: a, env: [{name: M, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}}, {name: S, valueFrom: {secretKeyRef: {name: s, key: k, optional: true}}}]}]}}`,
+		`{spec: {containers: [{name: a, command: [/bin/x, --cluster-name=prod], args: [--v=2]}], affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: k, operator: In, values: [a]}]}]}}}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ParseValue(data)
+		if err != nil {
+			return
+		}
+		tmpl, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if diff := decodersDiffer(tmpl); diff != "" {
+			t.Fatalf("%s\ninput: %s", diff, data)
+		}
+	})
 }
 
 // TestResourceListsShared: equal resource lists decode to one shared map, and
