@@ -490,9 +490,10 @@ func resourceListKey(m map[string]any) (string, bool) {
 	return b.String(), true
 }
 
-// decodeEnv decodes a container's environment. A variable that checks do not
-// read (pruneContainer drops it) taken from a plain reference
-// (envSourceShapes) is validated without the converter, and left out.
+// decodeEnv validates a container's environment and decodes the variables
+// checks read (those pruneContainer keeps): the others are left out once
+// valid, and one taken from a plain reference (envSourceShapes) is validated
+// without the converter.
 func decodeEnv(v any) ([]corev1.EnvVar, error) {
 	if v == nil {
 		return nil, nil
@@ -515,7 +516,9 @@ func decodeEnv(v any) ([]corev1.EnvVar, error) {
 			if err := fromUnstructured(m, &e); err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
 			}
-			out = append(out, e)
+			if cluster.CheckedEnv(e.Name) {
+				out = append(out, e)
+			}
 			continue
 		}
 		var e corev1.EnvVar
@@ -526,7 +529,9 @@ func decodeEnv(v any) ([]corev1.EnvVar, error) {
 		if e.Value, err = str(m["value"]); err != nil {
 			return nil, fmt.Errorf("item %d: value: %w", i, err)
 		}
-		out = append(out, e)
+		if cluster.CheckedEnv(e.Name) {
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }
