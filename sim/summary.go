@@ -321,8 +321,8 @@ type sharedPart struct{ text, theirs string }
 
 func (p *Placement) nearestOrder(k cluster.CapacityKind) nearestKind {
 	var idx []int32
-	for i, v := range p.Verdicts {
-		if v.Source.Kind == k && v.Result != Fits {
+	for i := range p.Verdicts {
+		if refusing(&p.Verdicts[i], k) {
 			idx = append(idx, int32(i))
 		}
 	}
