@@ -304,13 +304,7 @@ func lineIndex(again func() []byte, offset, item int, inList bool) func() map[st
 
 // isBlank reports whether a document holds only blank lines and comments.
 func isBlank(text []byte) bool {
-	for len(text) > 0 {
-		l := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			text = nil
-		}
+	for l := range bytes.Lines(text) {
 		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
 			return false
 		}
