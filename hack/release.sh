@@ -36,6 +36,8 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-local} CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 pkg=github.com/eksdoctor/eksdoctor/internal/cli
 ldflags="-s -w -buildid= -X $pkg.buildVersion=$version -X $pkg.buildCommit=$commit -X $pkg.buildDate=$date"
 
+# dist is made afresh: rm removes a link committed under its name (never what
+# it points to), so the release is never written through one.
 rm -rf "$dist"
 mkdir -p "$dist/krew"
 images=()

@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/eksdoctor/eksdoctor/internal/outputfs"
 )
 
 func main() {
@@ -44,7 +46,7 @@ func main() {
 	}
 	data, err := Build(bins, *version, time.Unix(*epoch, 0).UTC())
 	if err == nil {
-		err = os.WriteFile(*out, data, 0o644)
+		err = outputfs.WriteFile(*out, data, 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ociimage:", err)

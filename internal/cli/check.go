@@ -10,6 +10,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/fixapply"
+	"github.com/eksdoctor/eksdoctor/internal/outputfs"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
@@ -223,16 +224,14 @@ func write(env *Env, r checkRun, cs []*source.Cluster) error {
 		return err
 	}
 	for _, w := range r.set.writes {
-		f, err := os.Create(w.file)
+		err := outputfs.WriteWith(w.file, 0o644, func(f io.Writer) error {
+			return writeFormat(env, f, w.format, r, cs)
+		})
+		if outputfs.IsRefused(err) {
+			return usagef("--write: %v", err)
+		}
 		if err != nil {
 			return fmt.Errorf("--write: %w", err)
-		}
-		err = writeFormat(env, f, w.format, r, cs)
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("--write: %w", cerr)
-		}
-		if err != nil {
-			return err
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eksdoctor/eksdoctor/internal/fixplan"
+	"github.com/eksdoctor/eksdoctor/internal/outputfs"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -89,12 +89,13 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 					return left(r, cs)
 				}
 				for _, f := range plan.Files {
-					mode := os.FileMode(0o644)
-					if st, err := os.Stat(f.Path); err == nil {
-						mode = st.Mode().Perm()
+					if err := outputfs.Check(f.Path); err != nil {
+						return usagef("fix: %v; nothing was written", err)
 					}
-					if err := os.WriteFile(f.Path, f.After, mode); err != nil {
-						return fmt.Errorf("fix: write %s: %w", f.Path, err)
+				}
+				for _, f := range plan.Files {
+					if err := outputfs.WriteFile(f.Path, f.After, 0o644); err != nil {
+						return fmt.Errorf("fix: %w", err)
 					}
 				}
 			}

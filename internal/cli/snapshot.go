@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/eksdoctor/eksdoctor/internal/outputfs"
 	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
@@ -29,6 +28,11 @@ stable; it is gzip-compressed when its name ends in .gz. -o - writes to standard
 			if out == "" {
 				return usagef("snapshot needs -o FILE (or -o - for standard output)")
 			}
+			if out != "-" {
+				if err := outputfs.Check(out); err != nil {
+					return usagef("-o: %v", err)
+				}
+			}
 			m, err := lo.read(cmd.Context(), env)
 			if err != nil {
 				return err
@@ -36,36 +40,16 @@ stable; it is gzip-compressed when its name ends in .gz. -o - writes to standard
 			if out == "-" {
 				return live.WriteSnapshot(env.Stdout, m, false)
 			}
-			return writeFileAtomic(out, func(f *os.File) error {
-				return live.WriteSnapshot(f, m, strings.HasSuffix(strings.ToLower(out), ".gz"))
+			err = outputfs.WriteWith(out, 0o644, func(w io.Writer) error {
+				return live.WriteSnapshot(w, m, strings.HasSuffix(strings.ToLower(out), ".gz"))
 			})
+			if outputfs.IsRefused(err) {
+				return usagef("-o: %v", err)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (.gz: gzip-compressed; -: standard output)")
 	lo.addFlags(cmd.Flags())
 	return cmd
-}
-
-// writeFileAtomic writes a file through a temporary file in the same directory,
-// so an interrupted write never leaves a truncated snapshot under the name.
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

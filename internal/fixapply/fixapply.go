@@ -5,12 +5,13 @@ package fixapply
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/internal/outputfs"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
@@ -35,7 +36,7 @@ func Apply(dir string, edits []cluster.Edit) error {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, c.File)
 		}
-		if err := os.WriteFile(path, c.After, 0o644); err != nil {
+		if err := outputfs.WriteFile(path, c.After, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", c.File, err)
 		}
 	}
@@ -101,7 +102,7 @@ func Contents(dir string, edits []cluster.Edit) ([]Content, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, f)
 		}
-		before, err := os.ReadFile(path)
+		before, err := inputfs.ReadOne(path, inputfs.MaxManifest)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", f, err)
 		}

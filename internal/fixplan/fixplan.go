@@ -7,7 +7,6 @@ package fixplan
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/internal/fixapply"
 	"github.com/eksdoctor/eksdoctor/lint"
 )
@@ -204,7 +204,7 @@ func composeYAMLBody(dir string, first, second cluster.Edit) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	content, err := os.ReadFile(path)
+	content, err := inputfs.ReadOne(path, inputfs.MaxManifest)
 	if err != nil {
 		return "", err
 	}
