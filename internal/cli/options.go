@@ -14,6 +14,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/internal/outputfs"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -148,10 +150,13 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 		if !ok || file == "" || !contains(formats, format) {
 			return nil, usagef("--write %q: want FORMAT=FILE with FORMAT one of %s", w, strings.Join(formats, ", "))
 		}
+		if err := outputfs.Check(file); err != nil {
+			return nil, usagef("--write %s: %v", format, err)
+		}
 		s.writes = append(s.writes, extraReport{format, file})
 	}
 	if o.baseline != "" {
-		data, err := os.ReadFile(o.baseline)
+		data, err := readOwnFile(env, o.baseline, maxBaseline)
 		if err != nil {
 			return nil, usagef("--baseline: %v", err)
 		}
@@ -252,7 +257,9 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		}
 		for dir := wd; ; dir = filepath.Dir(dir) {
 			p := filepath.Join(dir, ConfigFile)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			// Lstat: a link named like the configuration is found, and then
+			// refused if it leads out of its directory.
+			if st, err := os.Lstat(p); err == nil && !st.IsDir() {
 				path = p
 				break
 			}
@@ -264,7 +271,7 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 	if path == "" {
 		return &Config{}, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readOwnFile(env, path, maxConfig)
 	if err != nil {
 		return nil, usagef("read configuration: %v", err)
 	}
@@ -285,6 +292,42 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		return nil, usagef("configuration %s: %s", path, msg)
 	}
 	return &cfg, nil
+}
+
+// Budgets of the files eksdoctor reads for itself rather than as inputs: a
+// configuration is a few lines; a baseline is a previous -o json, about 400
+// bytes a finding.
+const (
+	maxConfig   = 1 << 20
+	maxBaseline = 128 << 20
+)
+
+// readOwnFile reads a configuration or baseline file through the confined
+// reader: a regular file, within limit, reached without a link that leaves the
+// working directory (or, for a file outside it, the file's own directory). In
+// CI both may come from the pull request under test.
+func readOwnFile(env *Env, path string, limit int64) ([]byte, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	root := filepath.Dir(abs)
+	if wd, err := env.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			root = wd
+		}
+	}
+	fsys := inputfs.New(root)
+	defer fsys.Close()
+	data, err := fsys.ReadFile(abs, limit)
+	var oe *inputfs.OutsideError
+	if errors.As(err, &oe) {
+		return nil, fmt.Errorf("%s is a link that leads outside %s; eksdoctor does not follow it", path, root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s", strings.ReplaceAll(err.Error(), abs, path))
+	}
+	return data, nil
 }
 
 // extraReport is one --write: a report in another format, to a file.
