@@ -29,6 +29,8 @@ type kustomizations struct {
 	// which lists the transforming kustomizations, with what they do.
 	which []string
 	first cluster.Origin
+	// probs are cycles and fan-outs beyond the budget.
+	probs []cluster.Problem
 }
 
 // isKustomization reports the names kustomize reads a kustomization from.
@@ -72,7 +74,12 @@ func readKustomizations(fsys *inputfs.FS, files []string) *kustomizations {
 			k.inputs[filepath.Join(dir, p)] = true
 		}
 	}
+	x := &expansion{fsys: fsys, docs: docs, given: given, memo: map[string][]string{}}
+	defer func() { k.probs = x.probs }()
 	for _, f := range sortedKeys(docs) {
+		// Every kustomization is expanded, so that a cycle is found wherever
+		// it is; each once.
+		files := x.resourceFiles(f)
 		var did []string
 		for _, key := range transformKeys {
 			if _, ok := docs[f][key]; ok {
@@ -88,7 +95,7 @@ func readKustomizations(fsys *inputfs.FS, files []string) *kustomizations {
 			k.first = cluster.Origin{File: name, Line: 1}
 		}
 		k.which = append(k.which, fmt.Sprintf("%s (%s)", name, strings.Join(did, ", ")))
-		for _, r := range resourceFiles(fsys, docs, f, 0) {
+		for _, r := range files {
 			if _, ok := k.transformed[r]; !ok {
 				k.transformed[r] = what
 			}
@@ -121,15 +128,60 @@ func patchPaths(doc map[string]any) []string {
 	return out
 }
 
-// resourceFiles lists the manifest files a kustomization's resources come from,
-// following the kustomizations it builds on.
-func resourceFiles(fsys *inputfs.FS, docs map[string]map[string]any, file string, depth int) []string {
-	if depth > 16 {
-		return nil
+// maxKustomizeFiles bounds the resource files one kustomization may build
+// on, through all its bases: far more than a repository holds, few enough that
+// a fan-out of bases listed many times over stays cheap.
+const maxKustomizeFiles = 20000
+
+// expansion finds the resource files of kustomizations, each kustomization
+// expanded once however many others list it (kustomize builds a base listed
+// twice twice; the files are the same), and reports cycles and fan-outs
+// beyond the budget.
+type expansion struct {
+	fsys  *inputfs.FS
+	docs  map[string]map[string]any
+	given map[string]string
+	memo  map[string][]string
+	// active is the chain being expanded, to tell a cycle.
+	active []string
+	probs  []cluster.Problem
+	cut    bool
+}
+
+// resourceFiles lists, sorted and once each, the manifest files a
+// kustomization's resources come from, following the kustomizations it builds
+// on.
+func (x *expansion) resourceFiles(file string) []string {
+	if got, ok := x.memo[file]; ok {
+		return got
 	}
-	doc := docs[file]
+	for i, a := range x.active {
+		if a == file {
+			chain := make([]string, 0, len(x.active)-i+1)
+			for _, c := range append(x.active[i:], file) {
+				chain = append(chain, x.given[c])
+			}
+			x.probs = append(x.probs, cluster.Problem{Origin: cluster.Origin{File: x.given[file], Line: 1},
+				Message: "kustomization cycle: " + strings.Join(chain, " → ") + " (kustomize build fails: a kustomization cannot include itself)"})
+			return nil
+		}
+	}
+	x.active = append(x.active, file)
+	defer func() { x.active = x.active[:len(x.active)-1] }()
+	doc := x.docs[file]
 	dir := filepath.Dir(file)
+	seen := map[string]bool{}
 	var out []string
+	add := func(p string) {
+		if !seen[p] && len(out) < maxKustomizeFiles {
+			seen[p] = true
+			out = append(out, p)
+		} else if !seen[p] && !x.cut {
+			x.cut = true
+			x.probs = append(x.probs, cluster.Problem{Origin: cluster.Origin{File: x.given[file], Line: 1}, Unresolved: true,
+				Message: fmt.Sprintf("%s builds on more than %d resource files through its bases; the rest are not marked as transformed", x.given[file], maxKustomizeFiles)})
+		}
+	}
 	for _, key := range []string{"resources", "bases", "components"} {
 		list, _ := doc[key].([]any)
 		for _, it := range list {
@@ -138,18 +190,22 @@ func resourceFiles(fsys *inputfs.FS, docs map[string]map[string]any, file string
 				continue // a remote base: not read
 			}
 			p := filepath.Join(dir, s)
-			if fsys.IsRegular(p) {
-				out = append(out, p)
+			if x.fsys.IsRegular(p) {
+				add(p)
 				continue
 			}
 			for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-				if _, ok := docs[filepath.Join(p, name)]; ok {
-					out = append(out, resourceFiles(fsys, docs, filepath.Join(p, name), depth+1)...)
+				if _, ok := x.docs[filepath.Join(p, name)]; ok {
+					for _, r := range x.resourceFiles(filepath.Join(p, name)) {
+						add(r)
+					}
 					break
 				}
 			}
 		}
 	}
+	sort.Strings(out)
+	x.memo[file] = out
 	return out
 }
 

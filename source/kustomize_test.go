@@ -1,9 +1,11 @@
 package source
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A kustomization's patches are its inputs, not manifests; the objects of the
@@ -48,5 +50,68 @@ func TestKustomizations(t *testing.T) {
 	}
 	if len(said) != 1 {
 		t.Errorf("said %q, want once", said)
+	}
+}
+
+// Each kustomization is expanded once however often it is listed: eighteen
+// kustomizations, each listing the next three times, would otherwise be 3^18
+// expansions.
+func TestKustomizationFanOut(t *testing.T) {
+	tree := map[string]string{}
+	const n = 18
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("k%02d/kustomization.yaml", i)
+		if i == n-1 {
+			tree[k] = "resources: [deployment.yaml]\nnamespace: prod\n"
+			tree[fmt.Sprintf("k%02d/deployment.yaml", i)] = deploymentYAML
+			continue
+		}
+		next := fmt.Sprintf("../k%02d", i+1)
+		tree[k] = fmt.Sprintf("resources: [%s, %s, %s]\nnamePrefix: p%d-\n", next, next, next, i)
+	}
+	dir := writeTree(t, tree)
+	done := make(chan struct{})
+	var cs []*Cluster
+	var err error
+	go func() { cs, err = Load([]string{dir}, Options{}); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the fan-out was expanded over and over")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range cs[0].Model.Workloads {
+		if !strings.Contains(w.Object.Unknown, "kustomize transformations of") {
+			t.Errorf("%s is not marked as transformed: %q", w.Object.Name, w.Object.Unknown)
+		}
+	}
+}
+
+// A kustomization that includes itself, through another, is a cycle kustomize
+// refuses: said once, naming the files in order.
+func TestKustomizationCycle(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a/kustomization.yaml": "resources: [../b, cm.yaml]\n",
+		"a/cm.yaml":            deploymentYAML,
+		"b/kustomization.yaml": "resources: [../a]\nnamespace: x\n",
+	})
+	cs, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cycles []string
+	for _, p := range cs[0].Model.Problems {
+		if strings.Contains(p.Message, "kustomization cycle") {
+			cycles = append(cycles, p.Message)
+			if p.Unresolved {
+				t.Errorf("a cycle is an error kustomize reports, not something unseen: %+v", p)
+			}
+		}
+	}
+	want := "kustomization cycle: " + filepath.Join(dir, "a/kustomization.yaml") + " → " + filepath.Join(dir, "b/kustomization.yaml") + " → " + filepath.Join(dir, "a/kustomization.yaml")
+	if len(cycles) != 1 || !strings.HasPrefix(cycles[0], want) {
+		t.Errorf("cycles %q, want one starting %q", cycles, want)
 	}
 }

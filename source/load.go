@@ -348,6 +348,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	if p, ok := kz.problem(); ok {
 		f.probs = append(f.probs, p)
 	}
+	f.probs = append(f.probs, kz.probs...)
 	f.probs = append(f.probs, f.unrendered(tfModels)...)
 	for _, p := range f.probs {
 		pending = append(pending, &pendingPart{path: abs(p.Origin.File), model: &cluster.Model{Problems: []cluster.Problem{p}}})
