@@ -315,6 +315,20 @@ func linkStub(name string, data []byte) (string, bool) {
 	return s, true
 }
 
+// ReadOne reads one file, as a loader would with the file's own directory as
+// the only root: a regular file within limit, reached through no link that
+// leaves that directory. A symbolic link stored as text is read as the text it
+// is: what reads with ReadOne writes the same file back.
+func ReadOne(name string, limit int64) ([]byte, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, readError(name, err)
+	}
+	f := New(filepath.Dir(abs))
+	defer f.Close()
+	return f.readFile(name, limit)
+}
+
 func (f *FS) readFile(name string, limit int64) ([]byte, error) {
 	file, err := f.open(name)
 	if err != nil {
@@ -420,9 +434,24 @@ func unwrapPath(err error) error {
 // (after its own call), and the walk goes on unless the function returns it.
 type WalkFunc func(path string, d fs.DirEntry, err error) error
 
+// MaxDepth bounds how many directories deep a walk goes below its root. Git
+// checks out any depth; repositories nest a dozen levels, rarely twenty.
+const MaxDepth = 100
+
+// DepthError is a directory a walk did not enter because it lies deeper than
+// MaxDepth below the walk's root.
+type DepthError struct{ Path string }
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("%s lies more than %d directories below the path given; eksdoctor does not walk deeper", e.Path, MaxDepth)
+}
+
 // WalkDir walks the tree under root in lexical order, like filepath.WalkDir,
 // without following links to directories. An unreadable directory is reported
-// to fn and skipped; the rest of the tree is still walked.
+// to fn and skipped; the rest of the tree is still walked. Each directory is
+// opened once, relative to its parent's handle, so a walk costs the same
+// whatever the depth; a directory deeper than MaxDepth is reported to fn (a
+// DepthError) and not entered.
 func (f *FS) WalkDir(root string, fn WalkFunc) error {
 	st, err := f.Stat(root)
 	if err != nil {
@@ -433,40 +462,103 @@ func (f *FS) WalkDir(root string, fn WalkFunc) error {
 		return err
 	}
 	d := fs.FileInfoToDirEntry(st)
-	err = f.walk(root, d, fn)
+	if !st.IsDir() {
+		err = fn(root, d, nil)
+	} else {
+		err = f.walk(func() (*os.Root, error) { return f.openDir(root) }, root, d, 0, fn)
+	}
 	if errors.Is(err, filepath.SkipDir) || errors.Is(err, filepath.SkipAll) {
 		return nil
 	}
 	return err
 }
 
-func (f *FS) walk(path string, d fs.DirEntry, fn WalkFunc) error {
-	if err := fn(path, d, nil); err != nil || !d.IsDir() {
-		if errors.Is(err, filepath.SkipDir) && d.IsDir() {
-			err = nil
+// walk calls fn for the directory at path, then opens it (with open, once)
+// and walks its entries.
+func (f *FS) walk(open func() (*os.Root, error), path string, d fs.DirEntry, depth int, fn WalkFunc) error {
+	if err := fn(path, d, nil); err != nil {
+		if errors.Is(err, filepath.SkipDir) {
+			return nil
 		}
 		return err
 	}
-	entries, err := f.ReadDir(path)
+	if depth >= MaxDepth {
+		return skipped(fn(path, nil, &DepthError{Path: path}))
+	}
+	dir, err := open()
 	if err != nil {
-		if err := fn(path, nil, err); err != nil {
-			if errors.Is(err, filepath.SkipDir) {
-				return nil
-			}
-			return err
-		}
-		return nil
+		return skipped(fn(path, nil, readError(path, err)))
+	}
+	defer dir.Close()
+	entries, err := listDir(dir)
+	if err != nil {
+		return skipped(fn(path, nil, &fs.PathError{Op: "readdir", Path: path, Err: unwrapPath(err)}))
 	}
 	for _, e := range entries {
-		if err := f.walk(filepath.Join(path, e.Name()), e, fn); err != nil {
-			if errors.Is(err, filepath.SkipDir) {
-				if !e.IsDir() {
+		p := filepath.Join(path, e.Name())
+		if !e.IsDir() {
+			if err := fn(p, e, nil); err != nil {
+				if errors.Is(err, filepath.SkipDir) {
 					return nil
 				}
-				continue
+				return err
 			}
+			continue
+		}
+		name := e.Name()
+		if err := f.walk(func() (*os.Root, error) { return dir.OpenRoot(name) }, p, e, depth+1, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// skipped is what a walk returns after fn was told of a directory it could
+// not enter: nothing, unless fn stops the walk.
+func skipped(err error) error {
+	if errors.Is(err, filepath.SkipDir) {
+		return nil
+	}
+	return err
+}
+
+// listDir lists an opened directory, sorted by name.
+func listDir(dir *os.Root) ([]fs.DirEntry, error) {
+	file, err := dir.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	entries, err := file.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
+}
+
+// openDir opens a directory under the roots as a handle its entries are
+// opened through, following links only inside the roots, as open does.
+func (f *FS) openDir(name string) (*os.Root, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, &OutsideError{Path: name}
+	}
+	d, rel, ok := f.within(abs)
+	if !ok {
+		return nil, &OutsideError{Path: name}
+	}
+	r, err := d.root.OpenRoot(rel)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return r, err
+	}
+	real, rerr := filepath.EvalSymlinks(abs)
+	if rerr != nil {
+		return nil, &OutsideError{Path: name}
+	}
+	rd, rrel, ok := f.withinReal(real)
+	if !ok {
+		return nil, &OutsideError{Path: name}
+	}
+	return rd.root.OpenRoot(rrel)
 }

@@ -303,3 +303,44 @@ func TestWalkDirMissingRoot(t *testing.T) {
 		t.Errorf("fn called %d times, want once per walk", calls)
 	}
 }
+
+// A tree nested far deeper than any repository is walked to MaxDepth, each
+// directory opened once from its parent, and the rest is reported, not walked.
+func TestWalkDepth(t *testing.T) {
+	dir := t.TempDir()
+	p := dir
+	for i := 0; i < 2000; i++ {
+		p = filepath.Join(p, "d")
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Skipf("this file system does not hold a path that deep: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d", "d", "a.yaml"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := New(dir)
+	defer f.Close()
+	var dirs, files int
+	var deep []error
+	err := f.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			deep = append(deep, err)
+		case d.IsDir():
+			dirs++
+		default:
+			files++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dirs != MaxDepth+1 || files != 1 {
+		t.Errorf("walked %d directories and %d files, want %d and 1", dirs, files, MaxDepth+1)
+	}
+	var de *DepthError
+	if len(deep) != 1 || !errors.As(deep[0], &de) || strings.Count(de.Path, "/d") != MaxDepth {
+		t.Errorf("errors %v, want one DepthError at depth %d", deep, MaxDepth)
+	}
+}
