@@ -141,12 +141,7 @@ func schedulingEvent(p *cluster.Pod, text string) (cluster.Event, bool) {
 }
 
 func podNameList(pods []*cluster.Pod) string {
-	var names []string
-	for _, p := range pods {
-		names = append(names, p.Object.Name)
-	}
-	sort.Strings(names)
-	return strings.Join(names, " ")
+	return strings.Join(sortedPodNames(pods), " ")
 }
 
 const fargateTaintEvent = "untolerated taint {eks.amazonaws.com/compute-type: fargate}"

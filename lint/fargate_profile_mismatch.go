@@ -7,6 +7,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
@@ -530,7 +531,7 @@ func reportLiveMismatch(p *Pass) {
 			Detail:  fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefaultName(pod.Spec.SchedulerName, "default-scheduler"), podNameList(pods)),
 			Fix: &Fix{
 				Summary: "once a profile selects them, delete the pods so that their owner re-creates them and Fargate mutates the new ones",
-				Edits:   []Edit{{Format: FormatShell, Text: fmt.Sprintf("kubectl delete pod -n %s %s", pod.Object.Namespace, podNameList(pods))}},
+				Edits:   []Edit{{Format: FormatShell, Text: "kubectl delete pod -n " + shell.Quote(pod.Object.Namespace) + " " + shell.Join(sortedPodNames(pods)...)}},
 			},
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source/live"
 )
@@ -192,18 +193,18 @@ func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instance
 	case sim.ControllerAbsent:
 		ns := orText(m.Karpenter.Namespace, "kube-system")
 		cmd := fmt.Sprintf("helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --namespace %s --version %s --set settings.clusterName=%s  # the chart version and values that created these objects",
-			live.ShellQuote(ns), live.ShellQuote(orText(exactVersion(m.Karpenter.Version), "<version>")), live.ShellQuote(orText(m.ClusterName(), "<cluster-name>")))
+			shell.Quote(ns), shell.Quote(orText(exactVersion(m.Karpenter.Version), "<version>")), shell.Quote(orText(m.ClusterName(), "<cluster-name>")))
 		edits = append(edits, Edit{Format: FormatShell, Text: cmd})
 	case sim.ControllerNotReady:
 		for _, w := range ctrl.Deployments {
 			edits = append(edits,
-				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl describe deployment %s -n %s", live.ShellQuote(w.Object.Name), live.ShellQuote(w.Object.Namespace))},
-				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl logs deployment/%s -n %s --all-containers", w.Object.Name, live.ShellQuote(w.Object.Namespace))},
+				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl describe deployment %s -n %s", shell.Quote(w.Object.Name), shell.Quote(w.Object.Namespace))},
+				Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl logs %s -n %s --all-containers", shell.Quote("deployment/"+w.Object.Name), shell.Quote(w.Object.Namespace))},
 			)
 		}
 	}
 	if len(instances) > 0 && (o.Kind == "NodeClaim" || o.Kind == "Node") {
-		edits = append(edits, Edit{Format: FormatShell, Text: "aws ec2 terminate-instances --instance-ids " + strings.Join(instances, " ") + "  # last resort, once the controller cannot come back"})
+		edits = append(edits, Edit{Format: FormatShell, Text: "aws ec2 terminate-instances --instance-ids " + shell.Join(instances...) + "  # last resort, once the controller cannot come back"})
 	}
 	if o.Kind == "NodeClaim" || o.Kind == "Node" || o.Kind == "EC2NodeClass" {
 		for _, f := range karpenterFinalizersOf(o) {

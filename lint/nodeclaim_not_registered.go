@@ -8,7 +8,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
-	"github.com/eksdoctor/eksdoctor/source/live"
+	"github.com/eksdoctor/eksdoctor/internal/shell"
 )
 
 // nodeclaim-not-registered: NodeClaims that launched an instance that never became a node, with the cause when the configuration shows it.
@@ -179,7 +179,7 @@ func registrationCause(m *cluster.Model, class string) (string, []string, *Fix) 
 		return fmt.Sprintf("EC2NodeClass %q names neither a role nor an instance profile", class), nil, nil
 	case ncr.Unresolved != "" || ncr.Role.IsZero():
 		return fmt.Sprintf("its node role is inside instance profile %q, which cannot be resolved from the cluster", nc.InstanceProfile),
-			[]string{fmt.Sprintf("Find the role with `aws iam get-instance-profile --instance-profile-name %s` and check that it is authorized as a node (an EC2_LINUX access entry, or aws-auth).", live.ShellQuote(nc.InstanceProfile))}, nil
+			[]string{fmt.Sprintf("Find the role with `aws iam get-instance-profile --instance-profile-name %s` and check that it is authorized as a node (an EC2_LINUX access entry, or aws-auth).", shell.Quote(nc.InstanceProfile))}, nil
 	}
 	role := ncr.Role
 	purpose := identity.LinuxNode
@@ -245,13 +245,13 @@ func authorizeNodeFix(m *cluster.Model, role identity.Role, purpose identity.Pur
 	name := orText(m.ClusterName(), "<cluster-name>")
 	groups := ""
 	for _, g := range purpose.Groups() {
-		groups += " --group " + g
+		groups += " --group " + shell.Quote(g)
 	}
 	return &Fix{
 		Summary: fmt.Sprintf("authorize node role %s as a node: an %s access entry (first command), or, with authentication mode CONFIG_MAP or API_AND_CONFIG_MAP, an aws-auth mapping (second); then make the configuration that manages them say the same", role, purpose.EntryType()),
 		Edits: []Edit{
-			{Format: FormatShell, Text: fmt.Sprintf("aws eks create-access-entry --cluster-name %s --principal-arn %s --type %s", live.ShellQuote(name), arn, purpose.EntryType())},
-			{Format: FormatShell, Text: fmt.Sprintf("eksctl create iamidentitymapping --cluster %s --arn %s --username %s%s", live.ShellQuote(name), arn, live.ShellQuote(purpose.Username()), groups)},
+			{Format: FormatShell, Text: fmt.Sprintf("aws eks create-access-entry --cluster-name %s --principal-arn %s --type %s", shell.Quote(name), shell.Quote(arn), purpose.EntryType())},
+			{Format: FormatShell, Text: fmt.Sprintf("eksctl create iamidentitymapping --cluster %s --arn %s --username %s%s", shell.Quote(name), shell.Quote(arn), shell.Quote(purpose.Username()), groups)},
 		},
 	}
 }

@@ -74,12 +74,17 @@ func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
 }
 
 func podNames(pods []*cluster.Pod) string {
+	return strings.Join(sortedPodNames(pods), ", ")
+}
+
+// sortedPodNames lists the pods' names, sorted.
+func sortedPodNames(pods []*cluster.Pod) []string {
 	names := make([]string, len(pods))
 	for i, p := range pods {
 		names[i] = p.Object.Name
 	}
 	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return names
 }
 
 // oldestPending is how long the longest-waiting pod of a group has existed.

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source/live"
 )
@@ -224,14 +225,14 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	b.WriteString("\nA volume attached to one node cannot attach to another: the pods that need it stay in ContainerCreating until the attach/detach controller force-detaches it (after six minutes), or until the CSI controller processes the detach. A CSI node plugin evicted before it unmounted the volume is the usual cause (see disruption-daemonset-evicted).")
 
 	var edits []Edit
-	edits = append(edits, Edit{Format: FormatShell, Text: "kubectl describe volumeattachment " + live.ShellQuote(va.Name)})
+	edits = append(edits, Edit{Format: FormatShell, Text: "kubectl describe volumeattachment " + shell.Quote(va.Name)})
 	if vol.handle != "" && strings.HasPrefix(vol.handle, "vol-") {
-		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("aws ec2 describe-volumes --volume-ids %s --query 'Volumes[0].Attachments'", vol.handle)})
+		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("aws ec2 describe-volumes --volume-ids %s --query 'Volumes[0].Attachments'", shell.Quote(vol.handle))})
 	}
 	for i, f := range va.Object.Finalizers() {
 		path := fmt.Sprintf("/metadata/finalizers/%d", i)
 		patch := []any{map[string]any{"op": "test", "path": path, "value": f}, map[string]any{"op": "remove", "path": path}}
-		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl patch volumeattachment %s --type json -p %s  # only once EC2 shows the volume detached", live.ShellQuote(va.Name), live.ShellQuote(live.CompactJSON(patch)))})
+		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl patch volumeattachment %s --type json -p %s  # only once EC2 shows the volume detached", shell.Quote(va.Name), shell.Quote(live.CompactJSON(patch)))})
 		break
 	}
 	p.Report(Finding{

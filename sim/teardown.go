@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/schema"
 )
 
@@ -1199,22 +1200,22 @@ func (b *builder) commands(step Step) []string {
 				if ns == "" {
 					ns = b.m.Karpenter.Namespace
 				}
-				cmds = append(cmds, fmt.Sprintf("helm uninstall %s --namespace %s --wait", r.Name, orDefault(ns, "kube-system")))
+				cmds = append(cmds, fmt.Sprintf("helm uninstall %s --namespace %s --wait", shell.Quote(r.Name), shell.Quote(orDefault(ns, "kube-system"))))
 			} else if len(it.Objects) > 0 && it.Origin.File != "" {
-				cmds = append(cmds, "kubectl delete -f "+it.Origin.File)
+				cmds = append(cmds, "kubectl delete -f "+shell.Path(it.Origin.File))
 			}
 		case StageHostCompute:
 			if it.Manager == "eksctl" {
 				switch {
 				case strings.HasPrefix(it.Name, cluster.KindFargate.String()):
-					cmds = append(cmds, fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", b.clusterName(), itemQuoted(it.Name)))
+					cmds = append(cmds, fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", shell.Quote(b.clusterName()), shell.Quote(itemQuoted(it.Name))))
 				default:
-					cmds = append(cmds, fmt.Sprintf("eksctl delete nodegroup --cluster %s --name %s --wait", b.clusterName(), itemQuoted(it.Name)))
+					cmds = append(cmds, fmt.Sprintf("eksctl delete nodegroup --cluster %s --name %s --wait", shell.Quote(b.clusterName()), shell.Quote(itemQuoted(it.Name))))
 				}
 			}
 		case StageCluster:
 			if it.Manager == "eksctl" {
-				cmds = append(cmds, fmt.Sprintf("eksctl delete cluster --name %s --wait", b.clusterName()))
+				cmds = append(cmds, fmt.Sprintf("eksctl delete cluster --name %s --wait", shell.Quote(b.clusterName())))
 			}
 		}
 	}
@@ -1223,7 +1224,7 @@ func (b *builder) commands(step Step) []string {
 	names := func(kind string) string {
 		n := kubectlNames[kind]
 		sort.Strings(n)
-		return strings.Join(n, " ")
+		return shell.Join(n...)
 	}
 	switch step.Stage {
 	case StageNodePools:
@@ -1246,7 +1247,7 @@ func (b *builder) commands(step Step) []string {
 		}
 	}
 	if step.Stage == StageKarpenterAWS && b.plan.Tool == "eksctl" {
-		cmds = append(cmds, fmt.Sprintf("aws cloudformation delete-stack --stack-name Karpenter-%s  # the stack of the Karpenter getting-started guide, if it was used", b.clusterName()))
+		cmds = append(cmds, fmt.Sprintf("aws cloudformation delete-stack --stack-name %s  # the stack of the Karpenter getting-started guide, if it was used", shell.Quote("Karpenter-"+b.clusterName())))
 	}
 	return cmds
 }

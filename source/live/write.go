@@ -7,17 +7,10 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/shell"
 )
 
 // Changes to a running cluster, written as the kubectl commands a user runs: the writer of the cluster's own format. eksdoctor only prints them.
-
-// ShellQuote quotes a word for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`{}[]*?!;&|<>()#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 // CompactJSON renders a patch without HTML escaping, keys sorted.
 func CompactJSON(v any) string {
@@ -47,16 +40,16 @@ func kubectlResource(o *cluster.Object) string {
 
 // target is "deployment web -n apps".
 func target(o *cluster.Object) string {
-	s := kubectlResource(o) + " " + ShellQuote(o.Name)
+	s := kubectlResource(o) + " " + shell.Quote(o.Name)
 	if o.Namespace != "" {
-		s += " -n " + ShellQuote(o.Namespace)
+		s += " -n " + shell.Quote(o.Namespace)
 	}
 	return s
 }
 
 // PatchEdit is a command that merges patch into a live object.
 func PatchEdit(o *cluster.Object, patch map[string]any) cluster.Edit {
-	return cluster.Edit{Format: cluster.FormatShell, Text: fmt.Sprintf("kubectl patch %s --type merge -p %s", target(o), ShellQuote(CompactJSON(patch)))}
+	return cluster.Edit{Format: cluster.FormatShell, Text: fmt.Sprintf("kubectl patch %s --type merge -p %s", target(o), shell.Quote(CompactJSON(patch)))}
 }
 
 // RemoveFinalizerCommand is a JSON patch command that removes one finalizer by its
@@ -72,7 +65,7 @@ func RemoveFinalizerCommand(o *cluster.Object, finalizer string) (string, bool) 
 			map[string]any{"op": "test", "path": path, "value": f},
 			map[string]any{"op": "remove", "path": path},
 		}
-		return fmt.Sprintf("kubectl patch %s --type json -p %s", target(o), ShellQuote(CompactJSON(patch))), true
+		return fmt.Sprintf("kubectl patch %s --type json -p %s", target(o), shell.Quote(CompactJSON(patch))), true
 	}
 	return "", false
 }
