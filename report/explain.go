@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -67,10 +66,7 @@ func ExplainJSON(w io.Writer, docs []Explanation) error {
 	if docs == nil {
 		docs = []Explanation{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(ExplainDocument{SchemaVersion, docs})
+	return EncodeJSON(w, ExplainDocument{SchemaVersion, docs})
 }
 
 // ExplainDocument is what explain -o json writes.

@@ -25,6 +25,7 @@ func FuzzReport(f *testing.F) {
 		"web", "a\nb", "\n::error file=x::y", "x\x1b[2Jy", "\u202eevil", "::add-mask::secret",
 		"\u00a0::warning::x", "\xff\xfe", "a\r::error::b", "tab\there", "\u2028::error::x",
 		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "\"><a href=\"javascript:x\">",
+		"a\u200bb", "ad\u200dmin", "\u2060x", "\ufeffbom", "x\u2066y\u2069", "\U000e0041tag", "\\u202e",
 	} {
 		f.Add(s, s, s, s)
 	}
@@ -128,5 +129,56 @@ func FuzzReport(f *testing.F) {
 				t.Fatalf("markdown line %d: %q", i+1, line)
 			}
 		}
+		// No format carries a character a reader does not see, raw or as
+		// an escape its reader decodes back into the character.
+		for format, out := range map[string][]byte{"text": text.Bytes(), "json": js.Bytes(), "sarif": sarif.Bytes(), "github": gh.Bytes(), "html": page.Bytes(), "junit": junit.Bytes(), "markdown": md.Bytes()} {
+			if r, ok := invisibleIn(string(out)); ok {
+				t.Fatalf("%s output holds the invisible character %U", format, r)
+			}
+		}
+		for format, out := range map[string][]byte{"json": js.Bytes(), "sarif": sarif.Bytes()} {
+			var v any
+			if err := json.Unmarshal(out, &v); err != nil {
+				t.Fatal(err)
+			}
+			if r, ok := invisibleIn(decodedStrings(v)); ok {
+				t.Fatalf("%s output decodes to the invisible character %U", format, r)
+			}
+		}
 	})
+}
+
+// invisibleIn finds a character that renders as nothing or reorders text:
+// format characters (bidirectional controls, zero-width ones), separators,
+// fillers and variation selectors.
+func invisibleIn(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 || r == 0x115f || r == 0x1160 || r == 0x3164 || r == 0xffa0 || (r >= 0xfe00 && r <= 0xfe0f) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// decodedStrings joins every string a decoded JSON value holds.
+func decodedStrings(v any) string {
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				b.WriteString(k)
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
 }

@@ -309,7 +309,9 @@ func writeCapacityMap(b *strings.Builder, id int, cl HTMLCluster, cname string, 
 		if n == "" {
 			label = "(cluster-scoped)"
 		}
-		fmt.Fprintf(b, "<option value=\"%s\">%s</option>", h(n), h(Line(label)))
+		// The value is the escaped name, as the rows' data-ns: nothing the
+		// page holds carries a character a reader does not see.
+		fmt.Fprintf(b, "<option value=\"%s\">%s</option>", h(Line(n)), h(Line(label)))
 	}
 	fmt.Fprintf(b, "</select></label><label><input type=\"checkbox\" id=\"refused-%d\"> only what no capacity takes</label><span class=\"muted\"><span id=\"shown-%d\">%d</span> of %d rows shown</span></div>\n", id, id, len(rows), len(rows))
 	fmt.Fprintf(b, "<table class=\"map\" data-map=\"%d\"><caption class=\"muted\">Where each workload's pods can run, phase by phase: ✓ fits, ✗ refuses (open a cell for the reason), ? unknown. Five or more workloads of one kind with the same answers share a row.</caption>\n<thead><tr><th scope=\"col\">Workload</th><th scope=\"col\">Phase</th><th scope=\"col\">Result</th>", id)
@@ -320,7 +322,7 @@ func writeCapacityMap(b *strings.Builder, id int, cl HTMLCluster, cname string, 
 	for _, r := range rows {
 		var rowNS []string
 		for n := range r.nss {
-			rowNS = append(rowNS, n)
+			rowNS = append(rowNS, Line(n))
 		}
 		sort.Strings(rowNS)
 		refused := "0"

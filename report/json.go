@@ -106,10 +106,7 @@ func JSON(w io.Writer, findings []lint.Finding, opts ...Options) error {
 	n := lint.Suppressions(o.Suppressed)
 	r.Summary = jsonSummary{Error: c[lint.Error], Warning: c[lint.Warning], Info: c[lint.Info],
 		Suppressed: n["annotation"] + n["comment"], Baseline: n["baseline"]}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return EncodeJSON(w, r)
 }
 
 func toJSON(f lint.Finding) jsonFinding {

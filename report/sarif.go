@@ -3,7 +3,6 @@ package report
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
@@ -256,10 +255,7 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 		Version: "2.1.0",
 		Runs:    []sarifRun{run},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(log)
+	return EncodeJSON(w, log)
 }
 
 // sarifFixOf words line changes as SARIF replacements: whole lines deleted

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -216,8 +215,5 @@ func TeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding, name str
 	out.Notes = append(out.Notes, plan.Notes...)
 	c := lint.Count(findings)
 	out.Summary = map[string]int{"error": c[lint.Error], "warning": c[lint.Warning], "info": c[lint.Info]}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return EncodeJSON(w, out)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -34,10 +33,7 @@ func checksJSON(env *Env, list []*lint.Check) error {
 		out.Checks = append(out.Checks, check{ID: c.ID, Title: c.Title, Family: c.Family, Severity: c.Severity.String(),
 			Live: c.Live, HelpURI: report.CheckDocURL(c.ID), Doc: doc{What: c.Doc.What, Why: c.Doc.Why, Fix: c.Doc.Fix}})
 	}
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return report.EncodeJSON(env.Stdout, out)
 }
 
 func newChecksCmd(env *Env) *cobra.Command {
