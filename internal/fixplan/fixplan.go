@@ -17,8 +17,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/internal/fixapply"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/lint"
 )
 

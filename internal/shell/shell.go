@@ -13,7 +13,8 @@ import "strings"
 
 // Quote returns s as one word for a POSIX shell (sh, bash, zsh): as it is when
 // it holds only characters no shell treats specially, else in single quotes,
-// inside which nothing is special (a single quote is written '\'').
+// inside which nothing is special (a single quote in s closes the quotes, is
+// written escaped, and opens them again).
 func Quote(s string) string {
 	if s != "" && plain(s) {
 		return s
