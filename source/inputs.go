@@ -12,9 +12,9 @@ import (
 
 // readSpecial recognizes files that are not plain manifests: Terraform plan JSON
 // and live-cluster snapshots (possibly gzipped).
-func readSpecial(file string, data []byte) (*cluster.Model, bool) {
+func readSpecial(file string, data []byte, budget live.Budget) (*cluster.Model, bool) {
 	if isGzip(data) {
-		if m, err := live.ReadSnapshot(file, data); err == nil {
+		if m, err := live.ReadSnapshotWithin(file, data, budget); err == nil {
 			return m, true
 		} else {
 			return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read gzipped snapshot: " + err.Error()}}}, true
@@ -30,7 +30,7 @@ func readSpecial(file string, data []byte) (*cluster.Model, bool) {
 	}
 	switch {
 	case live.IsSnapshot(data):
-		m, err := live.ReadSnapshot(file, data)
+		m, err := live.ReadSnapshotWithin(file, data, budget)
 		if err != nil {
 			return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file, Line: 1}, Message: "cannot read snapshot: " + err.Error()}}}, true
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/source/live"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
@@ -34,6 +35,9 @@ type Options struct {
 	// Assign puts manifests, values and charts in the cluster the user says,
 	// whatever their place in the tree.
 	Assign []Assignment
+	// Budget bounds what a snapshot makes eksdoctor keep and analyse (zero
+	// fields: live.DefaultBudget).
+	Budget live.Budget
 }
 
 // Assignment puts the inputs whose paths match Include in Cluster.
@@ -322,7 +326,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		}
 		files = append(files, file)
 	}
-	read := readFiles(fsys, files, named)
+	read := readFiles(fsys, files, named, opts.Budget)
 	for i, file := range files {
 		kz.mark(file, read[i])
 	}
@@ -556,14 +560,14 @@ func isManifestName(name string) bool {
 // readFiles decodes files in parallel, keeping their order. In a file the user
 // named, a document that is not a Kubernetes object is a problem; in a directory
 // walk such documents (values files, CI configs) are simply not manifests.
-func readFiles(fsys *inputfs.FS, files []string, named map[string]bool) []*cluster.Model {
+func readFiles(fsys *inputfs.FS, files []string, named map[string]bool, budget live.Budget) []*cluster.Model {
 	out := make([]*cluster.Model, len(files))
 	again := &recent{max: 4, roots: fsys.Roots()}
-	parallel.Each(len(files), func(i int) { out[i] = readFile(fsys, again, files[i], named[files[i]]) })
+	parallel.Each(len(files), func(i int) { out[i] = readFile(fsys, again, files[i], named[files[i]], budget) })
 	return out
 }
 
-func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool) *cluster.Model {
+func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool, budget live.Budget) *cluster.Model {
 	limit := inputfs.MaxManifest
 	if lower := strings.ToLower(file); strings.HasSuffix(lower, ".json") || strings.HasSuffix(lower, ".gz") {
 		limit = inputfs.MaxSnapshot // snapshots of large clusters are large
@@ -574,7 +578,7 @@ func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool) *clus
 		// file too large or not a file at all is not a manifest.
 		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err), Unresolved: inputfs.Unseen(err)}}}
 	}
-	if m, ok := readSpecial(file, data); ok {
+	if m, ok := readSpecial(file, data, budget); ok {
 		return m
 	}
 	if int64(len(data)) > inputfs.MaxManifest {

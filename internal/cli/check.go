@@ -15,6 +15,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
+	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 type checkOptions struct {
@@ -24,10 +25,11 @@ type checkOptions struct {
 	release string
 	ns      string
 	tfvars  []string
+	budget  budgetFlags
 }
 
 func (o *checkOptions) sourceOptions() source.Options {
-	return source.Options{Charts: o.charts, Values: o.values, Release: o.release, Namespace: o.ns, TFVars: o.tfvars}
+	return source.Options{Charts: o.charts, Values: o.values, Release: o.release, Namespace: o.ns, TFVars: o.tfvars, Budget: live.Budget(o.budget)}
 }
 
 func newCheckCmd(env *Env) *cobra.Command {
@@ -85,6 +87,7 @@ func addSourceFlags(cmd *cobra.Command, o *checkOptions) {
 	fs.StringVar(&o.release, "release", "", "release name for --chart (default: the chart name)")
 	fs.StringVar(&o.ns, "chart-namespace", "", "namespace for --chart (default: default)")
 	fs.StringSliceVar(&o.tfvars, "var-file", nil, "extra Terraform variable file (repeatable)")
+	o.budget.addFlags(fs)
 }
 
 func loadError(err error) error {

@@ -64,6 +64,7 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json, mermaid")
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "read the running cluster instead of files")
 	addSourceFlags(cmd, o)
+	lo.budget = &o.budget
 	lo.addFlags(cmd.Flags())
 	return cmd
 }

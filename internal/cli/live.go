@@ -23,6 +23,19 @@ type liveOptions struct {
 	context        string
 	namespace      string
 	requestTimeout string
+	// budget is the command's budget flags: its own, or those of the files'
+	// flags when the command reads both (explain, teardown).
+	budget *budgetFlags
+}
+
+// budgetFlags raise the analysis budget (live.Budget) of a cluster read or a
+// snapshot.
+type budgetFlags live.Budget
+
+func (b *budgetFlags) addFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&b.Objects, "max-objects", live.DefaultBudget.Objects, "the most objects of one cluster (a read or a snapshot) analysed; the rest is left out and said")
+	fs.IntVar(&b.Pending, "max-pending", live.DefaultBudget.Pending, "the most unscheduled Pending pods of one cluster analysed; the rest are left out and said")
+	fs.IntVar(&b.Workloads, "max-pending-workloads", live.DefaultBudget.Workloads, "the most workloads of one cluster whose unscheduled Pending pods are analysed")
 }
 
 func (o *liveOptions) addFlags(fs *pflag.FlagSet) {
@@ -30,6 +43,10 @@ func (o *liveOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.context, "context", "", "kubeconfig context to read (default: the current context)")
 	fs.StringVarP(&o.namespace, "namespace", "n", "", "read workloads, pods and events of this namespace only (default: every namespace)")
 	fs.StringVar(&o.requestTimeout, "request-timeout", "", "deadline of each request to the API server, e.g. 30s, 1m, or a number of seconds (default 30s)")
+	if o.budget == nil {
+		o.budget = &budgetFlags{}
+		o.budget.addFlags(fs)
+	}
 }
 
 // given reports whether any flag that points at a cluster was set.
@@ -83,6 +100,7 @@ func (o *liveOptions) liveOptions(env *Env) (live.Options, error) {
 		Context:       o.context,
 		Namespace:     o.namespace,
 		Timeout:       timeout,
+		Budget:        live.Budget(*o.budget),
 		Clock:         env.Now,
 		WrapTransport: env.WrapTransport,
 	}, nil

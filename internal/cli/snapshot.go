@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,9 @@ stable; it is gzip-compressed when its name ends in .gz. -o - writes to standard
 					return usagef("-o: %v", err)
 				}
 			}
+			// A snapshot holds the whole cluster: the budget applies to
+			// whoever reads it.
+			*lo.budget = budgetFlags{Objects: math.MaxInt, Pending: math.MaxInt, Workloads: math.MaxInt}
 			m, err := lo.read(cmd.Context(), env)
 			if err != nil {
 				return err
@@ -51,5 +55,8 @@ stable; it is gzip-compressed when its name ends in .gz. -o - writes to standard
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (.gz: gzip-compressed; -: standard output)")
 	lo.addFlags(cmd.Flags())
+	for _, f := range []string{"max-objects", "max-pending", "max-pending-workloads"} {
+		_ = cmd.Flags().MarkHidden(f)
+	}
 	return cmd
 }

@@ -65,6 +65,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 	o.report.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "plan the teardown of the running cluster instead of files")
 	addSourceFlags(cmd, o)
+	lo.budget = &o.budget
 	lo.addFlags(cmd.Flags())
 	return cmd
 }

@@ -157,6 +157,7 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 		Now:       opts.Clock().UTC().Format(time.RFC3339),
 		Skipped:   r.skipped,
 		Objects:   r.objects,
+		budget:    opts.Budget,
 	}, nil
 }
 

@@ -27,6 +27,10 @@ type state struct {
 	// pods, when set, has for each of Objects the pod a snapshot held, its
 	// spec and status decoded (see pod.go), or nil.
 	pods []*cluster.Pod
+	// budget bounds what the model keeps of a live read; spent, when set, is
+	// what a snapshot's reader already kept within it.
+	budget Budget
+	spent  *spending
 }
 
 // origin is where every object of a cluster read comes from: the context, with no
@@ -87,6 +91,13 @@ func (s *state) model() *cluster.Model {
 		}
 	}
 	sortObjects(m.Objects)
+	if s.spent == nil {
+		// A live read kept everything the server returned: the budget is
+		// spent here, in the order a snapshot of it would be read.
+		spend := newSpending(s.budget)
+		m.Objects = spend.keep(m.Objects, podOf)
+		m.Problems = append(m.Problems, spend.problems(org, "the cluster")...)
+	}
 	for _, o := range m.Objects {
 		if p := podOf[o]; p != nil {
 			m.Pods = append(m.Pods, p)

@@ -31,6 +31,10 @@ type Options struct {
 	QPS   float32
 	Burst int
 
+	// Budget bounds what the model keeps of the read (zero fields: the
+	// default, DefaultBudget).
+	Budget Budget
+
 	// Progress, when set, receives a running count of the objects read; the CLI
 	// passes the terminal so long reads show they are moving.
 	Progress io.Writer

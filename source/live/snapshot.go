@@ -236,11 +236,28 @@ func IsSnapshot(data []byte) bool {
 }
 
 // ReadSnapshot reads a snapshot (plain or gzip-compressed, told apart by its first
-// bytes) into the model the live read that wrote it produced. file names the
-// snapshot in errors and problems. An object the snapshot holds but that is not a
-// Kubernetes object becomes a problem; the others are still read.
+// bytes) into the model the live read that wrote it produced, within the
+// default budget. file names the snapshot in errors and problems. An object the
+// snapshot holds but that is not a Kubernetes object becomes a problem; the
+// others are still read.
 func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
+	return ReadSnapshotWithin(file, data, Budget{})
+}
+
+// minCompressedPerObject is the fewest compressed bytes a snapshot's object
+// takes: every object of a cluster carries a random uid (16 bytes of entropy)
+// and a name of its own. A compressed snapshot denser than that was not read
+// from a cluster; it is made to expand.
+const minCompressedPerObject = 12
+
+// ReadSnapshotWithin is ReadSnapshot within budget b (zero fields: the
+// default): the objects beyond it are left out, said in a problem, and cost
+// little — an unscheduled pod beyond the budget is recognised without being
+// decoded.
+func ReadSnapshotWithin(file string, data []byte, b Budget) (*cluster.Model, error) {
+	compressed := 0
 	if isGzip(data) {
+		compressed = len(data)
 		var err error
 		if data, err = gunzip(data); err != nil {
 			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
@@ -264,38 +281,86 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 	if doc.Version != SnapshotVersion {
 		return nil, fmt.Errorf("read snapshot %s: version %d is not supported (this eksdoctor reads version %d)", file, doc.Version, SnapshotVersion)
 	}
+	if compressed > 0 && len(objects) > 1000 && compressed < minCompressedPerObject*len(objects) {
+		return nil, fmt.Errorf("read snapshot %s: its %d objects take %d compressed bytes, fewer than %d each: out of proportion to what a cluster's objects hold (each has a random uid and a name of its own); it is not read", file, len(objects), compressed, minCompressedPerObject)
+	}
 
 	s := &state{Context: doc.Context, Server: doc.Server, Namespace: doc.Namespace, Now: doc.Now}
 	for _, sk := range doc.Skipped {
 		s.Skipped = append(s.Skipped, cluster.Skipped(sk))
 	}
-	// Objects decode independently: in parallel, kept in their order.
-	objs := make([]map[string]any, len(objects))
-	pods := make([]*cluster.Pod, len(objects))
-	errs := make([]error, len(objects))
-	// In chunks, each with its decoder (and the strings it interns).
-	const chunk = 1024
-	parallel.Each((len(objects)+chunk-1)/chunk, func(c int) {
-		var d objectDecoder
-		for i := c * chunk; i < min(len(objects), (c+1)*chunk); i++ {
-			objs[i], pods[i], errs[i] = d.decode(objects[i])
-		}
-	})
-	var probs []cluster.Problem
-	for i, obj := range objs {
-		if err := errs[i]; err != nil {
-			probs = append(probs, cluster.Problem{
-				Origin:  cluster.Origin{File: file, Path: fmt.Sprintf("objects.%d", i)},
-				Message: fmt.Sprintf("snapshot object %d: %v", i, err),
-			})
-			continue
-		}
-		s.Objects = append(s.Objects, obj)
-		s.pods = append(s.pods, pods[i])
+	spend := newSpending(b)
+	if len(objects) > spend.b.Objects {
+		spend.leftObjects = len(objects) - spend.b.Objects
+		objects = objects[:spend.b.Objects]
 	}
+	var probs []cluster.Problem
+	// Objects decode independently: in parallel, in chunks each with its
+	// decoder (and the strings it interns), wave after wave, so that the
+	// budget is spent in the snapshot's order and what it leaves out is
+	// dropped before the next wave is decoded.
+	const chunk, wave = 1024, 16 * 1024
+	n := min(len(objects), wave)
+	objs, pods, errs := make([]map[string]any, n), make([]*cluster.Pod, n), make([]error, n)
+	left, owner := make([]bool, n), make([]cluster.ObjectRef, n)
+	for start := 0; start < len(objects); start += wave {
+		batch := objects[start:min(len(objects), start+wave)]
+		full := spend.full()
+		objs, pods, errs, left, owner = objs[:len(batch)], pods[:len(batch)], errs[:len(batch)], left[:len(batch)], owner[:len(batch)]
+		clear(objs)
+		clear(pods)
+		clear(errs)
+		clear(left)
+		clear(owner)
+		parallel.Each((len(batch)+chunk-1)/chunk, func(c int) {
+			var d objectDecoder
+			for i := c * chunk; i < min(len(batch), (c+1)*chunk); i++ {
+				// Past the budget, an unscheduled pod is read only as far
+				// as its owner: kept when the budget keeps its workload's
+				// pods, else left out without being decoded.
+				if full {
+					if owner[i], left[i] = quickUnscheduled(&d.dec, batch[i]); left[i] {
+						continue
+					}
+				}
+				objs[i], pods[i], errs[i] = d.decode(batch[i])
+			}
+		})
+		for i, obj := range objs {
+			switch {
+			case left[i]:
+				if !spend.admitPending(owner[i]) {
+					continue
+				}
+				// A pod of a workload the budget keeps: decoded after all.
+				var d objectDecoder
+				if obj, pods[i], errs[i] = d.decode(objects[start+i]); errs[i] != nil {
+					probs = append(probs, objectProblem(file, start+i, errs[i]))
+					continue
+				}
+			case errs[i] != nil:
+				probs = append(probs, objectProblem(file, start+i, errs[i]))
+				continue
+			case pods[i] != nil && pods[i].Spec.NodeName == "" || pods[i] == nil && unscheduled(obj):
+				if !spend.admitPending(ownerOf(obj)) {
+					continue
+				}
+			}
+			s.Objects = append(s.Objects, obj)
+			s.pods = append(s.pods, pods[i])
+		}
+	}
+	s.spent = spend
 	m := s.model()
-	m.Problems = append(probs, m.Problems...)
+	m.Problems = append(append(probs, spend.problems(cluster.Origin{File: file, Line: 1}, "the snapshot")...), m.Problems...)
 	return m, nil
+}
+
+func objectProblem(file string, i int, err error) cluster.Problem {
+	return cluster.Problem{
+		Origin:  cluster.Origin{File: file, Path: fmt.Sprintf("objects.%d", i)},
+		Message: fmt.Sprintf("snapshot object %d: %v", i, err),
+	}
 }
 
 // splitSnapshot reads a snapshot's header and finds its objects, without
