@@ -44,6 +44,9 @@ func GitHub(w io.Writer, findings []lint.Finding, opts Options) error {
 		}
 		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), ghData(msg))
 	}
+	for _, n := range opts.Narrowed {
+		fmt.Fprintf(&b, "::notice title=%s::%s\n", ghProperty("eksdoctor narrowed"), ghData(n))
+	}
 	fmt.Fprintf(&b, "eksdoctor: %s%s\n",
 		countsOf(findings), ghData(suppressedCounts(opts)))
 	_, err := io.WriteString(w, b.String())
@@ -205,6 +208,9 @@ func Markdown(w io.Writer, findings []lint.Finding, opts Options) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## eksdoctor: %s%s\n\n",
 		countsOf(findings), mdText(suppressedCounts(opts)))
+	for _, n := range opts.Narrowed {
+		fmt.Fprintf(&b, "> **Narrowed:** %s\n\n", mdText(n))
+	}
 	if len(findings) == 0 {
 		b.WriteString("No findings.\n")
 		_, err := io.WriteString(w, b.String())

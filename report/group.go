@@ -228,6 +228,7 @@ func Summary(w io.Writer, findings []lint.Finding, opts Options) error {
 		}
 		b.WriteString("\n")
 	}
+	writeNarrowed(&b, opts)
 	fmt.Fprintf(&b, "%s%s\n",
 		countsOf(findings), suppressedCounts(opts))
 	_, err := io.WriteString(w, Guard(b.String()))

@@ -31,6 +31,10 @@ type Options struct {
 	// Group, when positive, writes findings of one cause about at least that
 	// many objects as one entry (text, Markdown).
 	Group int
+	// Narrowed says, a line each, how the configuration and the command line
+	// narrow what is reported ("checks disabled: ..."): the text report, the
+	// Markdown summary and the GitHub log say it.
+	Narrowed []string
 }
 
 // TextChange replaces lines StartLine..EndLine of File (1-based, included)
@@ -156,10 +160,18 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 	if b.Len() > 0 {
 		b.WriteString("\n")
 	}
+	writeNarrowed(&b, opts)
 	fmt.Fprintf(&b, "%s%s\n",
 		countsOf(findings), suppressedCounts(opts))
 	_, err := io.WriteString(w, Guard(b.String()))
 	return err
+}
+
+// writeNarrowed says how the run was narrowed, before the counts.
+func writeNarrowed(b *strings.Builder, opts Options) {
+	for _, n := range opts.Narrowed {
+		fmt.Fprintf(b, "narrowed: %s\n", Line(n))
+	}
 }
 
 // writeFinding writes one finding under its object (whose origin is given, so

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -41,6 +43,39 @@ type Config struct {
 	// Clusters assigns manifests, values and charts to the cluster they
 	// belong to, where the layout of the tree does not say.
 	Clusters []ClusterAssignment `json:"clusters,omitempty" yaml:"clusters"`
+
+	// path is where the configuration was read from; "" when none was.
+	path string
+}
+
+// narrowing says, one line each, how the configuration and the flags narrow
+// what the run reports or fails on: in CI the configuration may come from the
+// pull request under test, so a report says what it was told to leave out.
+func narrowing(cfg *Config, o *reportOptions) []string {
+	var out []string
+	add := func(source, what string, items []string) {
+		if len(items) > 0 {
+			out = append(out, fmt.Sprintf("%s %s: %s", source, what, strings.Join(items, ", ")))
+		}
+	}
+	if cfg.path != "" {
+		add(cfg.path, "runs only the checks", cfg.Enable)
+		add(cfg.path, "disables the checks", cfg.Disable)
+		add(cfg.path, "drops the findings of the paths", cfg.Exclude)
+		var lowered []string
+		for _, id := range slices.Sorted(maps.Keys(cfg.Severity)) {
+			if c, ok := lint.Lookup(id); ok && !strings.EqualFold(c.Severity.String(), cfg.Severity[id]) {
+				lowered = append(lowered, fmt.Sprintf("%s %s (default %s)", id, strings.ToLower(cfg.Severity[id]), c.Severity))
+			}
+		}
+		add(cfg.path, "sets the severity of", lowered)
+		if cfg.FailOn != "" && o.failOn == "" && !strings.EqualFold(cfg.FailOn, "error") {
+			add(cfg.path, "fails on", []string{cfg.FailOn})
+		}
+	}
+	add("--enable", "runs only the checks", o.enable)
+	add("--disable", "disables the checks", o.disable)
+	return out
 }
 
 // assignments are the configuration's clusters as the loader takes them.
@@ -114,6 +149,8 @@ type settings struct {
 	checks, liveChecks []*lint.Check
 	severity           map[string]lint.Severity
 	exclude            []string
+	// narrowed says how the configuration and flags narrow the run.
+	narrowed []string
 }
 
 var outputs = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
@@ -131,7 +168,8 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed, summary: o.summary, group: report.GroupAt}
+	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed, summary: o.summary, group: report.GroupAt,
+		narrowed: narrowing(cfg, o)}
 	if o.noGroup {
 		s.group = 0
 	}
@@ -291,6 +329,12 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		})
 		return nil, usagef("configuration %s: %s", path, msg)
 	}
+	cfg.path = path
+	if wd, err := env.Getwd(); err == nil && filepath.IsAbs(path) {
+		if rel, err := filepath.Rel(wd, path); err == nil {
+			cfg.path = rel
+		}
+	}
 	return &cfg, nil
 }
 
@@ -349,7 +393,7 @@ func (s *settings) againstBaseline(active, suppressed []lint.Finding) ([]lint.Fi
 
 // options are the report options of the settings, for the suppressed findings.
 func (s *settings) options(suppressed []lint.Finding) report.Options {
-	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed, FailOn: s.failOn, Group: s.group}
+	return report.Options{Suppressed: suppressed, ShowSuppressed: s.showSuppressed, FailOn: s.failOn, Group: s.group, Narrowed: s.narrowed}
 }
 
 // apply filters and adjusts findings by the settings.

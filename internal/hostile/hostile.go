@@ -13,9 +13,11 @@
 package hostile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +48,23 @@ type Case struct {
 	// Unprivileged runs the case as an unprivileged user (a directory without
 	// read permission means nothing to root).
 	Unprivileged bool
+	// Exit is the exit code the run must end with; 0 means 0 or 1 (findings
+	// or none), 2 a refusal (a usage or input error).
+	Exit int
+	// Formats are the output formats each run is made in (-o); text, json and
+	// sarif when nil.
+	Formats []string
+}
+
+// AllFormats are the findings report's formats.
+var AllFormats = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
+
+// Outputs are the formats c is run in.
+func (c Case) Outputs() []string {
+	if c.Formats != nil {
+		return c.Formats
+	}
+	return []string{"text", "json", "sarif"}
 }
 
 // Cases returns every case, in order.
@@ -68,6 +87,16 @@ func Cases() []Case {
 		sensitivePlan(),
 		controlCharacters(),
 		unreadableDirectory(),
+		reportLinks(),
+		fixThroughLinks(),
+		configEndless(),
+		baselineEndless(),
+		configOutside(),
+		kustomizeFanOut(),
+		deepDirectories(),
+		snapshotPendingFlood(),
+		snapshotPendingPlain(),
+		printedCommands(),
 	}
 }
 
@@ -552,7 +581,7 @@ func sensitivePlan() Case {
 }
 
 func controlCharacters() Case {
-	evil := `\n::error file=main.tf,line=1::pwned\n::add-mask::x\u001b[2J\u001b]0;title\u0007\u202eevil`
+	evil := `\n::error file=main.tf,line=1::pwned\n::add-mask::x\u001b[2J\u001b]0;title\u0007\u202eevil\u2066ad\u200bm\u200di\u2060n\ufeff\u2069`
 	manifest := `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -584,14 +613,15 @@ spec:
 `
 	return Case{
 		Name: "control-characters",
-		What: "names, labels and values with newlines, GitHub workflow commands, ANSI escapes and bidirectional overrides",
+		What: "names, labels and values with newlines, GitHub workflow commands, ANSI escapes, bidirectional overrides and isolates, and zero-width characters, in every format",
 		Write: layout(map[string]string{
 			"repo/evil.yaml":                 manifest,
 			"repo/main.tf":                   main,
 			"repo/::error file=x::name.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  nodeSelector: {a: b}\n  containers: [{name: c, image: x}]\n",
 		}),
-		Args: []string{"check", "repo"},
-		Want: []string{`\n`, `\x1b`},
+		Args:    []string{"check", "repo"},
+		Want:    []string{`\n`, `\x1b`, `\u202e`, `\u200b`, `\u2066`},
+		Formats: AllFormats,
 	}
 }
 
@@ -612,5 +642,226 @@ func unreadableDirectory() Case {
 		Args:         []string{"check", "repo"},
 		Want:         []string{"locked", "directory cannot be read", "still-analysed", "not-there.txt does not exist", `Deployment/default/${file(`},
 		Unprivileged: true,
+	}
+}
+
+// deployment is a Deployment no capacity takes, named name.
+func deployment(name string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\n  namespace: default\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      nodeSelector: {pool: none}\n      containers: [{name: c, image: x}]\n"
+}
+
+func reportLinks() Case {
+	return Case{
+		Name: "report-links",
+		What: "report names committed as links: to a file outside the checkout, dangling (to a file it would create), and through a linked directory",
+		Write: layout(map[string]string{
+			"repo/app.yaml":        deployment("still-analysed"),
+			"repo/eksdoctor.sarif": "->../outside/secret.txt",
+			"repo/report.json":     "->../outside/created.json",
+			"repo/out":             "->../outside",
+		}),
+		Args: []string{"check", "repo", "--write", "sarif=repo/eksdoctor.sarif", "--write", "json=repo/report.json", "--write", "markdown=repo/out/summary.md"},
+		Want: []string{"is a symbolic link", "does not write"},
+		Exit: 2,
+	}
+}
+
+func fixThroughLinks() Case {
+	pool := "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: []\n      kubelet: {maxPods: 20}\n  disruption: {consolidateAfter: 1m}\n"
+	return Case{
+		Name: "fix-through-links",
+		What: "eksdoctor fix of a NodePool whose file is a link (to a file inside the tree): nothing is written through it",
+		Write: layout(map[string]string{
+			"repo/real/pool.yaml": pool,
+			"repo/pool.yaml":      "->real/pool.yaml",
+		}),
+		Args:    []string{"fix", "repo"},
+		Formats: []string{"text"},
+		Want:    []string{"is a symbolic link", "nothing was written"},
+		Exit:    2,
+	}
+}
+
+// endless is a case where a file eksdoctor reads for itself (its
+// configuration, a baseline) is a link to /dev/zero, and one is a FIFO.
+func configEndless() Case {
+	return Case{
+		Name: "config-endless",
+		What: "a .eksdoctor.yaml found upward from the working directory that is a link to /dev/zero",
+		Write: layout(map[string]string{
+			".eksdoctor.yaml": "->/dev/zero",
+			"repo/app.yaml":   deployment("x"),
+		}),
+		Args: []string{"check", "repo"},
+		Want: []string{"configuration", ".eksdoctor.yaml"},
+		Exit: 2,
+	}
+}
+
+func baselineEndless() Case {
+	return Case{
+		Name: "baseline-endless",
+		What: "a --baseline that is a link to /dev/zero, and a --config that is a FIFO",
+		Write: func(dir string) error {
+			if err := layout(map[string]string{
+				"repo/base.json": "->/dev/zero",
+				"repo/app.yaml":  deployment("x"),
+			})(dir); err != nil {
+				return err
+			}
+			return syscall.Mkfifo(filepath.Join(dir, "repo", "config.yaml"), 0o644)
+		},
+		Args: []string{"check", "repo", "--baseline", "repo/base.json"},
+		Want: []string{"--baseline", "base.json"},
+		Exit: 2,
+	}
+}
+
+func configOutside() Case {
+	return Case{
+		Name: "config-outside",
+		What: "a configuration and a baseline that are links out of the working directory, to the runner's files",
+		Write: layout(map[string]string{
+			"repo/.eksdoctor.yaml": "->../../outside/vals.yaml",
+			"repo/app.yaml":        deployment("x"),
+		}),
+		Args: []string{"check", "repo/app.yaml", "--config", "repo/.eksdoctor.yaml"},
+		Want: []string{"leads outside"},
+		Exit: 2,
+	}
+}
+
+func kustomizeFanOut() Case {
+	fs := map[string]string{}
+	const n = 18
+	for i := 0; i < n; i++ {
+		next := fmt.Sprintf("../k%02d", i+1)
+		fs[fmt.Sprintf("repo/k%02d/kustomization.yaml", i)] = fmt.Sprintf("resources: [%s, %s, %s]\nnamePrefix: p%d-\n", next, next, next, i)
+	}
+	fs[fmt.Sprintf("repo/k%02d/kustomization.yaml", n)] = "resources: [app.yaml, ../loop-a]\n"
+	fs[fmt.Sprintf("repo/k%02d/app.yaml", n)] = deployment("still-analysed")
+	fs["repo/loop-a/kustomization.yaml"] = "resources: [../loop-b]\n"
+	fs["repo/loop-b/kustomization.yaml"] = "resources: [../loop-a]\nnamespace: x\n"
+	return Case{
+		Name:  "kustomize-fan-out",
+		What:  "eighteen kustomizations (about 1 KB), each listing the next three times (3^18 expansions without a memo), ending in a cycle",
+		Write: layout(fs),
+		Args:  []string{"check", "repo"},
+		Want:  []string{"still-analysed", "kustomization cycle"},
+	}
+}
+
+func deepDirectories() Case {
+	return Case{
+		Name: "deep-directories",
+		What: "2,000 nested directories (a path git checks out), a manifest at the top and one at the bottom",
+		Write: func(dir string) error {
+			if err := layout(map[string]string{"repo/top.yaml": deployment("still-analysed")})(dir); err != nil {
+				return err
+			}
+			p := filepath.Join(dir, "repo")
+			for i := 0; i < 2000; i++ {
+				p = filepath.Join(p, "d")
+			}
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(p, "deep.yaml"), []byte(deployment("too-deep")), 0o644)
+		},
+		Args: []string{"check", "repo"},
+		Want: []string{"still-analysed", "directories below the path given"},
+	}
+}
+
+// pendingPods writes a snapshot of n unscheduled pods with names of their own,
+// owned by nothing: n workloads.
+func pendingPods(w io.Writer, n int) {
+	fmt.Fprint(w, `{"kind":"EKSDoctorSnapshot","version":1,"context":"x","server":"https://x","now":"2026-01-02T03:04:05Z","skipped":[],"objects":[`+"\n")
+	x := uint32(2463534242)
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		sep := ","
+		if i == n-1 {
+			sep = ""
+		}
+		fmt.Fprintf(w, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%08x","namespace":"default"},"spec":{"nodeSelector":{"pool":"none"},"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Pending"}}%s`+"\n", x, sep)
+	}
+	fmt.Fprint(w, "]}\n")
+}
+
+func snapshotPendingFlood() Case {
+	return Case{
+		Name: "snapshot-pending-flood",
+		What: "a 3 MB gzip snapshot, within the decompression limit, of 545,000 unscheduled pods",
+		Write: func(dir string) error {
+			if err := outside(dir); err != nil {
+				return err
+			}
+			p := filepath.Join(dir, "repo", "snapshot.json.gz")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			pendingPods(zw, 545000)
+			zw.Close()
+			return os.WriteFile(p, buf.Bytes(), 0o644)
+		},
+		Args: []string{"check", "repo"},
+		Want: []string{"out of proportion"},
+	}
+}
+
+func snapshotPendingPlain() Case {
+	return Case{
+		Name: "snapshot-pending-plain",
+		What: "a 60 MB snapshot of 300,000 unscheduled pods owned by nothing: 300,000 workloads",
+		Write: func(dir string) error {
+			if err := outside(dir); err != nil {
+				return err
+			}
+			p := filepath.Join(dir, "repo", "snapshot.json")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			f, err := os.Create(p)
+			if err != nil {
+				return err
+			}
+			bw := bufio.NewWriter(f)
+			pendingPods(bw, 300000)
+			if err := bw.Flush(); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		},
+		Args: []string{"check", "repo"},
+		Want: []string{"left out and not analysed", "--max-pending"},
+	}
+}
+
+// Substituted is the file a printed command creates if running it runs
+// what a name holds.
+const Substituted = "PWNED"
+
+func printedCommands() Case {
+	evil := "$(touch " + Substituted + ")`touch " + Substituted + "`;touch " + Substituted
+	pool := "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: \"default" + evil + "\"\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: \"x" + evil + "\"}\n      requirements: []\n---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: \"x" + evil + "\"\nspec:\n  role: r\n  amiSelectorTerms: [{alias: al2023@latest}]\n  subnetSelectorTerms: [{tags: {a: b}}]\n  securityGroupSelectorTerms: [{tags: {a: b}}]\n"
+	controller := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: karpenter\n  namespace: \"kube-system" + evil + "\"\n  labels: {app.kubernetes.io/name: karpenter}\nspec:\n  selector: {matchLabels: {app: k}}\n  template:\n    metadata: {labels: {app: k}}\n    spec:\n      containers: [{name: controller, image: public.ecr.aws/karpenter/controller:1.0.8}]\n"
+	eksctl := "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata:\n  name: \"c" + evil + "\"\n  region: eu-west-1\nmanagedNodeGroups:\n- name: \"ng" + evil + "\"\n  instanceType: m5.large\nfargateProfiles:\n- name: \"fp" + evil + "\"\n  selectors: [{namespace: karpenter}]\n"
+	return Case{
+		Name: "printed-commands",
+		What: "file, object, namespace, node group, profile and cluster names holding command substitutions, where the teardown plan prints the commands that delete them",
+		Write: layout(map[string]string{
+			"repo/manifests/karpenter" + evil + ".yaml": pool + "---\n" + controller,
+			"repo/manifests/-rf.yaml":                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+			"repo/eksctl/cluster.yaml":                  eksctl,
+			"repo/eksctl/karpenter" + evil + ".yaml":    pool,
+		}),
+		Args:    []string{"teardown", "repo"},
+		Formats: []string{"text", "json"},
 	}
 }

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,14 +61,18 @@ func TestHostileInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := Listing(dir)
-			for _, format := range []string{"text", "json", "sarif"} {
+			for _, format := range c.Outputs() {
 				r, err := Run(bin, dir, append(append([]string(nil), c.Args...), "-o", format), c.Unprivileged, hangGuard)
 				if err != nil {
 					t.Fatalf("%s: %v", format, err)
 				}
 				t.Logf("%s: exit %d, %s, %d MiB", format, r.ExitCode, r.Wall.Round(time.Millisecond), r.MaxRSS>>20)
-				if r.Signaled || r.ExitCode > 1 || strings.Contains(r.Stderr, "panic:") || strings.Contains(r.Stderr, "fatal error") {
-					t.Fatalf("%s: exit %d (signaled %v); stderr:\n%s", format, r.ExitCode, r.Signaled, clip(r.Stderr))
+				if r.Signaled || strings.Contains(r.Stderr, "panic:") || strings.Contains(r.Stderr, "fatal error") ||
+					c.Exit == 0 && r.ExitCode > 1 || c.Exit != 0 && r.ExitCode != c.Exit {
+					t.Fatalf("%s: exit %d (signaled %v), want %s; stderr:\n%s", format, r.ExitCode, r.Signaled, wantExit(c.Exit), clip(r.Stderr))
+				}
+				if r, ok := invisibleIn(r.Stdout + r.Stderr); ok {
+					t.Errorf("%s: the output holds the invisible character %U", format, r)
 				}
 				if r.MaxRSS > normal.MaxRSS+memoryAbove {
 					t.Errorf("%s: peak memory %d MiB, more than %d MiB above the normal run's %d MiB", format, r.MaxRSS>>20, memoryAbove>>20, normal.MaxRSS>>20)
@@ -80,13 +85,14 @@ func TestHostileInputs(t *testing.T) {
 				switch format {
 				case "text":
 					checkText(t, r.Stdout)
+					checkText(t, r.Stderr)
 					for _, w := range c.Want {
-						if !strings.Contains(r.Stdout, w) {
-							t.Errorf("text output does not say %q:\n%s", w, clip(r.Stdout))
+						if !strings.Contains(r.Stdout+r.Stderr, w) {
+							t.Errorf("text output does not say %q:\n%s%s", w, clip(r.Stdout), clip(r.Stderr))
 						}
 					}
-				default:
-					if !json.Valid([]byte(r.Stdout)) {
+				case "json", "sarif":
+					if r.ExitCode < 2 && !json.Valid([]byte(r.Stdout)) {
 						t.Errorf("%s output is not valid JSON:\n%s", format, clip(r.Stdout))
 					}
 				}
@@ -96,6 +102,24 @@ func TestHostileInputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+func wantExit(code int) string {
+	if code == 0 {
+		return "0 or 1"
+	}
+	return fmt.Sprint(code)
+}
+
+// invisibleIn finds a character a reader does not see: format characters
+// (bidirectional controls, zero-width ones), separators, fillers.
+func invisibleIn(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 || r == 0x115f || r == 0x1160 || r == 0x3164 || r == 0xffa0 {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // checkText fails on a control character other than a line break or a tab, and
@@ -128,4 +152,103 @@ func clip(s string) string {
 		return s[:4000] + "..."
 	}
 	return s
+}
+
+// TestPrintedCommands runs every command eksdoctor prints for the
+// printed-commands case (the teardown plan's, and the fixes that are commands)
+// as a user would: each parses as shell, and run with the tools replaced by
+// functions that print their arguments, each runs what it says and nothing
+// else — no name is substituted, no file created.
+func TestPrintedCommands(t *testing.T) {
+	var c Case
+	for _, k := range Cases() {
+		if k.Name == "printed-commands" {
+			c = k
+		}
+	}
+	dir, err := Prepare(c)
+	defer Cleanup(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	r, err := Run(bin, dir, []string{"teardown", "repo", "-o", "json"}, false, hangGuard)
+	if err != nil || r.ExitCode > 1 {
+		t.Fatalf("teardown: exit %d, %v\n%s", r.ExitCode, err, r.Stderr)
+	}
+	type plan struct {
+		Commands []string `json:"commands"`
+	}
+	// One plan, or a list of them when the inputs hold several clusters.
+	var plans []plan
+	if err := json.Unmarshal([]byte(r.Stdout), &plans); err != nil {
+		var one plan
+		if err := json.Unmarshal([]byte(r.Stdout), &one); err != nil {
+			t.Fatalf("teardown -o json: %v\n%s", err, clip(r.Stdout))
+		}
+		plans = []plan{one}
+	}
+	for _, p := range plans {
+		cmds = append(cmds, p.Commands...)
+	}
+	r, err = Run(bin, dir, []string{"check", "repo", "-o", "json"}, false, hangGuard)
+	if err != nil || r.ExitCode > 1 {
+		t.Fatalf("check: exit %d, %v\n%s", r.ExitCode, err, r.Stderr)
+	}
+	var report struct {
+		Findings []struct {
+			Fix *struct {
+				Edits []struct{ Format, Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range report.Findings {
+		if f.Fix == nil {
+			continue
+		}
+		for _, e := range f.Fix.Edits {
+			if e.Format == "shell" {
+				cmds = append(cmds, strings.Split(strings.TrimSpace(e.Text), "\n")...)
+			}
+		}
+	}
+	named := 0
+	for _, cmd := range cmds {
+		if strings.Contains(cmd, Substituted) {
+			named++
+		}
+	}
+	if named < 4 {
+		t.Fatalf("only %d of the %d printed commands name the hostile objects:\n%s", named, len(cmds), strings.Join(cmds, "\n"))
+	}
+	stubs := ""
+	for _, tool := range []string{"kubectl", "helm", "eksctl", "aws", "terraform"} {
+		stubs += tool + `() { printf '<%s>' "$@"; echo; }; `
+	}
+	run := t.TempDir()
+	for _, cmd := range cmds {
+		if out, err := exec.Command("sh", "-n", "-c", cmd).CombinedOutput(); err != nil {
+			t.Errorf("not a shell command: %s\n%s", cmd, out)
+			continue
+		}
+		sh := exec.Command("sh", "-c", stubs+cmd)
+		sh.Dir = run
+		out, err := sh.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: %v\n%s", cmd, err, out)
+		}
+		// Each argument that names a hostile object reaches the tool whole.
+		if strings.Contains(cmd, Substituted) && !strings.Contains(string(out), "$(touch "+Substituted+")`touch "+Substituted+"`;touch "+Substituted) {
+			t.Errorf("%s: the tool did not receive the name as written:\n%s", cmd, out)
+		}
+	}
+	for _, d := range []string{run, dir, filepath.Join(dir, "repo")} {
+		if _, err := os.Stat(filepath.Join(d, Substituted)); err == nil {
+			t.Errorf("running the printed commands ran what a name holds (%s created)", filepath.Join(d, Substituted))
+		}
+	}
+	t.Logf("%d commands, %d naming the hostile objects", len(cmds), named)
 }
