@@ -91,6 +91,9 @@ fuzz ./source/helm FuzzParseValues 5000x
 fuzz ./source/helm FuzzRender 600x
 fuzz ./source/live FuzzReadSnapshot 1000x
 fuzz ./source/live FuzzTypedPodDecode 10000x
+fuzz ./source/live FuzzQuickUnscheduled 10000x
+fuzz ./source FuzzKustomize 2000x
+fuzz ./internal/cli FuzzReadOwnFiles 3000x
 fuzz ./report FuzzReport 1500x
 fuzz ./sim FuzzPlace 4000x
 fuzz ./schema FuzzValidate 8000x

@@ -115,3 +115,28 @@ func TestKustomizationCycle(t *testing.T) {
 		t.Errorf("cycles %q, want one starting %q", cycles, want)
 	}
 }
+
+// FuzzKustomize: whatever three kustomizations say of one another (bases
+// listed many times, cycles, remote bases, paths out of the tree, wrong
+// types), loading ends, every kustomization expanded once.
+func FuzzKustomize(f *testing.F) {
+	for _, s := range [][3]string{
+		{"resources: [../b, ../b, ../b]\n", "resources: [../c, ../c]\nnamespace: x\n", "resources: [app.yaml]\n"},
+		{"resources: [../b]\n", "resources: [../a]\n", "bases: [../a, ../b]\n"},
+		{"resources: [https://github.com/x/y?ref=v1, ../../../etc]\n", "components: [../c]\n", "patches: [{path: ../a/kustomization.yaml}]\n"},
+		{"resources: 3\n", "resources: [[], {}, null]\n", "- a\n"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		dir := writeTree(t, map[string]string{
+			"a/kustomization.yaml": a,
+			"b/kustomization.yaml": b,
+			"c/kustomization.yaml": c,
+			"c/app.yaml":           deploymentYAML,
+		})
+		if _, err := Load([]string{dir}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
