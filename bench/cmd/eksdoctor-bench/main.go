@@ -145,7 +145,7 @@ func runHostile(bin string, names []string) error {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 		var worst hostile.Result
-		for _, format := range []string{"text", "json", "sarif"} {
+		for _, format := range c.Outputs() {
 			r, err := hostile.Run(bin, dir, append(append([]string(nil), c.Args...), "-o", format), c.Unprivileged, 2*time.Minute)
 			if err != nil {
 				hostile.Cleanup(dir)
