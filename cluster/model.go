@@ -247,7 +247,8 @@ type NodeClassRef struct {
 	Name  string
 }
 
-// NodePool is a Karpenter NodePool (v1 or v1beta1).
+// NodePool is a Karpenter NodePool (v1 or v1beta1), or a v1alpha5 Provisioner
+// (Karpenter v0.31 and earlier), read as the NodePool it became.
 type NodePool struct {
 	Object        *Object
 	Name          string
@@ -262,7 +263,10 @@ type NodePool struct {
 	// when not known.
 	InUse        corev1.ResourceList
 	NodeClassRef NodeClassRef
-	Weight       int32
+	// InlineNodeClass marks a v1alpha5 Provisioner whose AWS settings are
+	// written inline (spec.provider) rather than in a node class.
+	InlineNodeClass bool
+	Weight          int32
 	// Unknown lists the fields not known before apply ("requirements",
 	// "labels", "taints"): what is refused for them may fit.
 	Unknown []string

@@ -183,9 +183,7 @@ func onlyTaints(v sim.Verdict) bool {
 }
 
 // describeSource renders `node group "x"`.
-func describeSource(s *sim.Source) string {
-	return fmt.Sprintf("%s %q", s.Kind, s.Name)
-}
+func describeSource(s *sim.Source) string { return s.Describe() }
 
 // taintNeed is a source that refuses a workload only for the taints listed.
 type taintNeed struct {

@@ -373,9 +373,9 @@ func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix
 		if !ok || np.Object.Manager != "cluster" {
 			continue
 		}
-		patch := nest("spec.template.metadata", map[string]any{"labels": map[string]any{key: value}})
+		patch := nest(poolLabelsParent(np), map[string]any{"labels": map[string]any{key: value}})
 		return &Fix{
-			Summary: fmt.Sprintf("label the nodes of nodepool %q with %s=%s, the label the pods select (Karpenter replaces the NodePool's existing nodes, which drifted)%s", np.Name, key, value, helmNote(np.Object)),
+			Summary: fmt.Sprintf("label the nodes of %s with %s=%s, the label the pods select (Karpenter replaces the NodePool's existing nodes, which drifted)%s", poolWord(np), key, value, helmNote(np.Object)),
 			Edits:   []Edit{live.PatchEdit(np.Object, patch)},
 		}
 	}

@@ -142,17 +142,32 @@ func nodePoolLabelFix(p *Pass, w *cluster.Workload, pl *sim.Placement) *Fix {
 			labels[k] = val
 		}
 		labels[key] = value
-		patch := nest("spec.template.metadata", map[string]any{"labels": labels})
+		patch := nest(poolLabelsParent(np), map[string]any{"labels": labels})
 		e, ok := objectPatch(p.Model, np.Object, patch)
 		if !ok {
 			return nil
 		}
 		return &Fix{
-			Summary: fmt.Sprintf("label the nodes of nodepool %q with %s=%s, the label the pods select", np.Name, key, value),
+			Summary: fmt.Sprintf("label the nodes of %s with %s=%s, the label the pods select", poolWord(np), key, value),
 			Edits:   []Edit{e},
 		}
 	}
 	return nil
+}
+
+// poolLabelsParent is where a NodePool keeps the labels of its nodes
+// (spec.template.metadata), or a v1alpha5 Provisioner (spec).
+func poolLabelsParent(np *cluster.NodePool) string {
+	if np.Object != nil && np.Object.Kind == "Provisioner" {
+		return "spec"
+	}
+	return "spec.template.metadata"
+}
+
+// poolWord names a NodePool as explanations do: `nodepool "x"`, or
+// `provisioner "x"` for a v1alpha5 Provisioner.
+func poolWord(np *cluster.NodePool) string {
+	return sim.Source{Kind: cluster.KindNodePool, Name: np.Name, NodePool: np}.Describe()
 }
 
 // missingLabelOnly reports whether a NodePool refuses the workload only for

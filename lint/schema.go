@@ -65,17 +65,21 @@ func runKarpenterSchema(p *Pass) {
 		if vs[0].Move == schema.MoveV1alpha5 && (!pinned || schema.ServesV1alpha5(p.Model.Karpenter.Version)) {
 			// v1alpha5 kinds are served by Karpenter up to v0.32, which the
 			// inputs use (a version eksdoctor has no v1alpha5 schema for) or
-			// may use.
-			if !known {
-				p.Report(Finding{
-					Severity: Info,
-					Object:   o.Ref(),
-					Origin:   o.Origin,
-					Summary:  fmt.Sprintf("%s (%s) is served only by Karpenter v0.32 and earlier, and the Karpenter version in use is not known; it was not validated", o.Ref(), o.APIVersion),
-					Detail:   vs[0].Hint,
-				})
+			// may use: what its validating webhook refuses is judged.
+			ws := schema.ValidateProvisioner(o)
+			if len(ws) == 0 {
+				if !known {
+					p.Report(Finding{
+						Severity: Info,
+						Object:   o.Ref(),
+						Origin:   o.Origin,
+						Summary:  fmt.Sprintf("%s (%s) is served only by Karpenter v0.32 and earlier, and the Karpenter version in use is not known; it was not validated", o.Ref(), o.APIVersion),
+						Detail:   vs[0].Hint,
+					})
+				}
+				continue
 			}
-			continue
+			vs = ws
 		}
 		var real []schema.Violation
 		for _, v := range vs {

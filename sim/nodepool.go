@@ -115,6 +115,9 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p.words = wordsOf(p.reqs)
 	nc := s.nodeClass(np)
 	switch {
+	case np.InlineNodeClass:
+		// A v1alpha5 Provisioner with its AWS settings inline: no node
+		// class to be Ready.
 	case nc == nil && len(s.m.NodeClasses) == 0:
 		p.unknownClass = true
 	case nc == nil:
@@ -174,16 +177,34 @@ func (s *Simulator) NodeClassOf(np *cluster.NodePool) *cluster.NodeClass { retur
 
 func (s *Simulator) nodeClass(np *cluster.NodePool) *cluster.NodeClass {
 	for _, nc := range s.m.NodeClasses {
-		if nc.Name == np.NodeClassRef.Name {
+		if nc.Name == np.NodeClassRef.Name && (np.NodeClassRef.Kind == "" || np.NodeClassRef.Kind == classKind(nc)) {
 			return nc
 		}
 	}
 	return nil
 }
 
+// classKind is a node class's kind: EC2NodeClass, or AWSNodeTemplate for the
+// v1alpha1 ones v1alpha5 Provisioners use.
+func classKind(nc *cluster.NodeClass) string {
+	if nc.Object != nil && nc.Object.Kind != "" {
+		return nc.Object.Kind
+	}
+	if strings.HasSuffix(nc.APIVersion, "/v1alpha1") {
+		return "AWSNodeTemplate"
+	}
+	return "EC2NodeClass"
+}
+
 // nodeClassNotReady reports the readiness problems Karpenter itself would find in
 // an EC2NodeClass, so that NodePools using it are left out of the steady phase.
 func nodeClassNotReady(nc *cluster.NodeClass) string {
+	if strings.HasSuffix(nc.APIVersion, "/v1alpha1") {
+		// An AWSNodeTemplate (v1alpha5 Provisioners) needs neither: the
+		// instance profile defaults to the chart's
+		// aws.defaultInstanceProfile, the AMI to the family's.
+		return ""
+	}
 	if strings.HasSuffix(nc.APIVersion, "/v1") && len(nc.AMISelectorTerms) == 0 {
 		return fmt.Sprintf("EC2NodeClass %q has no amiSelectorTerms (required in v1), so it never becomes Ready", nc.Name)
 	}

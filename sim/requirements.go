@@ -191,13 +191,23 @@ func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
 	for _, k := range sortedKeys(np.Labels) {
 		r.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, np.Labels[k]))
 	}
-	r.Add(scheduling.NewRequirement(karpv1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
+	r.Add(scheduling.NewRequirement(poolNameLabelKey(np), corev1.NodeSelectorOpIn, np.Name))
 	// Karpenter labels its nodes with the node class, and requires them
 	// registered and initialized (for DaemonSets that select on those).
 	r.Add(scheduling.NewRequirement(nodeClassLabelKey(np.NodeClassRef), corev1.NodeSelectorOpIn, np.NodeClassRef.Name))
 	r.Add(scheduling.NewRequirement(karpv1.NodeRegisteredLabelKey, corev1.NodeSelectorOpIn, "true"))
 	r.Add(scheduling.NewRequirement(karpv1.NodeInitializedLabelKey, corev1.NodeSelectorOpIn, "true"))
 	return r
+}
+
+// poolNameLabelKey is the label Karpenter gives a node for the NodePool that
+// launched it: karpenter.sh/nodepool, or karpenter.sh/provisioner-name for a
+// v1alpha5 Provisioner's.
+func poolNameLabelKey(np *cluster.NodePool) string {
+	if np.Object != nil && np.Object.Kind == "Provisioner" {
+		return "karpenter.sh/provisioner-name"
+	}
+	return karpv1.NodePoolLabelKey
 }
 
 // instanceTypeFits reports whether an instance type's labels satisfy requirements

@@ -138,7 +138,7 @@ func (p *Placement) nodePoolSummary() string {
 			break
 		}
 		if v := &p.Verdicts[i]; len(v.Reasons) > 0 {
-			msgs = append(msgs, fmt.Sprintf("%s %q: %s", cluster.KindNodePool, v.Source.Name, v.Reasons[0].Text()))
+			msgs = append(msgs, fmt.Sprintf("%s: %s", v.Source.Describe(), v.Reasons[0].Text()))
 		}
 	}
 	return strings.Join(msgs, "; ") + "."
@@ -618,7 +618,7 @@ func (v Verdict) Line() string {
 	if v.Source.Kind == cluster.KindUnseen {
 		return reasonList(v.Reasons)
 	}
-	name := fmt.Sprintf("%s %q", v.Source.Kind, v.Source.Name)
+	name := v.Source.Describe()
 	switch v.Result {
 	case Fits:
 		if len(v.InstanceTypes) > 0 {

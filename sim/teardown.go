@@ -825,7 +825,7 @@ func (b *builder) hostCompute() {
 	}
 }
 
-func describeVerdictSource(s *Source) string { return fmt.Sprintf("%s %q", s.Kind, s.Name) }
+func describeVerdictSource(s *Source) string { return s.Describe() }
 
 // clusterAndNetwork collects the cluster and the network it lives in.
 func (b *builder) clusterAndNetwork() {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 
@@ -89,6 +90,16 @@ type Source struct {
 	NodePool  *cluster.NodePool
 	Node      *cluster.Node
 	Unseen    *cluster.UnseenCapacity
+}
+
+// Describe words the source as explanations name it: `node group "x"`,
+// `nodepool "default"`, `provisioner "default"` for a v1alpha5 Provisioner.
+func (s Source) Describe() string {
+	kind := s.Kind.String()
+	if s.NodePool != nil && s.NodePool.Object != nil && s.NodePool.Object.Kind == "Provisioner" {
+		kind = "provisioner"
+	}
+	return fmt.Sprintf("%s %q", kind, s.Name)
 }
 
 // Origin is where the source is declared. (A placement has a verdict per

@@ -51,7 +51,15 @@ func Interpret(m *cluster.Model) {
 			} else {
 				m.NodePools = append(m.NodePools, np)
 			}
-		case isGroup(o, "karpenter.k8s.aws") && o.Kind == "EC2NodeClass":
+		case isGroup(o, "karpenter.sh") && o.Kind == "Provisioner":
+			// Karpenter v0.31 and earlier: capacity as a NodePool is, read
+			// from the v1alpha5 fields.
+			if np, err := decodeProvisioner(o); err != nil {
+				m.Problems = append(m.Problems, problem(o, err))
+			} else {
+				m.NodePools = append(m.NodePools, np)
+			}
+		case isGroup(o, "karpenter.k8s.aws") && (o.Kind == "EC2NodeClass" || o.Kind == "AWSNodeTemplate"):
 			m.NodeClasses = append(m.NodeClasses, decodeNodeClass(o))
 		case isGroup(o, "karpenter.sh") && o.Kind == "NodeClaim":
 			m.NodeClaims = append(m.NodeClaims, decodeNodeClaim(o))
@@ -463,7 +471,48 @@ func decodeTaints(v any) ([]corev1.Taint, error) {
 	return out, nil
 }
 
+// poolFields are where a NodePool (v1, v1beta1) and a v1alpha5 Provisioner keep
+// what makes them capacity.
+type poolFields struct {
+	labels, taints, startupTaints, requirements, limits, nodeClassRef string
+}
+
+var (
+	nodePoolFields = poolFields{
+		labels: "spec.template.metadata.labels", taints: "spec.template.spec.taints", startupTaints: "spec.template.spec.startupTaints",
+		requirements: "spec.template.spec.requirements", limits: "spec.limits", nodeClassRef: "spec.template.spec.nodeClassRef",
+	}
+	provisionerFields = poolFields{
+		labels: "spec.labels", taints: "spec.taints", startupTaints: "spec.startupTaints",
+		requirements: "spec.requirements", limits: "spec.limits.resources", nodeClassRef: "spec.providerRef",
+	}
+)
+
 func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
+	return decodePool(o, nodePoolFields)
+}
+
+// decodeProvisioner reads a v1alpha5 Provisioner as the capacity it is: its
+// node class is the AWSNodeTemplate of spec.providerRef, or the settings of
+// spec.provider written inline.
+func decodeProvisioner(o *cluster.Object) (*cluster.NodePool, error) {
+	np, err := decodePool(o, provisionerFields)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case np.NodeClassRef.Name != "":
+		np.NodeClassRef.Group = "karpenter.k8s.aws"
+		if np.NodeClassRef.Kind == "" {
+			np.NodeClassRef.Kind = "AWSNodeTemplate"
+		}
+	case o.Get("spec.provider") != nil:
+		np.InlineNodeClass = true
+	}
+	return np, nil
+}
+
+func decodePool(o *cluster.Object, f poolFields) (*cluster.NodePool, error) {
 	np := &cluster.NodePool{Object: o, Name: o.Name, APIVersion: o.APIVersion}
 	unknown := func(field string) {
 		if !slices.Contains(np.Unknown, field) {
@@ -472,7 +521,7 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 	}
 	// Values not known before apply (a Terraform template) leave the field
 	// unknown rather than invalid.
-	labels := o.Get("spec.template.metadata.labels")
+	labels := o.Get(f.labels)
 	np.Labels = stringMap(labels)
 	if holdsUnknown(labels) {
 		unknown("labels")
@@ -481,7 +530,7 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 	for _, f := range []struct {
 		path string
 		dst  *[]corev1.Taint
-	}{{"spec.template.spec.taints", &np.Taints}, {"spec.template.spec.startupTaints", &np.StartupTaints}} {
+	}{{f.taints, &np.Taints}, {f.startupTaints, &np.StartupTaints}} {
 		v := o.Get(f.path)
 		if holdsUnknown(v) {
 			unknown("taints")
@@ -491,7 +540,7 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 			return nil, fmt.Errorf("%s: %w", f.path, err)
 		}
 	}
-	rv := o.Get("spec.template.spec.requirements")
+	rv := o.Get(f.requirements)
 	if s, ok := rv.(string); ok && cluster.IsUnknown(s) {
 		unknown("requirements")
 	}
@@ -503,7 +552,7 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 				unknown("requirements")
 				continue
 			}
-			return nil, fmt.Errorf("spec.template.spec.requirements.%d is not an object", i)
+			return nil, fmt.Errorf("%s.%d is not an object", f.requirements, i)
 		}
 		if holdsUnknown(rm) {
 			unknown("requirements")
@@ -511,7 +560,7 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 		}
 		var req cluster.NodeSelectorRequirement
 		if err := fromUnstructured(rm, &req.NodeSelectorRequirement); err != nil {
-			return nil, fmt.Errorf("spec.template.spec.requirements.%d: %w", i, err)
+			return nil, fmt.Errorf("%s.%d: %w", f.requirements, i, err)
 		}
 		if mv, ok := rm["minValues"].(int64); ok {
 			n := int(mv)
@@ -519,13 +568,13 @@ func decodeNodePool(o *cluster.Object) (*cluster.NodePool, error) {
 		}
 		np.Requirements = append(np.Requirements, req)
 	}
-	if np.Limits, err = quantities(o, "spec.limits"); err != nil {
+	if np.Limits, err = quantities(o, f.limits); err != nil {
 		return nil, err
 	}
 	if np.InUse, err = quantities(o, "status.resources"); err != nil {
 		return nil, err
 	}
-	ref := "spec.template.spec.nodeClassRef"
+	ref := f.nodeClassRef
 	np.NodeClassRef = cluster.NodeClassRef{Group: o.String(ref + ".group"), Kind: o.String(ref + ".kind"), Name: o.String(ref + ".name")}
 	if np.NodeClassRef.Kind == "" && strings.HasSuffix(o.APIVersion, "/v1beta1") {
 		// v1beta1 defaulted the kind to the provider's node class.
