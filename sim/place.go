@@ -334,7 +334,11 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 // passed over without a verdict.
 func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, fitOnly bool, yield func(Verdict) bool) {
 	for _, ng := range s.m.NodeGroups {
-		if !yield(conditionalVerdict(s.nodeGroupVerdict(ng, pc, req, need))) {
+		v := s.nodeGroupVerdict(ng, pc, req, need)
+		if phase == cluster.Bootstrap {
+			v = emptyAtBootstrap(v, ng)
+		}
+		if !yield(conditionalVerdict(v)) {
 			return
 		}
 	}
@@ -437,6 +441,22 @@ func selectedLabels(sel map[string]string) []selected {
 		}
 	}
 	return out
+}
+
+// emptyAtBootstrap: a node group created with no node (desired size 0) has
+// none while the cluster is bootstrapped — Karpenter never scales node groups,
+// and a cluster autoscaler is not running yet — so it takes no pod then,
+// whatever it would admit. (A maximum size of 0 is not a node group EKS
+// creates: sizes left at zero are sizes not given.)
+func emptyAtBootstrap(v Verdict, ng *cluster.NodeGroup) Verdict {
+	if ng.DesiredSize != 0 || ng.MaxSize == 0 {
+		return v
+	}
+	v.Reasons = append([]Reason{{Code: CodeNoNodes, Message: "had no nodes",
+		Note: fmt.Sprintf("node group %q is created with desired size 0, and nothing scales it before Karpenter runs", ng.Name)}}, v.Reasons...)
+	v.Result = Refuses
+	v.InstanceTypes = nil
+	return v
 }
 
 // conditionalVerdict: a source that exists only if a count or for_each not known

@@ -44,6 +44,7 @@ const (
 	CodeFargateSelected      // the pod goes to Fargate; EC2 capacity is not considered
 	CodeController           // the Karpenter controller cannot run
 	CodeNodeClass            // the NodePool's node class is missing or not ready
+	CodeNoNodes              // the node group has no nodes yet
 	CodeUnschedulable        // the node is cordoned
 	CodeFargateNotSelected
 	CodeFargateDaemonSet
