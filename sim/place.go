@@ -335,7 +335,8 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, fitOnly bool, yield func(Verdict) bool) {
 	for _, ng := range s.m.NodeGroups {
 		v := s.nodeGroupVerdict(ng, pc, req, need)
-		if phase == cluster.Bootstrap {
+		if phase == cluster.Bootstrap && !w.IsDaemonSet() {
+			// A DaemonSet runs on the nodes there are: none is none to run on.
 			v = emptyAtBootstrap(v, ng)
 		}
 		if !yield(conditionalVerdict(v)) {
