@@ -36,8 +36,10 @@ func TestGenerateIsValidAndDeterministic(t *testing.T) {
 	if len(m.Problems) > 0 {
 		t.Errorf("problems: %+v", m.Problems[0])
 	}
-	if len(m.Workloads) != o.Workloads || len(m.NodePools) != o.NodePools || len(m.NodeGroups) != o.NodeGroups {
-		t.Errorf("got %d workloads, %d NodePools, %d node groups; want %d, %d, %d",
+	// Besides the generated workloads: the three add-ons EKS installs with the
+	// cluster (the VPC CNI, kube-proxy, CoreDNS).
+	if len(m.Workloads) != o.Workloads+3 || len(m.NodePools) != o.NodePools || len(m.NodeGroups) != o.NodeGroups {
+		t.Errorf("got %d workloads, %d NodePools, %d node groups; want %d (and EKS's 3 add-ons), %d, %d",
 			len(m.Workloads), len(m.NodePools), len(m.NodeGroups), o.Workloads, o.NodePools, o.NodeGroups)
 	}
 }

@@ -66,6 +66,11 @@ const (
 	// DeclConfigFile: written in a Terraform configuration file, at the
 	// entry's origin (an aws_eks_addon block or a cluster_addons entry).
 	DeclConfigFile
+	// DeclNew: not declared at all (an add-on EKS installs by itself): a
+	// change declares it, beside the cluster — a new item of the eksctl
+	// ClusterConfig's List (Object), a new entry of the map input List of
+	// the module call Block, or a new resource beside the resource Block.
+	DeclNew
 )
 
 // Decl is the declaration handle a loader attaches to a model entry: which

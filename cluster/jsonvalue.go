@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"math"
+	"reflect"
 )
 
 // JSON-like values: the types the API server decodes JSON into, and RFC 7386 merge patches of them.
@@ -125,4 +126,50 @@ func mergeInto(dst, patch map[string]any, depth int) {
 		}
 		mergeInto(dm, pm, depth+1)
 	}
+}
+
+// EqualJSON compares JSON-like values, treating integer and float forms of the
+// same number as equal.
+func EqualJSON(a, b any) bool {
+	switch x := a.(type) {
+	case int64:
+		switch y := b.(type) {
+		case float64:
+			return float64(x) == y
+		case int:
+			return x == int64(y)
+		}
+	case float64:
+		switch y := b.(type) {
+		case int64:
+			return x == float64(y)
+		case int:
+			return x == float64(y)
+		}
+	case int:
+		return EqualJSON(int64(x), b)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !EqualJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if !EqualJSON(v, y[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }

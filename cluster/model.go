@@ -56,6 +56,11 @@ type EKSCluster struct {
 	ModuleVersion string
 	// Defined reports whether any source declared the cluster (Terraform, eksctl).
 	Defined bool
+	// NoDefaultAddons says why EKS does not install its default add-ons (the
+	// VPC CNI, kube-proxy and CoreDNS) with the cluster
+	// ("bootstrap_self_managed_addons = false"); "" when it does, as it does
+	// unless told otherwise.
+	NoDefaultAddons string
 }
 
 // Phase is a point in a cluster's life at which scheduling is judged.
@@ -177,6 +182,10 @@ type UnseenCapacity struct {
 	Origin Origin
 	// SteadyOnly marks capacity that exists only once Karpenter runs.
 	SteadyOnly bool
+	// Karpenter marks NodePools the inputs do not hold: Karpenter launches
+	// their nodes, so they never run the Karpenter controller itself, nor
+	// anything while it cannot run.
+	Karpenter bool
 }
 
 // NodeGroup is an EKS managed or self-managed node group (an eksctl nodeGroup, a
@@ -415,6 +424,9 @@ type Addon struct {
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.
 	Conditional string
+	// Implicit says who creates the add-on when the inputs do not declare it
+	// ("EKS creates it with the cluster"); "" for a declared add-on.
+	Implicit string
 }
 
 // Live is what only a running cluster shows.

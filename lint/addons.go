@@ -344,8 +344,11 @@ func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, s
 // the add-on is declared: the add-on block or map entry in Terraform, the entry
 // of an eksctl ClusterConfig's addons list.
 func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[string]any) (Edit, bool) {
-	if a.Decl.Kind == cluster.DeclEksctl {
+	if a.Decl.Kind == cluster.DeclEksctl || a.Decl.Kind == cluster.DeclNew && a.Decl.Object != nil {
 		fields := map[string]any{"configurationValues": jsonText(config)}
+		if a.Decl.Kind == cluster.DeclNew {
+			fields["name"] = a.Name
+		}
 		if len(config) == 0 {
 			fields["configurationValues"] = nil
 		}

@@ -7,16 +7,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
-// The eksctl add-on edit replaces the whole addons list (a merge patch replaces
-// lists) with only the one entry's field changed.
+// The eksctl add-on edit patches the one entry, by its name: applied to the
+// ClusterConfig, the other entries and the entry's other fields stay.
 func TestEksctlAddonEdit(t *testing.T) {
 	cfg := &cluster.Object{
 		APIVersion: "eksctl.io/v1alpha5", Kind: "ClusterConfig", Name: "demo",
 		Origin: cluster.Origin{File: "cluster.yaml", Line: 1},
-		Content: map[string]any{"addons": []any{
+		Content: map[string]any{"apiVersion": "eksctl.io/v1alpha5", "kind": "ClusterConfig", "metadata": map[string]any{"name": "demo"}, "addons": []any{
 			map[string]any{"name": "eks-pod-identity-agent"},
 			map[string]any{"name": "aws-ebs-csi-driver", "version": "v1.35.0-eksbuild.1", "configurationValues": `{"node":{"tolerateAllTaints":false}}`},
 		}},
@@ -36,11 +37,29 @@ func TestEksctlAddonEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"addons": []any{
-		map[string]any{"name": "eks-pod-identity-agent"},
-		map[string]any{"name": "aws-ebs-csi-driver", "version": "v1.35.0-eksbuild.1", "configurationValues": `{"node":{"tolerateAllTaints":true}}`},
+		map[string]any{"name": "aws-ebs-csi-driver", "configurationValues": `{"node":{"tolerateAllTaints":true}}`},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+	doc, err := yaml.Marshal(cfg.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := manifest.ApplyYAML(doc, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var applied map[string]any
+	if err := yaml.Unmarshal(out, &applied); err != nil {
+		t.Fatal(err)
+	}
+	wantAddons := []any{
+		map[string]any{"name": "eks-pod-identity-agent"},
+		map[string]any{"name": "aws-ebs-csi-driver", "version": "v1.35.0-eksbuild.1", "configurationValues": `{"node":{"tolerateAllTaints":true}}`},
+	}
+	if diff := cmp.Diff(wantAddons, applied["addons"]); diff != "" {
+		t.Errorf("applied (-want +got):\n%s", diff)
 	}
 	if old := cfg.Content["addons"].([]any)[1].(map[string]any)["configurationValues"]; old != `{"node":{"tolerateAllTaints":false}}` {
 		t.Errorf("the model was modified: %v", old)

@@ -189,7 +189,9 @@ func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
 				}
 			}
 			if sim.Glob(sel.Namespace, ns) {
-				if len(missing) > 0 {
+				// A selector that selects another workload of the namespace
+				// whole was written for that one, not for this.
+				if len(missing) > 0 && !selectsOther(m, w, sel) {
 					out = append(out, nearMiss{profile: fp, index: i, missing: missing, why: fmt.Sprintf("profile %q selects namespace %q with labels the pods lack: %s", fp.Name, sel.Namespace, strings.Join(missing, ", "))})
 				}
 				continue
@@ -220,6 +222,35 @@ func nearMisses(m *cluster.Model, w *cluster.Workload) []nearMiss {
 		}
 	}
 	return out
+}
+
+// selectsOther reports whether a selector with labels selects the pods of a
+// workload other than w.
+func selectsOther(m *cluster.Model, w *cluster.Workload, sel cluster.FargateSelector) bool {
+	if len(sel.Labels) == 0 {
+		return false
+	}
+	for _, o := range m.Workloads {
+		if o == w || !sim.Glob(sel.Namespace, o.Template.Namespace) {
+			continue
+		}
+		labels := templateLabels(o)
+		all := true
+		for k, v := range sel.Labels {
+			ok := false
+			for lk, lv := range labels {
+				if sim.Glob(k, lk) && sim.Glob(v, lv) {
+					ok = true
+					break
+				}
+			}
+			all = all && ok
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // similarName reports names within a small edit distance of each other.

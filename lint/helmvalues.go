@@ -400,7 +400,7 @@ func changedValue(user, defaults map[string]any, key string, c PodChange) (any, 
 	for _, item := range c.Added {
 		dup := false
 		for _, have := range list {
-			if equalJSON(have, item) {
+			if cluster.EqualJSON(have, item) {
 				dup = true
 				break
 			}

@@ -97,7 +97,10 @@ func TestReferenceConfigurations(t *testing.T) {
 		{dir: "terraform-aws-eks-blueprints/patterns/wireguard-with-cilium"},
 		// Two clusters: each eksctl ClusterConfig is one.
 		{dir: "karpenter-provider-aws/extracted-eksctl/step02-create-cluster.eksctl.yaml"},
-		{dir: "karpenter-provider-aws/extracted-eksctl/step02-create-cluster-fargate.eksctl.yaml"},
+		// CoreDNS, which EKS installs, runs on Fargate only if the profile's
+		// namespace ${KARPENTER_NAMESPACE} is kube-system (the guide's value):
+		// not known here, so not verified.
+		{dir: "karpenter-provider-aws/extracted-eksctl/step02-create-cluster-fargate.eksctl.yaml", want: []string{"fargate-profile-mismatch info Deployment/kube-system/coredns"}},
 		// Fargate only, with the kube-proxy and vpc-cni add-ons' DaemonSets.
 		{dir: "terraform-aws-eks/tests/eks-fargate-profile"},
 		{dir: "terraform-aws-eks/@v19.21.0/examples/karpenter", nodeClasses: 1, onFargate: true},

@@ -2,7 +2,6 @@ package lint
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -194,56 +193,10 @@ func diffPatch(from, to map[string]any) map[string]any {
 				}
 				continue
 			}
-			if !equalJSON(a, b) {
+			if !cluster.EqualJSON(a, b) {
 				out[k] = b
 			}
 		}
 	}
 	return out
-}
-
-// equalJSON compares JSON-like values, treating integer and float forms of the
-// same number as equal.
-func equalJSON(a, b any) bool {
-	switch x := a.(type) {
-	case int64:
-		switch y := b.(type) {
-		case float64:
-			return float64(x) == y
-		case int:
-			return x == int64(y)
-		}
-	case float64:
-		switch y := b.(type) {
-		case int64:
-			return x == float64(y)
-		case int:
-			return x == float64(y)
-		}
-	case int:
-		return equalJSON(int64(x), b)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalJSON(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			if !equalJSON(v, y[k]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
 }

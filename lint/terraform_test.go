@@ -401,7 +401,15 @@ func TestFargateMismatchIsOneError(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := describe(linttest.AtLeast(linttest.Run(t, dir, tt.checks...), lint.Error), tt.checks)
+			var errs []lint.Finding
+			for _, f := range linttest.AtLeast(linttest.Run(t, dir, tt.checks...), lint.Error) {
+				// The cause under test is the Karpenter controller's: CoreDNS,
+				// which EKS installs, is Pending beside it for reasons of its own.
+				if f.Object.String() == ref {
+					errs = append(errs, f)
+				}
+			}
+			got := describe(errs, tt.checks)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}

@@ -352,18 +352,27 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			}
 		}
 	}
+	controllerDown := false
+	if phase == cluster.Steady && w.Component != "karpenter" && (len(s.m.NodePools) > 0 || s.unseenKarpenter()) {
+		cp := s.ControllerPlacement()
+		controllerDown = cp != nil && cp.Result() == Refuses
+	}
 	for i := range s.m.Unseen {
-		if u := &s.m.Unseen[i]; (phase == cluster.Steady || !u.SteadyOnly) && !yield(s.unseenVerdict(u)) {
+		u := &s.m.Unseen[i]
+		if phase != cluster.Steady && u.SteadyOnly || u.Karpenter && w.Component == "karpenter" {
+			continue
+		}
+		v := s.unseenVerdict(u)
+		if u.Karpenter && controllerDown {
+			v.Result = Refuses
+			v.Reasons = []Reason{{Code: CodeController, Message: "the Karpenter controller cannot run in the bootstrap phase, so no NodePool launches nodes"}}
+		}
+		if !yield(v) {
 			return
 		}
 	}
 	if phase != cluster.Steady {
 		return
-	}
-	controllerDown := false
-	if len(s.m.NodePools) > 0 && w.Component != "karpenter" {
-		cp := s.ControllerPlacement()
-		controllerDown = cp != nil && cp.Result() == Refuses
 	}
 	var sel []selected
 	if fitOnly {
@@ -478,6 +487,17 @@ func conditionalVerdict(v Verdict) Verdict {
 	v.Result = Unknown
 	v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: fmt.Sprintf("it exists only if %s, which is not known before apply", cond)})
 	return v
+}
+
+// unseenKarpenter reports whether the model has Karpenter NodePools it cannot
+// see.
+func (s *Simulator) unseenKarpenter() bool {
+	for _, u := range s.m.Unseen {
+		if u.Karpenter {
+			return true
+		}
+	}
+	return false
 }
 
 // unseenVerdict is the answer of capacity eksdoctor cannot see into: unknown.

@@ -19,6 +19,21 @@ func markUnseen(m *cluster.Model) {
 		return // a running cluster shows its nodes
 	}
 	gitopsCharts(m)
+	if k := m.Karpenter; (k.Controller != nil || k.Release != nil) && len(m.NodePools) == 0 {
+		// Karpenter is installed and acts on NodePools the inputs do not
+		// hold (applied with kubectl, by a GitOps tool, from another repository).
+		org := k.Origin
+		if k.Controller != nil {
+			org = k.Controller.Object.Origin
+		}
+		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{
+			What:       "the NodePools of the Karpenter the inputs install",
+			Why:        "no NodePool or Provisioner is among the inputs, so they are applied from elsewhere",
+			Origin:     org,
+			SteadyOnly: true,
+			Karpenter:  true,
+		})
+	}
 	if len(m.NodeGroups) > 0 || len(m.FargateProfiles) > 0 || len(m.Nodes) > 0 {
 		return
 	}

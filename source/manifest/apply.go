@@ -25,7 +25,12 @@ func ApplyYAML(content []byte, e cluster.Edit) ([]byte, error) {
 			if o.Origin.Line != e.Line {
 				continue
 			}
-			merged := cluster.MergePatch(o.Content, patch)
+			var merged map[string]any
+			if IsClusterConfig(o) {
+				merged = mergeClusterConfig(o.Content, patch)
+			} else {
+				merged = cluster.MergePatch(o.Content, patch)
+			}
 			out, err := yaml.Marshal(merged)
 			if err != nil {
 				return nil, fmt.Errorf("render patched object: %w", err)
@@ -35,6 +40,50 @@ func ApplyYAML(content []byte, e cluster.Edit) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("no object starts at line %d", e.Line)
+}
+
+// namedLists are the lists of an eksctl ClusterConfig whose items eksctl
+// tells apart by name.
+var namedLists = map[string]bool{"addons": true, "managedNodeGroups": true, "nodeGroups": true, "fargateProfiles": true}
+
+// mergeClusterConfig merges a patch into a ClusterConfig as a merge patch does,
+// but for its named lists: a patch item is merged into the item of the same
+// name (a null field removes it), or appended when there is none, and the other
+// items are kept.
+func mergeClusterConfig(doc, patch map[string]any) map[string]any {
+	rest := map[string]any{}
+	out := cluster.CopyJSON(doc).(map[string]any)
+	for k, v := range patch {
+		items, isList := v.([]any)
+		current, hasList := out[k].([]any)
+		if !namedLists[k] || !isList || (!hasList && out[k] != nil) {
+			rest[k] = v
+			continue
+		}
+		for _, it := range items {
+			pm, ok := it.(map[string]any)
+			name, named := pm["name"].(string)
+			if !ok || !named {
+				rest[k] = v
+				break
+			}
+			found := false
+			for i, c := range current {
+				if cm, ok := c.(map[string]any); ok && cm["name"] == name {
+					current[i] = cluster.MergePatch(cm, pm)
+					found = true
+					break
+				}
+			}
+			if !found {
+				current = append(current, cluster.MergePatch(map[string]any{}, pm))
+			}
+		}
+		if _, whole := rest[k]; !whole {
+			out[k] = current
+		}
+	}
+	return cluster.MergePatch(out, rest)
 }
 
 type doc struct {

@@ -25,6 +25,9 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			Address:           o.Origin.File,
 			Defined:           true,
 		}
+		if off, _ := o.Get("addonsConfig.disableDefaultAddons").(bool); off {
+			m.Cluster.NoDefaultAddons = "addonsConfig.disableDefaultAddons is true"
+		}
 	}
 	if on, _ := o.Get("autoModeConfig.enabled").(bool); on {
 		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the EKS Auto Mode node pools of cluster " + o.Name, Why: "eksdoctor does not model the node pools EKS Auto Mode runs", Origin: o.At("autoModeConfig")})

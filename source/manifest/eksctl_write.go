@@ -5,8 +5,10 @@ import (
 )
 
 // Fargate profiles as eksctl declares them: items of the ClusterConfig's
-// fargateProfiles list. Each change is a merge patch of the ClusterConfig that
-// sets the whole list (merge patches replace lists whole).
+// fargateProfiles list. Each change is a patch of the ClusterConfig holding the
+// items it changes or adds, each by its name (ApplyYAML merges a
+// ClusterConfig's named lists by name), so that the changes of two profiles
+// compose.
 
 // selectorItem renders a selector as eksctl writes it.
 func selectorItem(s cluster.FargateSelector) map[string]any {
@@ -33,11 +35,60 @@ func listItemEdit(d cluster.Decl, change func(list []any, i int) []any) (cluster
 	if d.Index < 0 || d.Index >= len(list) {
 		return cluster.Edit{}, false
 	}
+	orig, _ := cluster.CopyJSON(o.Get(d.List)).([]any)
 	out := change(list, d.Index)
 	if out == nil {
 		return cluster.Edit{}, false
 	}
+	if items, ok := changedItems(orig, out); ok && namedLists[d.List] {
+		return PatchEdit(o, map[string]any{d.List: items}), true
+	}
 	return PatchEdit(o, map[string]any{d.List: out}), true
+}
+
+// changedItems lists, as merge patches keyed by name, the items of after that
+// are new or differ from the item of the same name in before; ok is false when
+// an item has no name, or one of before is gone.
+func changedItems(before, after []any) ([]any, bool) {
+	byName := map[string]map[string]any{}
+	for _, it := range before {
+		m, ok := it.(map[string]any)
+		name, named := m["name"].(string)
+		if !ok || !named {
+			return nil, false
+		}
+		byName[name] = m
+	}
+	var out []any
+	seen := map[string]bool{}
+	for _, it := range after {
+		m, ok := it.(map[string]any)
+		name, named := m["name"].(string)
+		if !ok || !named {
+			return nil, false
+		}
+		seen[name] = true
+		old, had := byName[name]
+		if !had {
+			out = append(out, m)
+			continue
+		}
+		patch := map[string]any{"name": name}
+		for k, v := range m {
+			if !cluster.EqualJSON(old[k], v) {
+				patch[k] = v
+			}
+		}
+		for k := range old {
+			if _, ok := m[k]; !ok {
+				patch[k] = nil
+			}
+		}
+		if len(patch) > 1 {
+			out = append(out, patch)
+		}
+	}
+	return out, len(seen) >= len(byName)
 }
 
 // AddFargateSelector appends a selector to a profile's selectors.

@@ -177,6 +177,13 @@ func NewAccessEntryPatch(o *cluster.Object, principal, entryType string) (map[st
 // EksctlItemPatch sets fields of the list item that declares an entry (a nil
 // value removes the field).
 func EksctlItemPatch(d cluster.Decl, fields map[string]any) (map[string]any, bool) {
+	if d.Kind == cluster.DeclNew && d.Object != nil && IsClusterConfig(d.Object) {
+		// A new item, appended to the list (made when there is none).
+		list, _ := d.Object.Get(d.List).([]any)
+		list = append(cluster.CopyJSON(list).([]any), map[string]any{})
+		d = cluster.Decl{Kind: cluster.DeclEksctl, Object: d.Object, List: d.List, Index: len(list) - 1}
+		return itemPatch(d, list, fields)
+	}
 	if d.Kind != cluster.DeclEksctl || d.Object == nil {
 		return nil, false
 	}
@@ -184,10 +191,28 @@ func EksctlItemPatch(d cluster.Decl, fields map[string]any) (map[string]any, boo
 	if !ok || d.Index < 0 || d.Index >= len(list) {
 		return nil, false
 	}
-	list = cluster.CopyJSON(list).([]any)
+	return itemPatch(d, cluster.CopyJSON(list).([]any), fields)
+}
+
+// itemPatch sets fields of item d.Index of list, a copy of d.List. A named
+// item (add-ons, node groups, Fargate profiles) is patched alone, by its name
+// (ApplyYAML merges the lists of a ClusterConfig by name), so that the changes
+// of two items compose; an unnamed one takes the whole list.
+func itemPatch(d cluster.Decl, list []any, fields map[string]any) (map[string]any, bool) {
 	entry, ok := list[d.Index].(map[string]any)
 	if !ok {
 		return nil, false
+	}
+	name, named := entry["name"].(string)
+	if n, ok := fields["name"].(string); ok {
+		name, named = n, true
+	}
+	if named && namedLists[d.List] {
+		item := map[string]any{"name": name}
+		for k, v := range fields {
+			item[k] = v
+		}
+		return nestPatch(d.List, []any{item}), true
 	}
 	for k, v := range fields {
 		if v == nil {

@@ -20,7 +20,9 @@ const ComponentAnnotation = "eksdoctor.io/component"
 func recognize(m *cluster.Model) {
 	addons := map[string]*cluster.Addon{}
 	for _, a := range m.Addons {
-		addons[a.Address] = a
+		if a.Address != "" {
+			addons[a.Address] = a
+		}
 		// Add-ons without an address (eksctl) are named by what expanded them.
 		addons["eks-addon:"+a.Name] = a
 	}
@@ -50,9 +52,10 @@ func recognize(m *cluster.Model) {
 			w.Bootstrap = "nodes do not become Ready until the CNI agent runs on them"
 		case w.Component == "coredns" && karpenterNeedsDNS(m):
 			w.Bootstrap = "the Karpenter controller uses dnsPolicy ClusterFirst, so it needs CoreDNS to reach AWS APIs before it can launch nodes"
-		case w.Addon != nil && !w.IsDaemonSet() && !strings.HasPrefix(w.Addon.Address, "addons."):
+		case w.Addon != nil && w.Addon.Implicit == "" && !w.IsDaemonSet() && !strings.HasPrefix(w.Addon.Address, "addons."):
 			// Terraform (aws_eks_addon, the eks module's add-ons) waits for the
-			// add-on to become ACTIVE; eksctl entries ("addons.N") do not block.
+			// add-on to become ACTIVE; eksctl entries ("addons.N") and the
+			// add-ons EKS installs itself do not block.
 			w.Bootstrap = "Terraform waits for the EKS add-on " + w.Addon.Name + " to become ACTIVE, which needs its pods running"
 		}
 	}

@@ -573,6 +573,20 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 	cl := newResInst(A+".aws_eks_cluster.this[0]", "managed", "aws_eks_cluster", "this", s.origin)
 	cl.vals["name"] = in.str(nameKey, "")
 	cl.vals["version"] = in.str(versionKey, "")
+	// v21 never bootstraps the default add-ons (they are declared in addons);
+	// v20 passes its input through (unset: EKS's default, true).
+	switch {
+	case major >= 21:
+		cl.vals["bootstrap_self_managed_addons"] = false
+	case major == 20:
+		if v, ok := in.get("bootstrap_self_managed_addons"); ok {
+			if b, known := knownBool(v); known {
+				cl.vals["bootstrap_self_managed_addons"] = b
+			} else {
+				cl.vals["bootstrap_self_managed_addons"] = "${unknown}"
+			}
+		}
+	}
 	switch {
 	case major <= 19:
 		cl.vals["access_config"] = []any{map[string]any{"authentication_mode": cluster.AuthConfigMap}}

@@ -267,6 +267,15 @@ func (b *builder) eksCluster(r *resInst) {
 			c.ModuleVersion = strconv.Itoa(s.major)
 		}
 	}
+	switch v := r.vals["bootstrap_self_managed_addons"]; {
+	case v == false:
+		c.NoDefaultAddons = r.addr + " sets bootstrap_self_managed_addons = false"
+		if c.Address != r.addr {
+			c.NoDefaultAddons = fmt.Sprintf("%s (terraform-aws-modules/eks v%s) creates the cluster with bootstrap_self_managed_addons = false", c.Address, c.ModuleVersion)
+		}
+	case v != nil && v != true:
+		c.NoDefaultAddons = "bootstrap_self_managed_addons is not known before apply"
+	}
 	b.m.Cluster = c
 	if cc := first(r.vals["compute_config"]); cc != nil && cc["enabled"] != false {
 		// EKS Auto Mode (or maybe it: enabled not known) runs node pools of its own.

@@ -280,6 +280,9 @@ func mappingsHCL(entries []cluster.RoleMapping) string {
 // AddonEdit sets an add-on's version (when not empty) and configuration
 // where it is written.
 func AddonEdit(a *cluster.Addon, version string, config map[string]any) (cluster.Edit, bool) {
+	if a.Decl.Kind == cluster.DeclNew {
+		return newAddonEdit(a, version, config)
+	}
 	if a.Decl.Kind != cluster.DeclConfigFile {
 		return cluster.Edit{}, false
 	}
@@ -293,4 +296,45 @@ func AddonEdit(a *cluster.Addon, version string, config map[string]any) (cluster
 		lines = append(lines, "configuration_values = jsonencode("+ConfigValue(config, 0)+")")
 	}
 	return cluster.Edit{File: a.Origin.File, Line: a.Origin.Line, Format: cluster.FormatHCL, Text: strings.Join(lines, "\n") + "\n"}, true
+}
+
+// newAddonEdit declares an add-on EKS installs by itself, with its version and
+// configuration: an entry of the terraform-aws-eks module's add-ons input
+// (cluster_addons, addons in v21), or an aws_eks_addon resource beside an
+// aws_eks_cluster.
+func newAddonEdit(a *cluster.Addon, version string, config map[string]any) (cluster.Edit, bool) {
+	d := a.Decl
+	var lines []string
+	if version != "" {
+		lines = append(lines, "addon_version = "+Quote(version))
+	}
+	if len(config) > 0 {
+		lines = append(lines, "configuration_values = jsonencode("+ConfigValue(config, 0)+")")
+	}
+	if strings.HasPrefix(d.Block, "module.") {
+		text := d.List + " = {\n" + MapKey(a.Name) + " = {\n" + strings.Join(lines, "\n") + "\n}\n}\n"
+		return cluster.Edit{File: a.Origin.File, Line: a.Origin.Line, Format: cluster.FormatHCL, Text: text}, true
+	}
+	cl, ok := ResourceName(d.Block)
+	if !ok {
+		return cluster.Edit{}, false
+	}
+	text := fmt.Sprintf("resource \"aws_eks_addon\" %s {\ncluster_name = %s.name\naddon_name = %s\n%s\n}\n", Quote(strings.ReplaceAll(a.Name, "-", "_")), cl, Quote(a.Name), strings.Join(lines, "\n"))
+	return cluster.Edit{File: a.Origin.File, Format: cluster.FormatHCL, Text: text}, true
+}
+
+// ResourceName is the address of a managed resource without its instance key
+// ("aws_eks_cluster.this" of "aws_eks_cluster.this[0]"); ok is false for other
+// addresses.
+func ResourceName(addr string) (string, bool) {
+	if strings.HasPrefix(addr, "module.") || strings.HasPrefix(addr, "data.") {
+		return "", false
+	}
+	if i := strings.IndexByte(addr, '['); i >= 0 {
+		addr = addr[:i]
+	}
+	if strings.Count(addr, ".") != 1 {
+		return "", false
+	}
+	return addr, true
 }
