@@ -10,6 +10,9 @@ import (
 // resource after everything it depends on and destroys it before them.
 type Graph struct {
 	Nodes map[string]*Resource
+	// Modules are the calls of modules eksdoctor knows the inputs of, as
+	// written.
+	Modules []*ModuleCall
 }
 
 // Resource is a resource, data source or module call. Addresses are the
@@ -143,4 +146,33 @@ func SplitModuleCall(ref string) (call, rest string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// ModuleCall is a call of a module whose inputs eksdoctor knows release by
+// release (terraform-aws-modules/eks and its sub-modules,
+// aws-ia/eks-blueprints-addons), as written: the arguments and the keys written
+// inside their values.
+type ModuleCall struct {
+	Address string
+	// Module names the module as the catalog does
+	// ("terraform-aws-modules/eks//modules/karpenter"); Constraint is the version
+	// constraint the call gives ("~> 20.0", "= 20.8.4" for a git ref), "" when
+	// none.
+	Module, Constraint string
+	Origin             Origin
+	Keys               []WrittenKey
+}
+
+// WrittenKey is an argument of a module call (Path empty), or a key written
+// inside an argument's value: Path is the argument's name, then the keys and
+// entry names on the way ("eks_managed_node_groups", "system").
+type WrittenKey struct {
+	Path   []string
+	Key    string
+	Origin Origin
+	// InCall is set when the key is written in the module block itself, not in
+	// a local the block names.
+	InCall bool
+	// Value is the key's value as written.
+	Value string
 }

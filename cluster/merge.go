@@ -37,6 +37,7 @@ func Merge(parts ...*Model) *Model {
 			if m.Terraform == nil {
 				m.Terraform = NewGraph()
 			}
+			m.Terraform.Modules = append(m.Terraform.Modules, p.Terraform.Modules...)
 			for a, r := range p.Terraform.Nodes {
 				m.Terraform.Nodes[a] = r
 			}

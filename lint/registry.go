@@ -26,6 +26,7 @@ var registry = []*Check{
 	invalidInput,
 	karpenterSchema,
 	liveResourceSkipped,
+	moduleInputUnknown,
 	nodeClaimNotRegistered,
 	nodeRoleUnauthorized,
 	podUnschedulable,

@@ -420,3 +420,7 @@ func TestFargateMismatchIsOneError(t *testing.T) {
 func TestTerraformSchemaFixtures(t *testing.T) {
 	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "schema"), terraformChecks)
 }
+
+func TestModuleInputFixtures(t *testing.T) {
+	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "inputs"), []string{"module-input-unknown"})
+}

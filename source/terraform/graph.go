@@ -193,6 +193,9 @@ func (m *modInst) graphNodes(g *cluster.Graph) {
 		g.Add(r)
 	}
 	for _, call := range m.callList {
+		if mc := m.writtenCall(call); mc != nil {
+			g.Modules = append(g.Modules, mc)
+		}
 		b := call.block
 		r := &cluster.Resource{
 			Address:   m.cfgPrefix + "module." + call.name,
