@@ -182,6 +182,9 @@ type UnseenCapacity struct {
 	Origin Origin
 	// SteadyOnly marks capacity that exists only once Karpenter runs.
 	SteadyOnly bool
+	// Elsewhere marks the compute of a cluster whose inputs declare none: it is
+	// defined in another configuration.
+	Elsewhere bool
 	// Karpenter marks NodePools the inputs do not hold: Karpenter launches
 	// their nodes, so they never run the Karpenter controller itself, nor
 	// anything while it cannot run.

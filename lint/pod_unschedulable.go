@@ -2,6 +2,8 @@ package lint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,7 +84,12 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 	}
 	var sev Severity
 	var what string
-	switch decidePods(steadyEvidence(pl)) {
+	outcome := decidePods(steadyEvidence(pl))
+	if outcome == podsNoNodePool && w.Component == "karpenter" {
+		// The controller never runs on the nodes it launches.
+		outcome = podsUnverified
+	}
+	switch outcome {
 	case podsFine:
 		return
 	case podsUnverified:
@@ -94,6 +101,9 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 			Detail:   placementDetail(pl),
 			causes:   []string{podsCause(ref)},
 		})
+		return
+	case podsNoNodePool:
+		reportNoNodePool(p, w, pl, origin, ref)
 		return
 	case podsNeedController:
 		// Only the absent Karpenter controller stands between the pods and a
@@ -117,6 +127,57 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 		}
 	}
 	p.Report(f)
+}
+
+// reportNoNodePool: the inputs hold the cluster's NodePools and none takes the
+// pods, so Karpenter will never launch a node for them; the node groups are
+// elsewhere (another repository, the console), and whether one takes them is
+// not known. A warning: the NodePools are certain, the rest is not seen.
+func reportNoNodePool(p *Pass, w *cluster.Workload, pl *sim.Placement, origin cluster.Origin, ref cluster.ObjectRef) {
+	var b strings.Builder
+	b.WriteString("Karpenter launches no node for them: every NodePool refuses.\n")
+	b.WriteString(placementDetail(pl))
+	if need := nodeGroupNeeds(w); need != "" {
+		fmt.Fprintf(&b, "\nThey run only if a node group outside these inputs %s.", need)
+	}
+	f := Finding{
+		Severity: Warning,
+		Object:   ref,
+		Origin:   origin,
+		Summary:  fmt.Sprintf("%s fits no NodePool, so Karpenter will not launch a node for it: %s", ref, firstClause(pl)),
+		Detail:   b.String(),
+		causes:   []string{podsCause(ref)},
+	}
+	f.Fix = taintFix(p.Model, w, pl, cluster.KindNodePool)
+	if f.Fix == nil {
+		f.Fix = nodePoolLabelFix(p, w, pl)
+	}
+	p.Report(f)
+}
+
+// nodeGroupNeeds says what a node group needs to take a workload's pods: the
+// labels it selects, the taints it may have (those the pods tolerate).
+func nodeGroupNeeds(w *cluster.Workload) string {
+	var parts []string
+	if sel := w.Template.Spec.NodeSelector; len(sel) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(sel)) {
+			kv = append(kv, k+"="+sel[k])
+		}
+		parts = append(parts, "carries the labels "+strings.Join(kv, ", "))
+	}
+	var tol []string
+	for _, t := range w.Template.Spec.Tolerations {
+		if t.Key != "" {
+			tol = append(tol, t.Key)
+		}
+	}
+	if len(tol) > 0 {
+		parts = append(parts, "has no taint but those the pods tolerate ("+strings.Join(tol, ", ")+")")
+	} else {
+		parts = append(parts, "has no taint")
+	}
+	return strings.Join(parts, " and ")
 }
 
 func blockedOnlyByController(pl *sim.Placement) bool {

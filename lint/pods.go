@@ -24,6 +24,9 @@ type podsEvidence struct {
 	unknown bool
 	// blocked: NodePools refuse them only because the controller cannot run.
 	blocked bool
+	// poolsRefuse: the inputs hold NodePools and every one refuses the pods,
+	// and what may take them is only node groups the inputs do not hold.
+	poolsRefuse bool
 
 	// What a running cluster adds.
 	live bool
@@ -53,6 +56,10 @@ const (
 	// podsRefusedUnmodelled: in a running cluster, capacity that exists takes
 	// them by what eksdoctor checks, and the scheduler still refuses.
 	podsRefusedUnmodelled
+	// podsNoNodePool: no NodePool of the inputs takes them, so Karpenter
+	// never launches a node for them; only node groups the inputs do not
+	// hold might.
+	podsNoNodePool
 )
 
 // decidePods decides what the evidence says about a workload's pods.
@@ -63,6 +70,8 @@ func decidePods(e podsEvidence) podsOutcome {
 		return podsDeadlock
 	case e.bootstrap:
 		return podsFine
+	case noneNow && e.unknown && e.poolsRefuse:
+		return podsNoNodePool
 	case noneNow && len(e.pools) == 0 && e.unknown:
 		return podsUnverified
 	case noneNow && (e.blocked || e.controllerDown && len(e.pools) > 0):
@@ -80,7 +89,30 @@ func decidePods(e podsEvidence) podsOutcome {
 // steadyEvidence is the evidence of a configuration's placement once Karpenter
 // runs: every source that fits is capacity, NodePools included.
 func steadyEvidence(pl *sim.Placement) podsEvidence {
-	return podsEvidence{existing: pl.Fitting(), unknown: pl.Result() == sim.Unknown, blocked: blockedOnlyByController(pl)}
+	return podsEvidence{existing: pl.Fitting(), unknown: pl.Result() == sim.Unknown, blocked: blockedOnlyByController(pl), poolsRefuse: poolsRefuse(pl)}
+}
+
+// poolsRefuse reports whether the placement has NodePools, each refusing the
+// pods for what they require of the node (labels, requirements, size; not
+// only for taints, which leaves them to other capacity, nor for the
+// controller), and what may take them is only the compute of a cluster whose
+// inputs declare none.
+func poolsRefuse(pl *sim.Placement) bool {
+	pools := 0
+	for _, v := range pl.Verdicts {
+		switch {
+		case v.Source.Kind == cluster.KindNodePool:
+			if v.Result != sim.Refuses || len(v.Reasons) == 0 || v.Reasons[0].Code == sim.CodeController || onlyTaints(v) {
+				return false
+			}
+			pools++
+		case v.Result == sim.Unknown:
+			if u := v.Source.Unseen; u == nil || !u.Elsewhere {
+				return false
+			}
+		}
+	}
+	return pools > 0
 }
 
 // bootstrapEvidence is the evidence of a configuration's placement before

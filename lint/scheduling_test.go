@@ -11,7 +11,7 @@ import (
 // The scheduling fixtures: each fires, names the cause, carries a fix that
 // works, and has a fixed twin with no error.
 func TestSchedulingFixtures(t *testing.T) {
-	for _, name := range []string{"selector", "taint", "bootstrap"} {
+	for _, name := range []string{"selector", "taint", "bootstrap", "partial-inputs", "partial-inputs-taint"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "scheduling", name+".txtar"))
 		if err != nil {
 			t.Fatal(err)

@@ -43,9 +43,10 @@ func markUnseen(m *cluster.Model) {
 		}
 	}
 	m.Unseen = append(m.Unseen, cluster.UnseenCapacity{
-		What:   "the cluster's node groups",
-		Why:    "these inputs declare no node group, Fargate profile or node, so the cluster's compute is defined elsewhere",
-		Origin: m.Cluster.Origin,
+		What:      "the cluster's node groups",
+		Why:       "these inputs declare no node group, Fargate profile or node, so the cluster's compute is defined elsewhere",
+		Origin:    m.Cluster.Origin,
+		Elsewhere: true,
 	})
 }
 
