@@ -52,6 +52,7 @@ var checkedAnnotations = map[string]bool{
 	"volume.beta.kubernetes.io/storage-provisioner": true,
 	"storageclass.kubernetes.io/is-default-class":   true,
 	"eks.amazonaws.com/role-arn":                    true,
+	"eks.amazonaws.com/compute-type":                true,
 }
 
 // checkedAnnotationPrefixes are prefixes of annotations some check reads.

@@ -430,6 +430,11 @@ type Addon struct {
 	// Implicit says who creates the add-on when the inputs do not declare it
 	// ("EKS creates it with the cluster"); "" for a declared add-on.
 	Implicit string
+	// PodAnnotations are set on the add-on's pod templates after it is
+	// created, by the tool that creates the cluster (eksctl moves CoreDNS to
+	// Fargate when a profile selects it), with PatchedBy naming who does it.
+	PodAnnotations map[string]string
+	PatchedBy      string
 }
 
 // Live is what only a running cluster shows.

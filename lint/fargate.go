@@ -92,7 +92,7 @@ func fargateNodes(p *Pass) int {
 		if w.IsDaemonSet() || w.Replicas <= 0 {
 			continue
 		}
-		if sim.SelectingProfile(p.Model.FargateProfiles, w.Template.Namespace, templateLabels(w)) != nil {
+		if sim.ProfileFor(p.Model.FargateProfiles, w.Template.Namespace, templateLabels(w), w.Template.Annotations) != nil {
 			n += int(w.Replicas)
 		}
 	}

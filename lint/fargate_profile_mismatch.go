@@ -77,6 +77,11 @@ func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
 	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
 		return fargateMiss{}, false
 	}
+	// Pods a profile selects but whose annotation keeps them off Fargate are
+	// not a selector's miss: pod-unschedulable says what they need.
+	if sim.KeptOffFargate(w.Template.Annotations) && sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w)) != nil {
+		return fargateMiss{}, false
+	}
 	pl := p.Sim.Place(w, requiredPhase(w))
 	if pl.Fargate != nil {
 		return fargateMiss{}, false
@@ -542,7 +547,9 @@ func reportLiveMismatch(p *Pass) {
 		ev, _ := schedulingEvent(pod, fargateTaintEvent)
 		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelSetText(pod.Object.Labels))
 		if len(m.FargateProfiles) > 0 {
-			if fp := sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels); fp != nil {
+			if fp := sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels); fp != nil && sim.KeptOffFargate(pod.Object.Annotations) {
+				why = fmt.Sprintf("Fargate profile %q selects them, but their annotation %s: ec2 keeps them off Fargate", fp.Name, sim.ComputeTypeKey)
+			} else if fp != nil {
 				why = fmt.Sprintf("Fargate profile %q selects them now, so they were created before it was ACTIVE", fp.Name)
 			} else {
 				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelSetText(pod.Object.Labels))

@@ -41,7 +41,7 @@ func runFargateUnsupported(p *Pass) {
 		if w.Replicas == 0 || !judgedStatically(m, w) {
 			continue
 		}
-		fp := sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w))
+		fp := sim.ProfileFor(m.FargateProfiles, w.Template.Namespace, templateLabels(w), w.Template.Annotations)
 		ref := w.Ref()
 		spec := &w.Template.Spec
 		if w.IsDaemonSet() {

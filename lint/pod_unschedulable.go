@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
@@ -125,8 +126,37 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin
 		if f.Fix == nil {
 			f.Fix = nodePoolLabelFix(p, w, pl)
 		}
+		if f.Fix == nil {
+			f.Fix = fargateComputeTypeFix(p.Model, w)
+		}
 	}
 	p.Report(f)
+}
+
+// fargateComputeTypeFix configures an EKS add-on whose pods a Fargate profile
+// selects but whose annotation eks.amazonaws.com/compute-type: ec2 keeps off
+// Fargate (CoreDNS as EKS creates it) for Fargate: computeType "Fargate" in
+// its configuration drops the annotation.
+func fargateComputeTypeFix(m *cluster.Model, w *cluster.Workload) *Fix {
+	a := w.Addon
+	if a == nil || !sim.KeptOffFargate(w.Template.Annotations) || slices.Contains(a.Unknown, "configuration_values") ||
+		sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w)) == nil {
+		return nil
+	}
+	kb, ok := catalog.AddonFor(a.Name, addonVersion(a))
+	if !ok || kb.Accepts("computeType") != catalog.AddonAccepted {
+		return nil
+	}
+	config := addonConfig(a)
+	config["computeType"] = "Fargate"
+	e, ok := addonEdit(m, a, "", config)
+	if !ok {
+		return nil
+	}
+	return &Fix{
+		Summary: fmt.Sprintf("configure the %s add-on for Fargate (computeType: Fargate), which drops the annotation %s: ec2 from its pods", a.Name, sim.ComputeTypeKey),
+		Edits:   []Edit{e},
+	}
 }
 
 // reportNoNodePool: the inputs hold the cluster's NodePools and none takes the

@@ -273,6 +273,7 @@ func (s *Simulator) podClassKey(w *cluster.Workload, pod *corev1.Pod) string {
 		for _, k := range sortedKeys(pod.Labels) {
 			b.WriteString("\x00" + k + "=" + pod.Labels[k])
 		}
+		b.WriteString("\x01" + pod.Annotations[ComputeTypeKey])
 	}
 	return b.String()
 }
@@ -301,7 +302,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	need := vecOf(pl.Requests)
 	pl.Verdicts = make([]Verdict, 0, len(s.m.FargateProfiles)+len(s.m.NodeGroups)+len(s.m.Nodes)+len(s.m.NodePools))
 
-	pl.Fargate = SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels)
+	pl.Fargate = ProfileFor(s.m.FargateProfiles, pod.Namespace, pod.Labels, pod.Annotations)
 	if daemon {
 		pl.Fargate = nil
 	}
@@ -398,7 +399,7 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 		return false
 	}
 	pod := podOf(w)
-	if SelectingProfile(s.m.FargateProfiles, pod.Namespace, pod.Labels) != nil {
+	if ProfileFor(s.m.FargateProfiles, pod.Namespace, pod.Labels, pod.Annotations) != nil {
 		return false
 	}
 	// Workloads of one scheduling class fit alike: a monorepo's thousands of
@@ -1079,8 +1080,13 @@ func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, po
 		return v
 	case pl.Fargate != fp:
 		v.Result = Refuses
-		if _, selects := MatchingSelector(fp, pod.Namespace, pod.Labels); selects && pl.Fargate != nil {
+		_, selects := MatchingSelector(fp, pod.Namespace, pod.Labels)
+		if selects && pl.Fargate != nil {
 			v.Reasons = []Reason{{Code: CodeFargateNotSelected, Message: fmt.Sprintf("profile %q also selects the pod, but %q comes first by name", fp.Name, pl.Fargate.Name)}}
+			return v
+		}
+		if selects && KeptOffFargate(pod.Annotations) {
+			v.Reasons = []Reason{{Code: CodeFargateNotSelected, Key: ComputeTypeKey, Message: fmt.Sprintf("profile %q selects the pod's namespace and labels, but the pod's annotation %s: ec2 keeps it off Fargate: the Fargate webhook leaves it to the default scheduler, which needs an EC2 node", fp.Name, ComputeTypeKey)}}
 			return v
 		}
 		msg, unknown := whyNotSelected(fp, pod.Namespace, pod.Labels)
@@ -1109,6 +1115,27 @@ func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, po
 		v.Result = Refuses
 	}
 	return v
+}
+
+// ComputeTypeKey is the label Fargate nodes carry and the pod annotation that
+// keeps a pod off Fargate (eks.amazonaws.com/compute-type: ec2, which the CoreDNS
+// EKS creates with a cluster carries).
+const ComputeTypeKey = "eks.amazonaws.com/compute-type"
+
+// KeptOffFargate reports whether a pod's annotations keep it off Fargate: the
+// Fargate admission webhook does not mutate a pod annotated
+// eks.amazonaws.com/compute-type: ec2, whatever the profiles select.
+func KeptOffFargate(annotations map[string]string) bool {
+	return annotations[ComputeTypeKey] == "ec2"
+}
+
+// ProfileFor returns the Fargate profile that takes a pod: the one that
+// selects it (SelectingProfile), unless its annotations keep it off Fargate.
+func ProfileFor(profiles []*cluster.FargateProfile, namespace string, labels, annotations map[string]string) *cluster.FargateProfile {
+	if KeptOffFargate(annotations) {
+		return nil
+	}
+	return SelectingProfile(profiles, namespace, labels)
 }
 
 // SelectingProfile returns the Fargate profile that selects a pod with these

@@ -432,6 +432,37 @@ func TestFargateSelectedPodIgnoresEC2(t *testing.T) {
 	}
 }
 
+// A pod annotated eks.amazonaws.com/compute-type: ec2 (CoreDNS as EKS creates
+// it) is not taken by the profile that selects it; two workloads that differ
+// only in that annotation are placed apart, not shared as one class.
+func TestComputeTypeAnnotationKeepsOffFargate(t *testing.T) {
+	fp := &cluster.FargateProfile{Name: "kube-system", Selectors: []cluster.FargateSelector{{Namespace: "kube-system"}}}
+	m := &cluster.Model{FargateProfiles: []*cluster.FargateProfile{fp}}
+	s := New(m)
+	spec := corev1.PodSpec{Containers: []corev1.Container{container("100m", "70Mi")}}
+	plain := deployment("dns", "kube-system", spec, nil)
+	kept := deployment("coredns", "kube-system", spec, nil)
+	kept.Template.Annotations = map[string]string{ComputeTypeKey: "ec2"}
+	if pl := s.Place(plain, cluster.Steady); pl.Fargate != fp || pl.Result() != Fits {
+		t.Fatalf("without the annotation: Fargate = %v, Result = %v; want the profile, fits", pl.Fargate, pl.Result())
+	}
+	pl := s.Place(kept, cluster.Steady)
+	if pl.Fargate != nil || pl.Result() != Refuses {
+		t.Fatalf("with the annotation: Fargate = %v, Result = %v; want none, refuses", pl.Fargate, pl.Result())
+	}
+	if r := pl.Verdicts[0].Reasons; len(r) != 1 || r[0].Key != ComputeTypeKey || !strings.Contains(r[0].Message, "keeps it off Fargate") {
+		t.Errorf("reasons = %+v, want the annotation named", r)
+	}
+	fargate := deployment("coredns", "kube-system", spec, nil)
+	fargate.Template.Annotations = map[string]string{ComputeTypeKey: "fargate"}
+	if pl := s.Place(fargate, cluster.Steady); pl.Fargate != fp {
+		t.Errorf("compute-type fargate (as eksctl patches CoreDNS): Fargate = %v, want the profile", pl.Fargate)
+	}
+	if ProfileFor(m.FargateProfiles, "kube-system", nil, map[string]string{ComputeTypeKey: "ec2"}) != nil {
+		t.Errorf("ProfileFor takes a pod annotated compute-type ec2")
+	}
+}
+
 func TestUnknownValuesNeverRefuse(t *testing.T) {
 	group := &cluster.NodeGroup{Name: "general", Managed: true, InstanceTypes: []string{"m5.large"}, Labels: map[string]string{"team": cluster.Unknown("var.team")}}
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}

@@ -3,6 +3,7 @@ package source
 import (
 	"strings"
 
+	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
@@ -48,6 +49,39 @@ func implicitAddons(m *cluster.Model) {
 			Implicit: "EKS installs it with cluster " + clusterLabel(m.Cluster),
 		})
 	}
+	eksctlCoreDNSOnFargate(m, decl)
+}
+
+// eksctlCoreDNSOnFargate: once the cluster exists, eksctl moves CoreDNS to
+// Fargate when one of the ClusterConfig's Fargate profiles selects it
+// (namespace kube-system with no labels, or the label
+// eks.amazonaws.com/component: coredns): it sets the pods' annotation
+// eks.amazonaws.com/compute-type to fargate (pkg/fargate/coredns,
+// IsSchedulableOnFargate and ScheduleOnFargate, since eksctl 0.11).
+func eksctlCoreDNSOnFargate(m *cluster.Model, decl cluster.Decl) {
+	if decl.Kind != cluster.DeclNew || decl.Object == nil {
+		return
+	}
+	selects := false
+	for _, fp := range m.FargateProfiles {
+		if fp.Origin.File != decl.Object.Origin.File {
+			continue
+		}
+		for _, sel := range fp.Selectors {
+			if sel.Namespace == "kube-system" && (len(sel.Labels) == 0 || sel.Labels["eks.amazonaws.com/component"] == "coredns") {
+				selects = true
+			}
+		}
+	}
+	if !selects {
+		return
+	}
+	for _, a := range m.Addons {
+		if a.Name == "coredns" {
+			a.PodAnnotations = map[string]string{"eks.amazonaws.com/compute-type": "fargate"}
+			a.PatchedBy = "eksctl"
+		}
+	}
 }
 
 // newAddonDecl is where a configuration declares an add-on it does not
@@ -58,7 +92,7 @@ func newAddonDecl(m *cluster.Model) cluster.Decl {
 	addr := m.Cluster.Address
 	switch {
 	case strings.HasPrefix(addr, "module."):
-		return cluster.Decl{Kind: cluster.DeclNew, Block: addr, List: "cluster_addons"}
+		return cluster.Decl{Kind: cluster.DeclNew, Block: addr, List: moduleAddonsInput(m, addr)}
 	case strings.Contains(addr, "aws_eks_cluster."):
 		return cluster.Decl{Kind: cluster.DeclNew, Block: addr}
 	}
@@ -68,6 +102,38 @@ func newAddonDecl(m *cluster.Model) cluster.Decl {
 		}
 	}
 	return cluster.Decl{}
+}
+
+// moduleAddonsInput is the input of the terraform-aws-eks call at addr that
+// declares add-ons in every release its constraint allows (cluster_addons; addons
+// from v21), "" when none does (v17 and older: an aws_eks_addon beside the
+// module then declares it).
+func moduleAddonsInput(m *cluster.Model, addr string) string {
+	if m.Terraform == nil {
+		return "cluster_addons"
+	}
+	for _, c := range m.Terraform.Modules {
+		if c.Address != addr {
+			continue
+		}
+		reads, ok := catalog.ModuleReadsFor(c.Module, c.Constraint)
+		if ok && reads.Every() {
+			// Unpinned: terraform init takes the newest release.
+			if rs := reads.Releases(); len(rs) > 0 {
+				reads, ok = catalog.ModuleReadsFor(c.Module, "= "+rs[len(rs)-1])
+			}
+		}
+		if !ok {
+			break
+		}
+		for _, in := range []string{"cluster_addons", "addons"} {
+			if reads.Input(in).All {
+				return in
+			}
+		}
+		return ""
+	}
+	return "cluster_addons"
 }
 
 func clusterLabel(c cluster.EKSCluster) string {

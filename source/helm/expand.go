@@ -294,6 +294,7 @@ func synthesizeAddon(a *cluster.Addon, kube string) (d described) {
 	for _, o := range objs {
 		finish(o, addonVia(a), "eks", kb.Namespace)
 		setAnnotation(o, AddonVersionAnnotation, kb.Version)
+		setTemplateAnnotations(o, a.PodAnnotations)
 	}
 	d.objs, d.probs = objs, append(d.probs, probs...)
 	return d
@@ -526,4 +527,30 @@ func dropUnknownStructures(vals, defaults map[string]any, prefix string) []strin
 	}
 	sort.Strings(dropped)
 	return dropped
+}
+
+// setTemplateAnnotations sets annotations on the pod template of a workload
+// object (one without a template is left as it is).
+func setTemplateAnnotations(o *cluster.Object, ann map[string]string) {
+	if len(ann) == 0 || o.Content == nil {
+		return
+	}
+	spec, _ := o.Content["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	if tmpl == nil {
+		return
+	}
+	meta, _ := tmpl["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		tmpl["metadata"] = meta
+	}
+	cur, _ := meta["annotations"].(map[string]any)
+	if cur == nil {
+		cur = map[string]any{}
+		meta["annotations"] = cur
+	}
+	for k, v := range ann {
+		cur[k] = v
+	}
 }

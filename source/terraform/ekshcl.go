@@ -619,7 +619,7 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 	// Inputs of versions before v18 declare node groups eksdoctor does not read.
 	if in.ci.call.declaredMajor > 0 && in.ci.call.declaredMajor < 18 {
 		for _, name := range []string{"node_groups", "worker_groups", "worker_groups_launch_template"} {
-			if _, ok := in.get(name); ok {
+			if v, ok := in.get(name); ok && !emptyCollection(v) {
 				m.l.unseenCapacity(in.origin(name), fmt.Sprintf("the node groups of %s.%s", A, name),
 					fmt.Sprintf("terraform-aws-modules/eks v%d declares them in %s, which eksdoctor does not model (it models v19 to v21)", in.ci.call.declaredMajor, name))
 			}
@@ -1337,4 +1337,20 @@ func (m *modInst) irsaServiceAccounts(sas []string, role string, org cluster.Ori
 		ns, name, _ := strings.Cut(sa, ":")
 		m.l.serviceAccounts = append(m.l.serviceAccounts, cluster.ServiceAccountIdentity{Namespace: ns, Name: name, RoleARN: role, Mechanism: "irsa", Origin: org})
 	}
+}
+
+// emptyCollection reports whether v is known to hold nothing: null, or an
+// empty map, object, list or tuple.
+func emptyCollection(v cty.Value) bool {
+	if !v.IsWhollyKnown() {
+		return false
+	}
+	if v.IsNull() {
+		return true
+	}
+	t := v.Type()
+	if t.IsMapType() || t.IsObjectType() || t.IsListType() || t.IsTupleType() || t.IsSetType() {
+		return v.LengthInt() == 0
+	}
+	return false
 }

@@ -311,6 +311,12 @@ func newAddonEdit(a *cluster.Addon, version string, config map[string]any) (clus
 	if len(config) > 0 {
 		lines = append(lines, "configuration_values = jsonencode("+ConfigValue(config, 0)+")")
 	}
+	if strings.HasPrefix(d.Block, "module.") && d.List == "" {
+		// A module without an add-ons input (terraform-aws-eks v17): a resource
+		// beside the call, on the cluster it outputs.
+		text := fmt.Sprintf("resource \"aws_eks_addon\" %s {\ncluster_name = %s.cluster_id\naddon_name = %s\n%s\n}\n", Quote(strings.ReplaceAll(a.Name, "-", "_")), moduleCallAddr(d.Block), Quote(a.Name), strings.Join(lines, "\n"))
+		return cluster.Edit{File: a.Origin.File, Format: cluster.FormatHCL, Text: text}, true
+	}
 	if strings.HasPrefix(d.Block, "module.") {
 		text := d.List + " = {\n" + MapKey(a.Name) + " = {\n" + strings.Join(lines, "\n") + "\n}\n}\n"
 		return cluster.Edit{File: a.Origin.File, Line: a.Origin.Line, Format: cluster.FormatHCL, Text: text}, true
@@ -337,4 +343,13 @@ func ResourceName(addr string) (string, bool) {
 		return "", false
 	}
 	return addr, true
+}
+
+// moduleCallAddr is the address of a module call without instance keys
+// ("module.eks" of `module.eks[0]`).
+func moduleCallAddr(addr string) string {
+	if i := strings.IndexByte(addr, '['); i >= 0 {
+		return addr[:i]
+	}
+	return addr
 }
