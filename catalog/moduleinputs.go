@@ -161,6 +161,19 @@ func (r ModuleReads) Key(path, key string) Presence {
 	return p
 }
 
+// Reads reports whether some allowed release reads keys at path.
+func (r ModuleReads) Reads(path string) bool {
+	if r.mod == nil {
+		return false
+	}
+	for _, s := range r.mod.keys[path] {
+		if !r.allowed.and(s).empty() {
+			return true
+		}
+	}
+	return false
+}
+
 func (r ModuleReads) presence(s releaseSet) Presence {
 	in := r.allowed.and(s)
 	return Presence{Any: !in.empty(), All: !r.allowed.empty() && r.allowed.subsetOf(s)}
