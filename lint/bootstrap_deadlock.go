@@ -2,10 +2,12 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // bootstrap-deadlock: components needed before Karpenter can launch nodes that fit only Karpenter capacity, or nothing, before it runs.
@@ -16,7 +18,7 @@ var bootstrapDeadlock = &Check{
 	Family:   "F1",
 	Severity: Error,
 	Doc: Doc{
-		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for. In a live cluster it reports such a component's Pending pods that fit no existing node (only a NodePool, or nothing), quoting the scheduler's FailedScheduling message beside eksdoctor's explanation; those pods are not reported again as pod-unschedulable.",
+		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for. An add-on Terraform creates before the node groups and Fargate profiles its pods fit (a raw `aws_eks_addon` without `depends_on` on them, terraform-aws-eks's `before_compute`) has no capacity when it is created either. In a live cluster it reports such a component's Pending pods that fit no existing node (only a NodePool, or nothing), quoting the scheduler's FailedScheduling message beside eksdoctor's explanation; those pods are not reported again as pod-unschedulable.",
 		Why:  "Karpenter cannot launch the node the component needs, because the component (or Karpenter) is not running yet: the pods stay Pending, `terraform apply` hangs on the add-on or Helm release until it times out, and the cluster never scales.",
 		Fix:  "Let the component run on the node group (or Fargate profile) that exists before Karpenter: tolerate the node group's taint, or select its labels. The fix is expressed where the component is configured (manifest, Helm values, add-on configuration_values).",
 	},
@@ -45,6 +47,7 @@ func runBootstrapDeadlock(p *Pass) {
 			continue
 		}
 		if decidePods(bootstrapEvidence(boot)) != podsDeadlock {
+			reportAddonBeforeCapacity(p, w, boot)
 			continue
 		}
 		steady := p.Sim.Place(w, cluster.Steady)
@@ -86,4 +89,77 @@ func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement)
 			Fix:     tolerationFixFor(p.Model, w, v),
 		})
 	}
+}
+
+// reportAddonBeforeCapacity: Terraform waits for an EKS add-on to become
+// ACTIVE, and creates it as soon as what it depends on exists. When none of
+// the node groups and Fargate profiles its pods fit is among them — no
+// depends_on on a raw aws_eks_addon, or terraform-aws-eks's before_compute —
+// the add-on is created with nowhere to run its pods: it goes DEGRADED and
+// the AWS provider fails the apply.
+func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement) {
+	m := p.Model
+	a := w.Addon
+	if a == nil || a.Implicit != "" || m.Terraform == nil || w.IsDaemonSet() || boot.Result() != sim.Fits {
+		return
+	}
+	addr := graphAddress(m.Terraform, a.Address)
+	if addr == "" {
+		return
+	}
+	var later []string
+	var nodes []string
+	for _, v := range boot.Fitting() {
+		src := v.Source
+		var saddr string
+		switch {
+		case src.NodeGroup != nil:
+			saddr = src.NodeGroup.Address
+		case src.Fargate != nil:
+			saddr = src.Fargate.Address
+		default:
+			return
+		}
+		node := terraform.NodeOf(m.Terraform, saddr)
+		if node == "" {
+			return
+		}
+		if node == addr {
+			// Capacity of the module that declares the add-on: its own
+			// ordering decides (add-ons wait for its node groups unless
+			// before_compute).
+			if !a.BeforeCompute {
+				return
+			}
+		} else if m.Terraform.DependsOn(addr, node) {
+			return
+		}
+		later = append(later, describeSource(src))
+		if node != addr && !slices.Contains(nodes, node) {
+			nodes = append(nodes, node)
+		}
+	}
+	if len(later) == 0 {
+		return
+	}
+	why := fmt.Sprintf("%s does not depend on them", a.Address)
+	if a.BeforeCompute {
+		why = fmt.Sprintf("%s is created before the module's compute (before_compute)", a.Address)
+	}
+	f := Finding{
+		Severity: Warning,
+		Object:   w.Ref(),
+		Origin:   w.Object.Origin,
+		Summary:  fmt.Sprintf("%s fits only %s, which Terraform creates in parallel with EKS add-on %s or after it (%s)", w.Ref(), strings.Join(later, ", "), a.Name, why),
+		Detail: fmt.Sprintf("%s. Terraform creates the add-on as soon as the cluster exists and waits for it to become ACTIVE; with no node for its pods yet it goes DEGRADED. Users report the apply failing then: at once with early AWS provider releases (`unexpected state 'DEGRADED', wanted target 'ACTIVE'`), after the 20-minute create timeout with later ones (`last state: 'DEGRADED'`); terraform-aws-eks has made its add-ons depend on its node groups since v18.4.1 for this reason.\n%s",
+			w.Bootstrap, placementDetail(boot)),
+		causes: []string{podsCause(w.Ref())},
+	}
+	if len(nodes) > 0 && !a.BeforeCompute {
+		deps := append(append([]string(nil), m.Terraform.Nodes[addr].DependsOn...), nodes...)
+		if e, ok := terraform.DependsOnEdit(m.Terraform, addr, deps); ok {
+			f.Fix = &Fix{Summary: "create the add-on after the capacity its pods need: depends_on = [" + strings.Join(nodes, ", ") + "]", Edits: []Edit{e}}
+		}
+	}
+	p.Report(f)
 }
