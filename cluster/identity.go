@@ -27,7 +27,17 @@ const (
 	RoleController
 	// RoleFargate is a Fargate pod execution role (eks-fargate-pods.amazonaws.com).
 	RoleFargate
+	// RoleCluster is an EKS cluster role, assumed by the control plane
+	// (eks.amazonaws.com).
+	RoleCluster
 )
+
+// NotForNodes reports whether the role is one EC2 instances cannot assume: a
+// pod's role (a controller's, a Fargate pod execution role) or the control
+// plane's.
+func (k RoleKind) NotForNodes() bool {
+	return k == RoleController || k == RoleFargate || k == RoleCluster
+}
 
 func (k RoleKind) String() string {
 	switch k {
@@ -37,6 +47,8 @@ func (k RoleKind) String() string {
 		return "controller role"
 	case RoleFargate:
 		return "Fargate pod execution role"
+	case RoleCluster:
+		return "EKS cluster role"
 	}
 	return "role"
 }
@@ -120,6 +132,10 @@ type IAMRole struct {
 	Refs    []string
 	Origin  Origin
 	Address string
+	// MappedAsNode, when set, says that the tool that creates the role also
+	// maps it in aws-auth as a node role (eksctl's Karpenter node role), and
+	// names that entry.
+	MappedAsNode string
 }
 
 // ServiceAccountIdentity binds a Kubernetes service account to an IAM role.

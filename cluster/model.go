@@ -293,7 +293,14 @@ type NodeClass struct {
 	// unknown placeholder.
 	Role             string
 	InstanceProfile  string
-	AMIFamily        string
+	// InstanceProfileFrom says where InstanceProfile comes from when the
+	// object does not write it (a v1alpha5 AWSNodeTemplate or Provisioner
+	// takes the chart's default instance profile); "" when it does.
+	InstanceProfileFrom string
+	// Inline is set for the node class a v1alpha5 Provisioner writes inline
+	// (spec.provider): Object is the Provisioner.
+	Inline    bool
+	AMIFamily string
 	AMISelectorTerms []map[string]any
 	// DiskBytes is the size of the volume Karpenter sizes the nodes' ephemeral
 	// storage by (blockDeviceMappings: the rootVolume one, or the AMI family's
@@ -358,6 +365,10 @@ type HelmRelease struct {
 	// var.karpenter), is that input: a change to the release's values is written
 	// there.
 	Input *ModuleInput
+	// InstalledBy names the tool that installs the release with values of its
+	// own ("eksctl's karpenter section"): the values are not the user's to
+	// change, and fixes do not write them.
+	InstalledBy string
 	// Preset are the dotted values keys a module sets on the user's behalf when it
 	// creates the release (aws-ia/eks-blueprints-addons sets the settings of
 	// every Karpenter version at once): not the user's to fix.

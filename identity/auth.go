@@ -380,6 +380,11 @@ func (r *Resolver) implicitAwsAuth(role Role, p Purpose) []Found {
 			out = append(out, Found{What: fmt.Sprintf("the aws-auth entry EKS adds for Fargate profile %q", fp.Name), Origin: fp.Origin, Implicit: true, Index: -1})
 		}
 	}
+	for _, c := range r.m.Identity.Roles {
+		if c != nil && c.MappedAsNode != "" && p == LinuxNode && Same(r.FromConfig(c), role) == Yes {
+			out = append(out, Found{What: c.MappedAsNode, Origin: c.Origin, Implicit: true, Index: -1})
+		}
+	}
 	for _, ng := range r.m.NodeGroups {
 		if p == FargatePods || ng.NodeRole == "" || (!ng.Managed && ng.CreatedBy != "eksctl") {
 			continue

@@ -124,7 +124,7 @@ func (r *Resolver) profileResourceRole(res *cluster.Resource, text string) (Role
 func (r *Resolver) NodeRoles() []Role {
 	var out []Role
 	add := func(role Role) {
-		if role.IsZero() || role.Kind == cluster.RoleController || role.Kind == cluster.RoleFargate {
+		if role.IsZero() || role.Kind.NotForNodes() {
 			return
 		}
 		for _, o := range out {

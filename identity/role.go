@@ -167,6 +167,21 @@ func (r *Resolver) isKarpenterModule(call string) bool {
 	return strings.Contains(strings.ToLower(call), "karpenter")
 }
 
+// isEKSModule tells whether a module call is terraform-aws-modules/eks itself
+// (not one of its sub-modules).
+func (r *Resolver) isEKSModule(call string) bool {
+	if r.m.Cluster.Address == call {
+		return true
+	}
+	if g := r.m.Terraform; g != nil {
+		if res, ok := g.Nodes[call]; ok {
+			s := strings.TrimPrefix(res.Source, "registry.terraform.io/")
+			return strings.HasPrefix(s, "terraform-aws-modules/eks/aws") && !strings.Contains(s, "//")
+		}
+	}
+	return false
+}
+
 // keyOf turns a reference to a role attribute into the key of the role: the name,
 // ARN and id of one role share it. Karpenter module outputs map to the node or
 // controller role of the module call, whatever the version.
@@ -182,6 +197,9 @@ func (r *Resolver) keyOf(ref string) (key string, kind cluster.RoleKind, why str
 			}
 			return call + suffix, o.kind, o.why
 		}
+	}
+	if call, rest, ok := cluster.SplitModuleCall(ref); ok && strings.HasPrefix(rest, "cluster_iam_role_") && r.isEKSModule(call) {
+		return call + "#cluster", cluster.RoleCluster, "output " + rest + " of terraform-aws-modules/eks is the cluster's own IAM role, which the EKS control plane assumes"
 	}
 	if strings.HasPrefix(ref, "var.") || strings.HasPrefix(ref, "local.") {
 		// Two variables may name two roles; only attributes of one resource or
@@ -504,6 +522,11 @@ func kindFromTrust(trust []string) (cluster.RoleKind, string) {
 			return cluster.RoleNode, "is trusted by ec2.amazonaws.com (an instance role)"
 		}
 	}
+	for _, t := range trust {
+		if lt := strings.ToLower(strings.TrimSpace(t)); lt == "eks.amazonaws.com" || strings.HasSuffix(lt, ":eks.amazonaws.com") {
+			return cluster.RoleCluster, "is trusted by eks.amazonaws.com (the EKS control plane's role)"
+		}
+	}
 	return cluster.RoleUnknown, ""
 }
 
@@ -522,6 +545,13 @@ func (r *Resolver) collectUses() {
 	}
 	for _, fp := range m.FargateProfiles {
 		add(fp.PodExecutionRole, cluster.RoleFargate, fmt.Sprintf("it is the pod execution role of Fargate profile %q", fp.Name))
+	}
+	if g := m.Terraform; g != nil {
+		if res, ok := g.Nodes[m.Cluster.Address]; ok && res.Type == "aws_eks_cluster" {
+			if arn, ok := res.Attrs["role_arn"].(string); ok {
+				add(arn, cluster.RoleCluster, fmt.Sprintf("it is the role of %s, which the EKS control plane assumes", res.Address))
+			}
+		}
 	}
 	for _, sa := range m.Identity.ServiceAccounts {
 		mech := "IRSA"

@@ -18,7 +18,7 @@ var bootstrapDeadlock = &Check{
 	Family:   "F1",
 	Severity: Error,
 	Doc: Doc{
-		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for. An add-on Terraform creates before the node groups and Fargate profiles its pods fit (a raw `aws_eks_addon` without `depends_on` on them, terraform-aws-eks's `before_compute`) has no capacity when it is created either. In a live cluster it reports such a component's Pending pods that fit no existing node (only a NodePool, or nothing), quoting the scheduler's FailedScheduling message beside eksdoctor's explanation; those pods are not reported again as pod-unschedulable.",
+		What: "A component that must run before Karpenter can launch nodes fits only Karpenter capacity, or nothing, in the bootstrap phase, when only node groups and Fargate profiles exist. Such components are the Karpenter controller itself, the CNI agent, CoreDNS when the Karpenter controller resolves names through it (dnsPolicy ClusterFirst), and EKS add-ons Terraform waits for. An add-on Terraform creates before the node groups and Fargate profiles its pods fit (an `aws_eks_addon` without `depends_on` on them) is an info: it is DEGRADED until the nodes join, which current AWS providers wait for within the create timeout. In a live cluster it reports such a component's Pending pods that fit no existing node (only a NodePool, or nothing), quoting the scheduler's FailedScheduling message beside eksdoctor's explanation; those pods are not reported again as pod-unschedulable.",
 		Why:  "Karpenter cannot launch the node the component needs, because the component (or Karpenter) is not running yet: the pods stay Pending, `terraform apply` hangs on the add-on or Helm release until it times out, and the cluster never scales.",
 		Fix:  "Let the component run on the node group (or Fargate profile) that exists before Karpenter: tolerate the node group's taint, or select its labels. The fix is expressed where the component is configured (manifest, Helm values, add-on configuration_values).",
 	},
@@ -94,9 +94,8 @@ func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement)
 // reportAddonBeforeCapacity: Terraform waits for an EKS add-on to become
 // ACTIVE, and creates it as soon as what it depends on exists. When none of
 // the node groups and Fargate profiles its pods fit is among them — no
-// depends_on on a raw aws_eks_addon, or terraform-aws-eks's before_compute —
-// the add-on is created with nowhere to run its pods: it goes DEGRADED and
-// the AWS provider fails the apply.
+// depends_on on an aws_eks_addon — the add-on is created with nowhere to run
+// its pods: it is DEGRADED until they join.
 func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement) {
 	m := p.Model
 	a := w.Addon
@@ -104,6 +103,9 @@ func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement
 		return
 	}
 	addr := graphAddress(m.Terraform, a.Address)
+	if addr == "" {
+		addr = terraform.NodeOf(m.Terraform, a.Address)
+	}
 	if addr == "" {
 		return
 	}
@@ -124,18 +126,14 @@ func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement
 		if node == "" {
 			return
 		}
-		if node == addr {
-			// Capacity of the module that declares the add-on: its own
-			// ordering decides (add-ons wait for its node groups unless
-			// before_compute).
-			if !a.BeforeCompute {
-				return
-			}
-		} else if m.Terraform.DependsOn(addr, node) {
+		if node == addr || m.Terraform.DependsOn(addr, node) {
+			// Capacity of the module that declares the add-on follows the
+			// module's own order (before_compute add-ons come before a
+			// pause, then the node groups start).
 			return
 		}
 		later = append(later, describeSource(src))
-		if node != addr && !slices.Contains(nodes, node) {
+		if !slices.Contains(nodes, node) {
 			nodes = append(nodes, node)
 		}
 	}
@@ -143,19 +141,16 @@ func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement
 		return
 	}
 	why := fmt.Sprintf("%s does not depend on them", a.Address)
-	if a.BeforeCompute {
-		why = fmt.Sprintf("%s is created before the module's compute (before_compute)", a.Address)
-	}
 	f := Finding{
-		Severity: Warning,
+		Severity: Info,
 		Object:   w.Ref(),
 		Origin:   w.Object.Origin,
 		Summary:  fmt.Sprintf("%s fits only %s, which Terraform creates in parallel with EKS add-on %s or after it (%s)", w.Ref(), strings.Join(later, ", "), a.Name, why),
-		Detail: fmt.Sprintf("%s. Terraform creates the add-on as soon as the cluster exists and waits for it to become ACTIVE; with no node for its pods yet it goes DEGRADED. Users report the apply failing then: at once with early AWS provider releases (`unexpected state 'DEGRADED', wanted target 'ACTIVE'`), after the 20-minute create timeout with later ones (`last state: 'DEGRADED'`); terraform-aws-eks has made its add-ons depend on its node groups since v18.4.1 for this reason.\n%s",
+		Detail: fmt.Sprintf("%s. Terraform creates the add-on as soon as the cluster exists and waits for it to become ACTIVE; with no node for its pods yet it goes DEGRADED. Current AWS provider releases wait through DEGRADED until the nodes join, within the add-on's create timeout (20 minutes by default); early releases failed the apply at once (`unexpected state 'DEGRADED', wanted target 'ACTIVE'`), and a node group that takes longer, or never joins, still fails it (`last state: 'DEGRADED'`). terraform-aws-eks has made its add-ons depend on its node groups since v18.4.1 for this reason.\n%s",
 			w.Bootstrap, placementDetail(boot)),
 		causes: []string{podsCause(w.Ref())},
 	}
-	if len(nodes) > 0 && !a.BeforeCompute {
+	if len(nodes) > 0 {
 		deps := append(append([]string(nil), m.Terraform.Nodes[addr].DependsOn...), nodes...)
 		if e, ok := terraform.DependsOnEdit(m.Terraform, addr, deps); ok {
 			f.Fix = &Fix{Summary: "create the add-on after the capacity its pods need: depends_on = [" + strings.Join(nodes, ", ") + "]", Edits: []Edit{e}}

@@ -14,11 +14,11 @@ import (
 
 var controllerRoleAsNodeRole = &Check{
 	ID:       "controller-role-as-node-role",
-	Title:    "Controller or Fargate role used as a node role",
+	Title:    "Controller, Fargate or cluster role used as a node role",
 	Family:   "F4",
 	Severity: Error,
 	Doc: Doc{
-		What: "A role meant for pods, the Karpenter controller role (trusted by the cluster's OIDC provider for IRSA or by pods.eks.amazonaws.com for EKS Pod Identity), or a Fargate pod execution role, is used as a node role: it is an EC2NodeClass's spec.role, it is mapped in aws-auth with the node username `system:node:{{EC2PrivateDNSName}}` or the node groups, or it has an `EC2_LINUX`/`EC2_WINDOWS` access entry. The most common cause is the terraform-aws-eks v19 to v20 upgrade: v19's `module.karpenter.role_arn` was the node role, v20's `module.karpenter.iam_role_arn` is the controller role (the node role became `node_iam_role_arn`), so renaming `role_arn` to `iam_role_arn` in `aws_auth_roles` or in the EC2NodeClass silently swaps the roles.",
+		What: "A role meant for pods, the Karpenter controller role (trusted by the cluster's OIDC provider for IRSA or by pods.eks.amazonaws.com for EKS Pod Identity), or a Fargate pod execution role, or the EKS cluster role (trusted by eks.amazonaws.com: `module.eks.cluster_iam_role_*`, the aws_eks_cluster's role_arn), is used as a node role: it is the role inside the instance profile a v1alpha5 Provisioner or AWSNodeTemplate gets from the chart's `aws.defaultInstanceProfile`, it is an EC2NodeClass's spec.role, it is mapped in aws-auth with the node username `system:node:{{EC2PrivateDNSName}}` or the node groups, or it has an `EC2_LINUX`/`EC2_WINDOWS` access entry. The most common cause is the terraform-aws-eks v19 to v20 upgrade: v19's `module.karpenter.role_arn` was the node role, v20's `module.karpenter.iam_role_arn` is the controller role (the node role became `node_iam_role_arn`), so renaming `role_arn` to `iam_role_arn` in `aws_auth_roles` or in the EC2NodeClass silently swaps the roles.",
 		Why:  "EC2 cannot assume a role that only trusts pods, so Karpenter's instances never get node credentials and never register (NodeClaim `Launched=True, Registered=Unknown`), while the real node role stays unauthorized. Mapping a pod's role as a node also lets that pod act as a node in the cluster.",
 		Fix:  "Use the node role: `module.karpenter.node_iam_role_arn` / `node_iam_role_name` (v20+), `role_arn` / `role_name` (v19), or the role your node groups use; the fix proposes the node role the configuration already authorizes.",
 	},
@@ -34,7 +34,7 @@ func runControllerRoleAsNodeRole(p *Pass) {
 			continue
 		}
 		role := ncr.Role
-		if role.Kind != cluster.RoleController && role.Kind != cluster.RoleFargate {
+		if !role.Kind.NotForNodes() {
 			continue
 		}
 		ref := nc.Object.Ref()
@@ -42,7 +42,7 @@ func runControllerRoleAsNodeRole(p *Pass) {
 			Object:  ref,
 			Origin:  nc.Object.At(ncr.Field),
 			Summary: fmt.Sprintf("%s uses the %s %s as its node role", ref, role.Kind, asWritten(role)),
-			Detail:  misuseDetail(role),
+			Detail:  profileNote(nc) + misuseDetail(role),
 		}
 		if nr, ok := nodeRoleFor(res, role); ok {
 			if e, ok := nodeClassRoleEdit(m, nc, ncr, nr); ok {
@@ -84,7 +84,7 @@ func runControllerRoleAsNodeRole(p *Pass) {
 			continue
 		}
 		role := res.Resolve(e.PrincipalARN)
-		if role.Kind != cluster.RoleController && role.Kind != cluster.RoleFargate {
+		if !role.Kind.NotForNodes() {
 			continue
 		}
 		f := Finding{
@@ -143,13 +143,15 @@ func accessEntryName(e *cluster.AccessEntry) string {
 func misuseDetail(role identity.Role) string {
 	var b strings.Builder
 	if role.Why != "" {
-		fmt.Fprintf(&b, "%s is a %s: %s.\n", role, role.Kind, role.Why)
+		fmt.Fprintf(&b, "%s is %s: %s.\n", role, article(role.Kind.String()), role.Why)
 	}
 	switch role.Kind {
 	case cluster.RoleController:
 		b.WriteString("A controller role is assumed by a pod (IRSA or EKS Pod Identity); EC2 instances cannot assume it, so nodes launched with it never get credentials to register, and mapping it as a node lets the pod act as one.")
 	case cluster.RoleFargate:
 		b.WriteString("A Fargate pod execution role trusts eks-fargate-pods.amazonaws.com only; EC2 instances cannot assume it.")
+	case cluster.RoleCluster:
+		b.WriteString("The EKS cluster role trusts eks.amazonaws.com only: the control plane assumes it, EC2 instances cannot, and EKS maps it as no node.")
 	}
 	b.WriteString("\n" + nodeJoinSymptom)
 	return b.String()
@@ -160,7 +162,7 @@ func misuseDetail(role identity.Role) string {
 // configuration authorizes or declares.
 func nodeRoleFor(res *identity.Resolver, wrong identity.Role) (identity.Role, bool) {
 	cands := res.NodeRoles()
-	if i := strings.LastIndexByte(wrong.Key, '#'); i > 0 {
+	if i := strings.LastIndexByte(wrong.Key, '#'); i > 0 && wrong.Kind != cluster.RoleCluster {
 		want := wrong.Key[:i] + "#node"
 		for _, c := range cands {
 			if c.Key == want {
@@ -178,7 +180,7 @@ func nodeRoleFor(res *identity.Resolver, wrong identity.Role) (identity.Role, bo
 	// was almost always meant for them.
 	var others []identity.Role
 	for _, nc := range sortedNodeClasses(res.Model()) {
-		if ncr, ok := res.NodeClassRole(nc); ok && !ncr.Role.IsZero() && ncr.Role.Kind != cluster.RoleController && ncr.Role.Kind != cluster.RoleFargate && identity.Same(ncr.Role, wrong) != identity.Yes {
+		if ncr, ok := res.NodeClassRole(nc); ok && !ncr.Role.IsZero() && !ncr.Role.Kind.NotForNodes() && identity.Same(ncr.Role, wrong) != identity.Yes {
 			others = appendRole(others, ncr.Role)
 		}
 	}
@@ -210,6 +212,11 @@ func appendRole(list []identity.Role, r identity.Role) []identity.Role {
 
 // nodeClassRoleEdit points an EC2NodeClass at a node role.
 func nodeClassRoleEdit(m *cluster.Model, nc *cluster.NodeClass, ncr identity.NodeClassRole, nr identity.Role) (Edit, bool) {
+	if nc.Object == nil || nc.Object.Kind != "EC2NodeClass" || nc.InstanceProfileFrom != "" {
+		// v1alpha5 kinds have no spec.role; a profile the chart's settings
+		// give is changed where the profile is made.
+		return Edit{}, false
+	}
 	var value string
 	switch {
 	case nr.Known():
@@ -251,4 +258,21 @@ func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Rol
 		return Edit{}, false
 	}
 	return terraform.AccessEntryPrincipalEdit(m.Terraform, e, principal)
+}
+
+// article puts "a" or "an" before a noun phrase.
+func article(s string) string {
+	if s != "" && strings.ContainsRune("AEIOUaeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// profileNote says where a node class's instance profile comes from when the
+// object does not name it (a v1alpha5 class takes the chart's default).
+func profileNote(nc *cluster.NodeClass) string {
+	if nc.InstanceProfileFrom == "" {
+		return ""
+	}
+	return fmt.Sprintf("Its instances get instance profile %s, from %s.\n", nc.InstanceProfile, nc.InstanceProfileFrom)
 }

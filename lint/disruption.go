@@ -428,9 +428,13 @@ func tolerateAllFix(m *cluster.Model, w *cluster.Workload, force bool) *Fix {
 		}
 		values := map[string]any{}
 		setPath(values, key, true)
+		e, ok := valuesEdit(r, values)
+		if !ok {
+			return nil
+		}
 		return &Fix{
 			Summary: fmt.Sprintf("set %s: true in the %s values (the chart default since 2.11.0): the node plugin then tolerates every taint, Karpenter's disruption taint included", key, kb.Name),
-			Edits:   []Edit{valuesEdit(r, values)},
+			Edits:   []Edit{e},
 		}
 	case w.Addon != nil:
 		a := w.Addon

@@ -81,7 +81,17 @@ type chartCase struct {
 
 func (c chartCase) build(t *testing.T) *cluster.Model {
 	t.Helper()
-	objs, probs := manifest.Decode("karpenter.yaml", []byte(karpenterManifests))
+	docs := karpenterManifests
+	if strings.HasPrefix(c.karpenter, "0.") {
+		// Karpenter before 1.0 serves v1beta1, not v1.
+		docs = strings.NewReplacer(
+			"karpenter.k8s.aws/v1\n", "karpenter.k8s.aws/v1beta1\n",
+			"karpenter.sh/v1\n", "karpenter.sh/v1beta1\n",
+			"  amiSelectorTerms:\n    - alias: al2023@latest\n", "  amiFamily: AL2023\n",
+			"nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}", "nodeClassRef: {name: default}",
+		).Replace(docs)
+	}
+	objs, probs := manifest.Decode("karpenter.yaml", []byte(docs))
 	if len(probs) > 0 {
 		t.Fatalf("decode manifests: %v", probs)
 	}

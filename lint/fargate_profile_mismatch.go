@@ -445,7 +445,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 		}
 		values := map[string]any{}
 		setPath(values, key, labels)
-		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
+		return releaseValuesFix(summary, r, values)
 	}
 	if w.Addon != nil {
 		return nil
@@ -516,8 +516,18 @@ func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) [
 }
 
 // releaseValuesEdit merges values into a Helm release where it is declared.
-func releaseValuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
+func releaseValuesEdit(r *cluster.HelmRelease, values map[string]any) (Edit, bool) {
 	return valuesEdit(r, values)
+}
+
+// releaseValuesFix is a fix made of one change of a release's values; nil
+// when the values are not the user's to write (a tool installs the release).
+func releaseValuesFix(summary string, r *cluster.HelmRelease, values map[string]any) *Fix {
+	e, ok := valuesEdit(r, values)
+	if !ok {
+		return nil
+	}
+	return &Fix{Summary: summary, Edits: []Edit{e}}
 }
 
 // reportLiveMismatch: pods the default scheduler could only place on Fargate

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	goversion "github.com/hashicorp/go-version"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -175,20 +177,14 @@ func privileged(spec *corev1.PodSpec) (string, bool) {
 }
 
 // karpenterClusterNameMissing reports whether the Karpenter controller is given no
-// cluster name: settings.clusterName (settings.aws.clusterName before v0.32) in
-// the release values, or CLUSTER_NAME in the container environment.
+// cluster name: CLUSTER_NAME (or --cluster-name) in a container, or, for a chart
+// release described from the knowledge base, the values key its version reads
+// (clusterNameKey). Charts before 0.4.3 take the cluster from each Provisioner
+// (spec.cluster): nothing is missing there.
 func karpenterClusterNameMissing(w *cluster.Workload) (string, bool) {
-	if r := w.Release; r != nil && !r.Rendered {
-		for _, k := range []string{"settings.clusterName", "settings.aws.clusterName"} {
-			if v, ok := cluster.Lookup(r.Values, k).(string); ok && strings.TrimSpace(v) != "" {
-				return "", false
-			}
-		}
-		return "settings.clusterName is not set", true
-	}
 	for _, c := range w.Template.Spec.Containers {
 		for _, e := range c.Env {
-			if e.Name == "CLUSTER_NAME" && (e.Value != "" || e.ValueFrom != nil) {
+			if e.Name == "CLUSTER_NAME" && (strings.TrimSpace(e.Value) != "" || e.ValueFrom != nil) {
 				return "", false
 			}
 		}
@@ -198,7 +194,51 @@ func karpenterClusterNameMissing(w *cluster.Workload) (string, bool) {
 			}
 		}
 	}
+	if r := w.Release; r != nil && !r.Rendered {
+		key := "settings.clusterName"
+		if kb, ok := releaseChart(r); ok {
+			key = clusterNameKey(kb.Version)
+		}
+		if key == "" {
+			return "", false
+		}
+		for _, k := range []string{key, "settings.clusterName", "settings.aws.clusterName"} {
+			if v, ok := cluster.Lookup(r.Values, k).(string); ok && strings.TrimSpace(v) != "" {
+				return "", false
+			}
+		}
+		return key + " is not set", true
+	}
 	return "the container has no CLUSTER_NAME", true
+}
+
+// clusterNameKey is the values key a Karpenter chart version reads the cluster
+// name from: settings.clusterName from 0.32, settings.aws.clusterName 0.19–0.31,
+// the top-level clusterName 0.6.2–0.18, controller.clusterName 0.4.3–0.6.1, and
+// none before (each Provisioner names its cluster). Chart templates by tag,
+// aws/karpenter-provider-aws v0.4.3, v0.6.2, v0.19.0, v0.32.0.
+func clusterNameKey(version string) string {
+	switch {
+	case versionBefore(version, "0.4.3"):
+		return ""
+	case versionBefore(version, "0.6.2"):
+		return "controller.clusterName"
+	case versionBefore(version, "0.19.0"):
+		return "clusterName"
+	case versionBefore(version, "0.32.0"):
+		return "settings.aws.clusterName"
+	}
+	return "settings.clusterName"
+}
+
+// versionBefore reports whether version v is known and older than w.
+func versionBefore(v, w string) bool {
+	a, err := goversion.NewVersion(v)
+	if err != nil {
+		return false
+	}
+	b, err := goversion.NewVersion(w)
+	return err == nil && a.LessThan(b)
 }
 
 // clusterNameValue is the cluster name to write into Karpenter's configuration:
@@ -223,8 +263,13 @@ func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 		if name == "" {
 			return nil
 		}
-		values := map[string]any{"settings": map[string]any{"clusterName": name}}
-		return &Fix{Summary: "set settings.clusterName in the Karpenter values", Edits: []Edit{releaseValuesEdit(r, values)}}
+		key := "settings.clusterName"
+		if kb, ok := releaseChart(r); ok && clusterNameKey(kb.Version) != "" {
+			key = clusterNameKey(kb.Version)
+		}
+		values := map[string]any{}
+		setPath(values, key, name)
+		return releaseValuesFix("set "+key+" in the Karpenter values", r, values)
 	}
 	containers := copyJSONList(w.Object.Get(podSpecPath(w) + ".containers"))
 	if len(containers) == 0 {
@@ -272,7 +317,7 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 		}
 		values := map[string]any{}
 		setPath(values, key, rest)
-		return &Fix{Summary: summary, Edits: []Edit{releaseValuesEdit(r, values)}}
+		return releaseValuesFix(summary, r, values)
 	}
 	if w.Addon != nil {
 		return nil
@@ -315,7 +360,11 @@ func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIde
 	edits := []Edit{mod}
 	if r := w.Release; r != nil {
 		values := map[string]any{"serviceAccount": map[string]any{"annotations": map[string]any{identity.IRSAAnnotation: cluster.Unknown(terraform.KarpenterRoleARNExpr(k.Address))}}}
-		edits = append(edits, releaseValuesEdit(r, values))
+		e, ok := releaseValuesEdit(r, values)
+		if !ok {
+			return nil
+		}
+		edits = append(edits, e)
 	}
 	return &Fix{Summary: summary + " (enable_irsa in the karpenter module, and the role annotation on the service account)", Edits: edits}
 }

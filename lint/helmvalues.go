@@ -101,29 +101,7 @@ func releaseLabel(r *cluster.HelmRelease) string {
 // valuesKeys lists the dotted keys a values tree sets, down to its leaves (lists
 // and scalars, empty maps), sorted. Null values remove a key in Helm, and keys
 // not known before apply cannot be judged: both are left out.
-func valuesKeys(values map[string]any) []string {
-	var out []string
-	var walk func(m map[string]any, prefix string)
-	walk = func(m map[string]any, prefix string) {
-		for k, v := range m {
-			if cluster.IsUnknown(k) || v == nil {
-				continue
-			}
-			key := k
-			if prefix != "" {
-				key = prefix + "." + k
-			}
-			if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
-				walk(sub, key)
-				continue
-			}
-			out = append(out, key)
-		}
-	}
-	walk(values, "")
-	sort.Strings(out)
-	return out
-}
+func valuesKeys(values map[string]any) []string { return cluster.ValuesKeys(values) }
 
 func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key string) {
 	instead := readInstead(kb, key)
@@ -285,7 +263,7 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 		// A values file the release reads: merge the change into it.
 		return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{{File: origin.File, Line: origin.Line, Format: FormatValues, Text: yamlText(patch)}}}
 	}
-	return &Fix{Summary: summary + " in the release's values", Edits: []Edit{valuesEdit(r, patch)}}
+	return releaseValuesFix(summary+" in the release's values", r, patch)
 }
 
 // containsUnknown reports whether a value holds a value not known before apply.
@@ -351,7 +329,8 @@ func releaseFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit,
 	if c.Added != nil {
 		where += " (the list replaces the chart's, so it keeps the items already there)"
 	}
-	return valuesEdit(r, values), where, true
+	e, ok := valuesEdit(r, values)
+	return e, where, ok
 }
 
 // componentOf finds the knowledge-base component of a workload.

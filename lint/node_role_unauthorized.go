@@ -55,7 +55,7 @@ func runNodeRoleUnauthorized(p *Pass) {
 			continue
 		}
 		role := ncr.Role
-		if role.Kind == cluster.RoleController || role.Kind == cluster.RoleFargate {
+		if role.Kind.NotForNodes() {
 			// controller-role-as-node-role reports it, with the right role.
 			continue
 		}
@@ -70,7 +70,7 @@ func runNodeRoleUnauthorized(p *Pass) {
 				Object:  ref,
 				Origin:  origin,
 				Summary: fmt.Sprintf("%s: node role %s cannot join the cluster: %s", ref, asWritten(role), shortReason(auth)),
-				Detail:  strings.Join(auth.Explain(), "\n") + "\n" + nodeJoinSymptom,
+				Detail:  profileNote(nc) + strings.Join(auth.Explain(), "\n") + "\n" + nodeJoinSymptom,
 				Fix:     nodeRoleFix(p, res, nc, ncr, auth),
 			})
 		case identity.Unverified:
@@ -138,7 +138,7 @@ func prefixTrapRole(res *identity.Resolver, role identity.Role) *identity.Role {
 			continue
 		}
 		cr := res.FromConfig(c)
-		if cr.Kind != cluster.RoleController && cr.Kind != cluster.RoleFargate && identity.PrefixTrap(cr, role.Name) {
+		if !cr.Kind.NotForNodes() && identity.PrefixTrap(cr, role.Name) {
 			return &cr
 		}
 	}

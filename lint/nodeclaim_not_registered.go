@@ -154,7 +154,7 @@ func reportUnregistered(p *Pass, class string, claims []unregistered) {
 
 func liveNodeClass(m *cluster.Model, name string) *cluster.NodeClass {
 	for _, nc := range m.NodeClasses {
-		if nc.Name == name {
+		if nc.Name == name && !nc.Inline {
 			return nc
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 var podUnschedulable = &Check{
@@ -150,6 +152,19 @@ func fargateComputeTypeFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	config := addonConfig(a)
 	config["computeType"] = "Fargate"
 	e, ok := addonEdit(m, a, "", config)
+	if a.Decl.Kind == cluster.DeclNew && a.Decl.Object == nil {
+		// A new aws_eks_addon is created after the profiles that take its pods.
+		var deps []string
+		for _, fp := range m.FargateProfiles {
+			if _, selects := sim.MatchingSelector(fp, w.Template.Namespace, templateLabels(w)); selects {
+				if n := terraform.NodeOf(m.Terraform, fp.Address); n != "" && !slices.Contains(deps, n) {
+					deps = append(deps, n)
+				}
+			}
+		}
+		sort.Strings(deps)
+		e, ok = terraform.NewAddonAfterEdit(a, config, deps)
+	}
 	if !ok {
 		return nil
 	}

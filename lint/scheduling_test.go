@@ -1,7 +1,6 @@
 package lint_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -9,19 +8,20 @@ import (
 )
 
 // The scheduling fixtures: each fires, names the cause, carries a fix that
-// works, and has a fixed twin with no error.
+// works, and has a fixed twin with no error. Every fixture of the directory
+// runs (invalid-broken.txtar has a test of its own).
 func TestSchedulingFixtures(t *testing.T) {
-	for _, name := range []string{"selector", "taint", "bootstrap", "partial-inputs", "partial-inputs-taint"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "scheduling", name+".txtar"))
-		if err != nil {
-			t.Fatal(err)
+	ids := []string{"pod-unschedulable", "bootstrap-deadlock", "karpenter-schema", "fargate-profile-mismatch"}
+	fixtures := linttest.ReadFixtures(t, filepath.Join("testdata", "scheduling"))
+	if len(fixtures) < 13 {
+		t.Fatalf("%d scheduling fixtures, want every one of the directory", len(fixtures))
+	}
+	for _, fx := range fixtures {
+		if fx.Name == "invalid-broken" {
+			continue
 		}
-		fx, err := linttest.ParseFixture(name, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(name, func(t *testing.T) {
-			got := fx.Check(t, []string{"pod-unschedulable", "bootstrap-deadlock"})
+		t.Run(fx.Name, func(t *testing.T) {
+			got := fx.Check(t, ids)
 			for _, f := range got {
 				if f.Origin.File == "" || f.Origin.Line == 0 {
 					t.Errorf("finding has no file and line: %s %+v", f.Check, f.Origin)

@@ -22,9 +22,13 @@ func joinKey(prefix, key string) string {
 
 // valuesEdit merges values into a release: at the helm_release (or chart) that
 // declares it, or into the last values file given for a local chart.
-func valuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
+func valuesEdit(r *cluster.HelmRelease, values map[string]any) (Edit, bool) {
+	if r.InstalledBy != "" {
+		// The tool that installs the release chooses its values.
+		return Edit{}, false
+	}
 	if in := r.Input; in != nil {
-		return terraform.ModuleValuesEdit(in, values)
+		return terraform.ModuleValuesEdit(in, values), true
 	}
 	e := Edit{File: r.Origin.File, Line: r.Origin.Line, Format: FormatValues, Text: yamlText(values)}
 	if r.Address == "" && r.ChartDir != "" {
@@ -39,7 +43,7 @@ func valuesEdit(r *cluster.HelmRelease, values map[string]any) Edit {
 			e.File, e.Line = files[len(files)-1], 1
 		}
 	}
-	return e
+	return e, true
 }
 
 // eksctlAddonEdit sets a field of one entry of an eksctl ClusterConfig's addons

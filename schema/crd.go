@@ -73,6 +73,27 @@ func ServesV1alpha5(version string) bool {
 	return ok && major == 0 && minor <= 32
 }
 
+// ServesAPI reports whether a Karpenter version serves an apiVersion of its
+// kinds: karpenter.sh/v1alpha5 and karpenter.k8s.aws/v1alpha1 up to v0.32,
+// v1beta1 from v0.32 to 1.0 (1.0 through conversion), v1 from 1.0. known is
+// false for a version that is not one, or an apiVersion Karpenter never had.
+func ServesAPI(apiVersion, version string) (served, known bool) {
+	major, minor, ok := majorMinor(version)
+	if !ok {
+		return false, false
+	}
+	old := major == 0
+	switch apiVersion {
+	case "karpenter.sh/v1alpha5", "karpenter.k8s.aws/v1alpha1":
+		return ServesV1alpha5(version), true
+	case "karpenter.sh/v1beta1", "karpenter.k8s.aws/v1beta1":
+		return (old && minor >= 32) || (major == 1 && minor == 0), true
+	case "karpenter.sh/v1", "karpenter.k8s.aws/v1":
+		return major >= 1, true
+	}
+	return false, false
+}
+
 func majorMinor(version string) (major, minor int, ok bool) {
 	v := strings.TrimPrefix(strings.TrimSpace(version), "v")
 	majorText, rest, _ := strings.Cut(v, ".")

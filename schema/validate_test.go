@@ -587,3 +587,32 @@ func TestReleaseFor(t *testing.T) {
 		}
 	}
 }
+
+// Which API versions each Karpenter version serves: v1alpha5 up to v0.32 (its
+// migration release), v1beta1 from v0.32 to 1.0, v1 from 1.0.
+func TestServesAPI(t *testing.T) {
+	tests := []struct {
+		api, version  string
+		served, known bool
+	}{
+		{"karpenter.sh/v1alpha5", "0.31.4", true, true},
+		{"karpenter.sh/v1alpha5", "v0.32.10", true, true},
+		{"karpenter.sh/v1alpha5", "0.33.0", false, true},
+		{"karpenter.k8s.aws/v1alpha1", "0.37.0", false, true},
+		{"karpenter.sh/v1beta1", "0.31.4", false, true},
+		{"karpenter.sh/v1beta1", "0.32.0", true, true},
+		{"karpenter.sh/v1beta1", "1.0.8", true, true},
+		{"karpenter.sh/v1beta1", "1.1.0", false, true},
+		{"karpenter.sh/v1", "0.37.7", false, true},
+		{"karpenter.k8s.aws/v1", "1.0.0", true, true},
+		{"karpenter.sh/v1", "1.14.1", true, true},
+		{"karpenter.sh/v2", "1.14.1", false, false},
+		{"karpenter.sh/v1", "latest", false, false},
+	}
+	for _, tc := range tests {
+		served, known := ServesAPI(tc.api, tc.version)
+		if served != tc.served || known != tc.known {
+			t.Errorf("ServesAPI(%q, %q) = %v, %v; want %v, %v", tc.api, tc.version, served, known, tc.served, tc.known)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/schema"
 )
 
 // poolInfo is what a NodePool offers, computed once.
@@ -110,6 +111,22 @@ func inUseNote(np *cluster.NodePool) string {
 	return "in use: " + strings.Join(parts, ", ")
 }
 
+// notServed says why the Karpenter the inputs install never sees a NodePool
+// (or Provisioner) written in an API version it does not serve: applying it
+// fails with "no matches for kind". "" when it is served, or when the version
+// is not known from the inputs.
+func (s *Simulator) notServed(np *cluster.NodePool) string {
+	k := s.m.Karpenter
+	if np.Object == nil || k.Version == "" || k.VersionFrom == "" || strings.HasPrefix(k.VersionFrom, "CRD ") || k.VersionFrom == "assumed" || s.m.Live != nil {
+		return ""
+	}
+	served, known := schema.ServesAPI(np.Object.APIVersion, k.Version)
+	if !known || served {
+		return ""
+	}
+	return fmt.Sprintf("Karpenter %s (%s) does not serve %s, so %s %q is never created (no matches for kind %q)", k.Version, k.VersionFrom, np.Object.APIVersion, np.Object.Kind, np.Name, np.Object.Kind)
+}
+
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np), remaining: remainingLimits(np)}
 	p.words = wordsOf(p.reqs)
@@ -118,13 +135,16 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	case np.InlineNodeClass:
 		// A v1alpha5 Provisioner with its AWS settings inline: no node
 		// class to be Ready.
-	case nc == nil && len(s.m.NodeClasses) == 0:
+	case nc == nil && !slices.ContainsFunc(s.m.NodeClasses, func(c *cluster.NodeClass) bool { return !c.Inline }):
 		p.unknownClass = true
 	case nc == nil:
 		p.notReady = fmt.Sprintf("%s %q not found; Karpenter ignores NodePools whose node class is not Ready", kindOr(np.NodeClassRef.Kind), np.NodeClassRef.Name)
 	default:
 		p.notReady = nodeClassNotReady(nc)
 		p.os = nodeClassOS(nc)
+	}
+	if why := s.notServed(np); why != "" {
+		p.notReady = why
 	}
 	if offeringExcluded(p.reqs) {
 		// Requirements that leave no zone or capacity type (two disjoint

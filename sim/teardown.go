@@ -1112,11 +1112,13 @@ func (b *builder) orphanHazards() {
 			}
 		}
 	}
-	if b.plan.Tool != "terraform" || !b.m.Cluster.Defined && b.release == "" {
-		// eksctl cannot manage NodePools at all, and manifests alone define no
-		// cluster: the plan's commands delete them first. A Terraform
-		// configuration that neither creates the cluster nor installs Karpenter
-		// destroys nothing the NodePools need.
+	if b.plan.Tool == "kubectl" || !b.m.Cluster.Defined && b.release == "" {
+		// Manifests alone define no cluster: the plan's commands delete the
+		// NodePools first. A Terraform configuration that neither creates the
+		// cluster nor installs Karpenter destroys nothing the NodePools need.
+		// eksctl delete cluster never deletes NodePools (it drains and deletes
+		// its own node groups only: pkg/actions/cluster, v0.230.0), so theirs
+		// are out of band too.
 		return
 	}
 	for _, key := range sortedKeys(b.items[StageNodePools]) {

@@ -63,11 +63,13 @@ func liveTeardown(m *cluster.Model, plan *Plan) map[Stage][]string {
 		blockers[StageNodeClasses] = append(blockers[StageNodeClasses], fmt.Sprintf("%d NodeClaim(s) still exist (%s): EC2NodeClasses are finalized only once no NodeClaim uses them", len(remaining), strings.Join(remaining, ", ")))
 		blockers[StageController] = append(blockers[StageController], fmt.Sprintf("%d NodeClaim(s) still exist: uninstalling the controller now leaves their finalizers (and instances) behind", len(remaining)))
 	}
-	if n := len(m.NodeClasses); n > 0 {
-		var names []string
-		for _, nc := range m.NodeClasses {
+	var names []string
+	for _, nc := range m.NodeClasses {
+		if !nc.Inline {
 			names = append(names, nc.Name)
 		}
+	}
+	if n := len(names); n > 0 {
 		sort.Strings(names)
 		blockers[StageController] = append(blockers[StageController], fmt.Sprintf("%d EC2NodeClass(es) still exist (%s): their finalizer needs the controller", n, strings.Join(names, ", ")))
 	}

@@ -419,7 +419,7 @@ func TestExpandNotes(t *testing.T) {
 		HelmReleases: []*cluster.HelmRelease{
 			{Name: "x", Chart: "some-private-chart", Origin: cluster.Origin{File: "a.tf", Line: 1}, Address: "helm_release.x"},
 			{Name: "karpenter", Chart: "karpenter", Version: "", Origin: cluster.Origin{File: "a.tf", Line: 9}},
-			{Name: "old", Chart: "karpenter", Version: "0.20.0", Origin: cluster.Origin{File: "a.tf", Line: 20}},
+			{Name: "old", Chart: "karpenter", Version: "0.0.9", Origin: cluster.Origin{File: "a.tf", Line: 20}},
 			{Name: "unknown", Chart: cluster.Unknown("var.chart"), Origin: cluster.Origin{File: "a.tf", Line: 30}},
 		},
 		Addons: []*cluster.Addon{
@@ -439,7 +439,7 @@ func TestExpandNotes(t *testing.T) {
 		got = append(got, n.Origin.String()+" note "+n.Message)
 	}
 	wants := []string{
-		"a.tf:20 unresolved=true chart karpenter of helm release old: version 0.20.0 is older than every known version; 0.31.4 is assumed",
+		"a.tf:20 unresolved=true chart karpenter of helm release old: version 0.0.9 is older than every known version; 0.1.3 is assumed",
 		"a.tf:30 unresolved=true the chart of helm release unknown is not known before apply",
 		// Charts and add-ons eksdoctor does not know are said once, together.
 		"a.tf:1 unresolved=true 2 charts and add-ons are not in eksdoctor's knowledge base and not on disk; what they create is not analysed: chart some-private-chart of helm_release.x; EKS add-on some-addon (EKS add-on some-addon)",

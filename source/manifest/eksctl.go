@@ -105,6 +105,7 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 		m.Addons = append(m.Addons, ad)
 	}
 	interpretEksctlIdentity(m, o)
+	interpretEksctlKarpenter(m, o)
 }
 
 // partialClusterConfig tells a ClusterConfig that adds node groups to a cluster

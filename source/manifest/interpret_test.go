@@ -489,3 +489,55 @@ spec:
 		t.Errorf("env %+v; want only CLUSTER_NAME, from its config map", c.Env)
 	}
 }
+
+// eksctl's karpenter section is a Helm release with the values eksctl
+// generates (settings.aws before chart 0.33), its node role mapped in aws-auth
+// by eksctl, and the instance profile that holds it.
+func TestEksctlKarpenterSection(t *testing.T) {
+	cfg := func(version, profile string) string {
+		return `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: demo, region: us-east-1}
+iam: {withOIDC: true}
+karpenter:
+  version: "` + version + `"
+  createServiceAccount: true
+` + profile
+	}
+	for _, tc := range []struct {
+		version, profile, settingsKey, wantProfile string
+	}{
+		{"v0.29.2", "", "settings.aws.defaultInstanceProfile", "eksctl-KarpenterNodeInstanceProfile-demo"},
+		{"0.37.0", "  defaultInstanceProfile: Mine\n", "settings.defaultInstanceProfile", "Mine"},
+	} {
+		m := interpret(t, "cluster.yaml", cfg(tc.version, tc.profile))
+		if len(m.HelmReleases) != 1 {
+			t.Fatalf("%s: %d releases, want the one eksctl installs", tc.version, len(m.HelmReleases))
+		}
+		r := m.HelmReleases[0]
+		if r.Name != "karpenter" || r.Namespace != "karpenter" || r.Version != strings.TrimPrefix(tc.version, "v") || r.InstalledBy == "" || r.Wait == nil || !*r.Wait {
+			t.Errorf("%s: release %+v", tc.version, r)
+		}
+		if got := cluster.Lookup(r.Values, tc.settingsKey); got != tc.wantProfile {
+			t.Errorf("%s: %s = %v, want %s", tc.version, tc.settingsKey, got, tc.wantProfile)
+		}
+		if got := cluster.Lookup(r.Values, "serviceAccount.create"); got != true {
+			t.Errorf("%s: serviceAccount.create = %v", tc.version, got)
+		}
+		if !slices.Contains(r.Preset, tc.settingsKey) {
+			t.Errorf("%s: %s is eksctl's, not the user's: Preset %v", tc.version, tc.settingsKey, r.Preset)
+		}
+		var node *cluster.IAMRole
+		for _, role := range m.Identity.Roles {
+			if role.Kind == cluster.RoleNode {
+				node = role
+			}
+		}
+		if node == nil || node.Name != "eksctl-KarpenterNodeRole-demo" || node.MappedAsNode == "" || !slices.Contains(node.Refs, tc.wantProfile) {
+			t.Errorf("%s: node role %+v", tc.version, node)
+		}
+	}
+	if m := interpret(t, "cluster.yaml", "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: demo, region: us-east-1}\n"); len(m.HelmReleases) != 0 {
+		t.Errorf("no karpenter section, yet releases %+v", m.HelmReleases)
+	}
+}

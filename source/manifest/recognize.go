@@ -44,6 +44,7 @@ func recognize(m *cluster.Model) {
 		}
 	}
 	karpenterInstall(m)
+	v1alpha5InstanceProfiles(m)
 	for _, w := range m.Workloads {
 		switch {
 		case w.Component == "karpenter":

@@ -784,6 +784,21 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 		}
 	}
 
+	// aws-auth before v18: the module writes the ConfigMap unless
+	// manage_aws_auth = false, mapping the worker role of its worker groups
+	// (output worker_iam_role_arn) as nodes, then map_roles (v17.24.0
+	// aws_auth.tf).
+	if dm := in.ci.call.declaredMajor; dm > 0 && dm < 18 {
+		if manage, _ := in.boolean("manage_aws_auth", true); !manage {
+			return
+		}
+		mapNode(cluster.Unknown(A+".worker_iam_role_arn"), in.origin("worker_groups"), false)
+		roles, origins := m.awsAuthRoles(in, "map_roles")
+		awsAuth = append(awsAuth, roles...)
+		awsAuthOrigins = append(awsAuthOrigins, origins...)
+		add(awsAuthResource(A+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map", awsAuth, awsAuthOrigins, in.origin("manage_aws_auth")))
+		return
+	}
 	// aws-auth, which v19 manages itself when asked to: the node and Fargate roles it
 	// creates, then aws_auth_roles.
 	if major <= 19 {

@@ -395,3 +395,45 @@ func TestKarpenterModule(t *testing.T) {
 		})
 	}
 }
+
+// terraform-aws-eks v17 writes aws-auth itself unless manage_aws_auth =
+// false: the worker role as a node, then map_roles. Empty node group inputs
+// are no capacity rather than capacity not seen.
+func TestV17AwsAuthAndEmptyGroups(t *testing.T) {
+	src := `module "eks" {
+  source          = "terraform-aws-modules/eks/aws"
+  version         = "17.23.0"
+  cluster_name    = "demo"
+  cluster_version = "1.21"
+  vpc_id          = "vpc-1"
+  subnets         = ["subnet-1"]
+  worker_groups   = []
+  node_groups     = {}
+  map_roles = [{
+    rolearn  = "arn:aws:iam::111122223333:role/admin"
+    username = "admin"
+    groups   = ["system:masters"]
+  }]
+}
+`
+	m, _ := loadSrcUnresolved(t, src)
+	a := m.Identity.AwsAuth
+	if a == nil {
+		t.Fatal("no aws-auth: v17 manages it by default")
+	}
+	var got []string
+	for _, r := range a.Roles {
+		got = append(got, r.RoleARN+" "+r.Username)
+	}
+	want := []string{"${module.eks.worker_iam_role_arn} system:node:{{EC2PrivateDNSName}}", "arn:aws:iam::111122223333:role/admin admin"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("aws-auth roles (-want +got):\n%s", diff)
+	}
+	if len(m.Unseen) != 0 {
+		t.Errorf("unseen capacity %+v, want none: the node group inputs are empty", m.Unseen)
+	}
+	off, _ := loadSrcUnresolved(t, strings.Replace(src, `worker_groups   = []`, `manage_aws_auth = false`, 1))
+	if off.Identity.AwsAuth != nil {
+		t.Errorf("manage_aws_auth = false still gives aws-auth %+v", off.Identity.AwsAuth)
+	}
+}

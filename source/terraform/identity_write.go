@@ -298,11 +298,21 @@ func AddonEdit(a *cluster.Addon, version string, config map[string]any) (cluster
 	return cluster.Edit{File: a.Origin.File, Line: a.Origin.Line, Format: cluster.FormatHCL, Text: strings.Join(lines, "\n") + "\n"}, true
 }
 
+// NewAddonAfterEdit declares an add-on EKS installs by itself, as AddonEdit
+// does, created after the resources at deps (the capacity its pods need) when
+// it becomes a resource of its own; a module entry follows the module's order.
+func NewAddonAfterEdit(a *cluster.Addon, config map[string]any, deps []string) (cluster.Edit, bool) {
+	if a.Decl.Kind != cluster.DeclNew {
+		return cluster.Edit{}, false
+	}
+	return newAddonEdit(a, "", config, deps...)
+}
+
 // newAddonEdit declares an add-on EKS installs by itself, with its version and
 // configuration: an entry of the terraform-aws-eks module's add-ons input
 // (cluster_addons, addons in v21), or an aws_eks_addon resource beside an
-// aws_eks_cluster.
-func newAddonEdit(a *cluster.Addon, version string, config map[string]any) (cluster.Edit, bool) {
+// aws_eks_cluster (created after deps, when given).
+func newAddonEdit(a *cluster.Addon, version string, config map[string]any, deps ...string) (cluster.Edit, bool) {
 	d := a.Decl
 	var lines []string
 	if version != "" {
@@ -310,6 +320,9 @@ func newAddonEdit(a *cluster.Addon, version string, config map[string]any) (clus
 	}
 	if len(config) > 0 {
 		lines = append(lines, "configuration_values = jsonencode("+ConfigValue(config, 0)+")")
+	}
+	if len(deps) > 0 && d.List == "" {
+		lines = append(lines, "depends_on = ["+strings.Join(deps, ", ")+"]")
 	}
 	if strings.HasPrefix(d.Block, "module.") && d.List == "" {
 		// A module without an add-ons input (terraform-aws-eks v17): a resource

@@ -96,8 +96,12 @@ func TestPlanMatchesConfiguration(t *testing.T) {
 		{"cluster", got.Cluster, want.Cluster},
 		{"graph", got.Terraform, want.Terraform},
 	}
+	// A plan does not carry the keys a module call writes inside its
+	// arguments' values: module-input-unknown reads them from the
+	// configuration only.
+	ignoreCalls := cmpopts.IgnoreFields(cluster.Graph{}, "Modules")
 	for _, s := range sections {
-		if diff := cmp.Diff(s.want, s.got, ignoreOrigins); diff != "" {
+		if diff := cmp.Diff(s.want, s.got, ignoreOrigins, ignoreCalls); diff != "" {
 			t.Errorf("%s from the plan differ from the configuration (-hcl +plan):\n%s", s.name, diff)
 		}
 	}

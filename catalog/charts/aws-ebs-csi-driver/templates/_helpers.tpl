@@ -47,26 +47,60 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
   operator: Exists
 {{- end -}}
 
-{{/* Node tolerations for a DaemonSet, by chart version. */}}
+{{/*
+Node tolerations for a DaemonSet, by chart version; called with (dict "root" $ "windows" bool).
+- nodeTolerateAll (0.3.0-0.6.1): always "operator: Exists", then node.tolerations.
+- otherwise node.tolerateAllTaints (0.6.2+) renders "operator: Exists"; when it is false:
+  nodeLegacyTolerations (0.9.14-2.10.x) CriticalAddonsOnly and NoExecute 300s,
+  nodeNoExecuteToleration (2.11.x) NoExecute 300s only, then node.tolerations, then
+  agentNotReadyToleration (2.19.0-2.35.x, the Linux DaemonSet only) or
+  daemonsetTolerations (2.36.0+, both DaemonSets).
+*/}}
 {{- define "aws-ebs-csi-driver.node-tolerations" -}}
-{{- if .Values.node.tolerateAllTaints }}
+{{- $root := .root -}}
+{{- $f := dict "Chart" $root.Chart -}}
+{{- if include "aws-ebs-csi-driver.feature" (set $f "feature" "nodeTolerateAll") }}
+- operator: Exists
+{{- with $root.Values.node.tolerations }}
+{{ toYaml . }}
+{{- end }}
+{{- else if $root.Values.node.tolerateAllTaints }}
 - operator: Exists
 {{- else }}
-{{- if include "aws-ebs-csi-driver.feature" (dict "Chart" .Chart "feature" "legacyTolerations") }}
+{{- if include "aws-ebs-csi-driver.feature" (set $f "feature" "nodeLegacyTolerations") }}
 - key: CriticalAddonsOnly
   operator: Exists
+{{- end }}
+{{- if or (include "aws-ebs-csi-driver.feature" (set $f "feature" "nodeLegacyTolerations")) (include "aws-ebs-csi-driver.feature" (set $f "feature" "nodeNoExecuteToleration")) }}
 - operator: Exists
   effect: NoExecute
   tolerationSeconds: 300
 {{- end }}
-{{- with .Values.node.tolerations }}
+{{- with $root.Values.node.tolerations }}
 {{ toYaml . }}
 {{- end }}
-{{- if include "aws-ebs-csi-driver.feature" (dict "Chart" .Chart "feature" "daemonsetTolerations") }}
-{{ include "aws-ebs-csi-driver.daemonset-tolerations" . }}
-{{- else if include "aws-ebs-csi-driver.feature" (dict "Chart" .Chart "feature" "agentNotReadyToleration") }}
+{{- if include "aws-ebs-csi-driver.feature" (set $f "feature" "daemonsetTolerations") }}
+{{ include "aws-ebs-csi-driver.daemonset-tolerations" $root }}
+{{- else if and (not .windows) (include "aws-ebs-csi-driver.feature" (set $f "feature" "agentNotReadyToleration")) }}
 - key: "ebs.csi.aws.com/agent-not-ready"
   operator: "Exists"
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* Node DaemonSet affinity: in the templates until 2.7.x, node.affinity from 2.8.0. */}}
+{{- define "aws-ebs-csi-driver.node-affinity" -}}
+{{- if include "aws-ebs-csi-driver.feature" (dict "Chart" .Chart "feature" "nodeFargateAffinity") -}}
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+        - matchExpressions:
+            - key: eks.amazonaws.com/compute-type
+              operator: NotIn
+              values: [fargate]
+{{- else if .Values.node.affinity -}}
+affinity:
+  {{- toYaml .Values.node.affinity | nindent 2 }}
+{{- end -}}
 {{- end -}}

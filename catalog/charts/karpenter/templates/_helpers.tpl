@@ -76,10 +76,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- toYaml $out -}}
 {{- end -}}
 
+{{/* Charts before 0.26 take controller.image as one string (stamped at release, so the
+range defaults blank it and the image is named from the chart version). */}}
 {{- define "karpenter.controller.image" -}}
+{{- if kindIs "map" .Values.controller.image -}}
 {{- $tag := .Values.controller.image.tag | default .Chart.AppVersion | toString -}}
 {{- if and (include "karpenter.feature" (dict "Chart" .Chart "feature" "vImageTag")) (not (hasPrefix "v" $tag)) -}}
 {{- $tag = printf "v%s" $tag -}}
 {{- end -}}
 {{- printf "%s:%s" .Values.controller.image.repository $tag -}}
+{{- else -}}
+{{- .Values.controller.image | default (printf "public.ecr.aws/karpenter/controller:v%s" .Chart.AppVersion) | toString -}}
+{{- end -}}
 {{- end -}}
