@@ -291,16 +291,16 @@ type NodeClass struct {
 	APIVersion string
 	// Role is spec.role; InstanceProfile is spec.instanceProfile. Either may be an
 	// unknown placeholder.
-	Role             string
-	InstanceProfile  string
+	Role            string
+	InstanceProfile string
 	// InstanceProfileFrom says where InstanceProfile comes from when the
 	// object does not write it (a v1alpha5 AWSNodeTemplate or Provisioner
 	// takes the chart's default instance profile); "" when it does.
 	InstanceProfileFrom string
 	// Inline is set for the node class a v1alpha5 Provisioner writes inline
 	// (spec.provider): Object is the Provisioner.
-	Inline    bool
-	AMIFamily string
+	Inline           bool
+	AMIFamily        string
 	AMISelectorTerms []map[string]any
 	// DiskBytes is the size of the volume Karpenter sizes the nodes' ephemeral
 	// storage by (blockDeviceMappings: the rootVolume one, or the AMI family's
