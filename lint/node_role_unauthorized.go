@@ -17,7 +17,7 @@ var nodeRoleUnauthorized = &Check{
 	Family:   "F4",
 	Severity: Error,
 	Doc: Doc{
-		What: "The IAM role an EC2NodeClass gives its instances (spec.role, or the role inside spec.instanceProfile) has no mapping that makes it a node under the cluster's authentication mode: no aws-auth mapRoles entry with username `system:node:{{EC2PrivateDNSName}}` and groups `system:bootstrappers` and `system:nodes` (no IAM path in the rolearn), and no access entry of type `EC2_LINUX` (`EC2_WINDOWS` for Windows). The finding says which mapping it looked for and what it found instead: an access entry whose type was omitted (EKS defaults it to STANDARD, which never makes a node), a wrong username, a missing group, an IAM path in the rolearn, an aws-auth entry that `authentication_mode = \"API\"` ignores, a STANDARD access entry that takes precedence over a correct aws-auth entry, or an EC2NodeClass that names a role by the prefix the karpenter module appends a random suffix to. Values not known before apply never make it an error; they give an info finding that says what could not be verified.",
+		What: "The IAM role an EC2NodeClass gives its instances (spec.role, or the role inside spec.instanceProfile) has no mapping that makes it a node under the cluster's authentication mode: no aws-auth mapRoles entry with username `system:node:{{EC2PrivateDNSName}}` and groups `system:bootstrappers` and `system:nodes` (no IAM path in the rolearn), and no access entry of type `EC2_LINUX` (`EC2_WINDOWS` for Windows). The finding says which mapping it looked for and what it found instead: an access entry whose type was omitted (EKS defaults it to STANDARD, which never makes a node), a wrong username, a missing group, an IAM path in the rolearn, an aws-auth entry that `authentication_mode = \"API\"` ignores, a STANDARD access entry that takes precedence over a correct aws-auth entry, or an EC2NodeClass that names a role by the prefix the karpenter module appends a random suffix to. Values not known before apply never make it an error; they give an info finding that says what could not be verified — except a warning when the only mapping the configuration writes for the role is wrong (no mapping it shows is right), or when the cluster uses aws-auth only (CONFIG_MAP), the configuration leaves aws-auth to EKS (which maps only managed node group and Fargate roles) and nothing maps the role: then only a mapping made by hand could let it join.",
 		Why:  "Karpenter launches the instance, but the kubelet cannot register: its logs say `Unable to register node with API server\" err=\"Unauthorized\"`, the NodeClaim stays `Launched=True, Registered=Unknown` and is replaced after the registration timeout, again and again, while pods stay Pending.",
 		Fix:  "Authorize the role where the configuration already does it: an `aws_eks_access_entry` (or the karpenter module's `create_access_entry = true`, `access_entry_type = \"EC2_LINUX\"`), an `accessConfig.accessEntries` entry in eksctl, or an aws-auth mapRoles entry (`aws_auth_roles`, eksctl `iamIdentityMappings`, the ConfigMap). Correct a wrong entry in place. With `node_iam_role_use_name_prefix` left at true, point the EC2NodeClass at `module.karpenter.node_iam_role_name`, or set `node_iam_role_use_name_prefix = false`.",
 	},
@@ -74,6 +74,30 @@ func runNodeRoleUnauthorized(p *Pass) {
 				Fix:     nodeRoleFix(p, res, nc, ncr, auth),
 			})
 		case identity.Unverified:
+			if why, ok := onlyManualMapping(p.Model, auth); ok {
+				p.Report(Finding{
+					Severity: Warning,
+					Object:   ref,
+					Origin:   origin,
+					Summary:  fmt.Sprintf("%s: node role %s cannot join the cluster unless it is mapped by hand: %s", ref, asWritten(role), why),
+					Detail:   profileNote(nc) + strings.Join(auth.Explain(), "\n") + "\n" + nodeJoinSymptom,
+					Fix:      nodeRoleFix(p, res, nc, ncr, auth),
+				})
+				continue
+			}
+			if bad, ok := brokenOwnMapping(auth); ok {
+				// The inputs map the role, wrongly, and nothing in them maps it
+				// right: only a mapping they do not show could let it join.
+				p.Report(Finding{
+					Severity: Warning,
+					Object:   ref,
+					Origin:   origin,
+					Summary:  fmt.Sprintf("%s: node role %s cannot join the cluster through the mapping the configuration gives it: %s", ref, asWritten(role), bad.Problems[0]),
+					Detail:   profileNote(nc) + strings.Join(auth.Explain(), "\n") + "\nOnly a mapping the configuration does not show (an access entry made elsewhere) could let it join. " + nodeJoinSymptom,
+					Fix:      nodeRoleFix(p, res, nc, ncr, auth),
+				})
+				continue
+			}
 			p.Report(Finding{
 				Severity: Info,
 				Object:   ref,
@@ -260,4 +284,46 @@ func userAccessEntries(m *cluster.Model) []cluster.AccessEntry {
 		}
 	}
 	return out
+}
+
+// brokenOwnMapping returns the mapping the configuration itself writes for a
+// role (an aws-auth entry or an access entry, not one EKS or a tool adds)
+// when every such mapping is wrong for the purpose, for reasons known before
+// apply, and none is right.
+func brokenOwnMapping(a identity.Authorization) (identity.Found, bool) {
+	var bad []identity.Found
+	for _, src := range []identity.SourceResult{a.AwsAuth, a.Access} {
+		for _, f := range src.Found {
+			if f.Implicit {
+				continue
+			}
+			if len(f.Problems) == 0 || len(f.Unknown) > 0 {
+				return identity.Found{}, false
+			}
+			bad = append(bad, f)
+		}
+		if len(src.Maybe) > 0 {
+			return identity.Found{}, false
+		}
+	}
+	if len(bad) == 0 {
+		return identity.Found{}, false
+	}
+	return bad[0], true
+}
+
+// onlyManualMapping: the cluster authenticates through aws-auth alone
+// (CONFIG_MAP), which the configuration does not write — EKS keeps it, adding
+// only the roles of its managed node groups and Fargate profiles, and
+// Karpenter never adds its own — and no entry there is for the role. Only an
+// edit made by hand (kubectl, eksctl create iamidentitymapping) can map it.
+func onlyManualMapping(m *cluster.Model, a identity.Authorization) (string, bool) {
+	auth := m.Identity.AwsAuth
+	if a.Mode != cluster.AuthConfigMap || m.Live != nil || !m.Cluster.Defined || auth == nil || auth.Managed != "eks" {
+		return "", false
+	}
+	if len(a.AwsAuth.Found) > 0 || len(a.AwsAuth.Maybe) > 0 {
+		return "", false
+	}
+	return "the cluster uses aws-auth only, which the configuration leaves to EKS: EKS maps only its managed node groups' and Fargate profiles' roles, and Karpenter never maps its own", true
 }
