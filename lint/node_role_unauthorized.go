@@ -85,7 +85,7 @@ func runNodeRoleUnauthorized(p *Pass) {
 				})
 				continue
 			}
-			if bad, ok := brokenOwnMapping(auth); ok {
+			if bad, ok := brokenOwnMapping(auth); ok && m.Live == nil {
 				// The inputs map the role, wrongly, and nothing in them maps it
 				// right: only a mapping they do not show could let it join.
 				p.Report(Finding{
