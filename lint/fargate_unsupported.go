@@ -24,7 +24,7 @@ var fargateUnsupported = &Check{
 	Family:   "F2",
 	Severity: Error,
 	Doc: Doc{
-		What: "A pod a Fargate profile selects uses what Fargate does not offer: hostNetwork, hostPort, privileged containers, EKS Pod Identity (a pod identity association for its service account; Fargate supports IRSA only), or the instance metadata service (the Karpenter controller without `settings.clusterName`). It also warns when such a pod tolerates `eks.amazonaws.com/compute-type=fargate` (the wrong fix for pods created before their profile was active, added to the terraform-aws-eks v20.8 example), when a pod no profile selects tolerates that taint, when a `helm_release` whose pods only Fargate can host does not depend on its Fargate profile, and when a Fargate-only cluster has DaemonSets.",
+		What: "A pod a Fargate profile selects uses what Fargate does not offer: hostNetwork, hostPort, privileged containers, EKS Pod Identity (a pod identity association for its service account; Fargate supports IRSA only), or the instance metadata service (the Karpenter controller without `settings.clusterName`). It also warns when such a pod tolerates `eks.amazonaws.com/compute-type=fargate` (the wrong fix for pods created before their profile was active, added to the terraform-aws-eks v20.8 example), when a pod no profile selects tolerates that taint, when a `helm_release` whose pods only Fargate can host does not depend on its Fargate profile, when a Fargate-only cluster has DaemonSets, and when a DaemonSet on a cluster that also has Fargate nodes tolerates the Fargate taint (a wildcard toleration included) with nothing in its node selection keeping it off Fargate nodes.",
 		Why:  "Fargate refuses such pods or they fail at runtime: credentials from Pod Identity never arrive and Karpenter panics `failed to get region from metadata server`. A pod created before its profile is ACTIVE is never mutated for Fargate and stays Pending with `untolerated taint {eks.amazonaws.com/compute-type: fargate}`; tolerating that taint makes the default scheduler bind it to another pod's Fargate node, which holds one pod: `0/2 nodes are available: 2 Too many pods`.",
 		Fix:  "Remove the toleration; make the Helm release depend on the Fargate profile (`depends_on`); switch the controller to IRSA (`enable_irsa = true`, `create_pod_identity_association = false` in the karpenter module, or eksctl `iam.serviceAccounts`); set `settings.clusterName`; run host-level pods on node groups.",
 	},
@@ -58,6 +58,9 @@ func runFargateUnsupported(p *Pass) {
 					Summary:  fmt.Sprintf("%s is a DaemonSet in a namespace Fargate profile %q selects, and the cluster has only Fargate capacity: Fargate runs no DaemonSet pods", ref, fp.Name),
 					Detail:   "Fargate nodes run one pod each and never run DaemonSet pods; run the agent as a sidecar, or add a node group.",
 				})
+			}
+			if !fargateOnly && !fargateAwareAgent(w) && sim.OnFargateNodes(w) && fargateNodes(p) > 0 {
+				reportDaemonSetOnFargateNodes(p, w)
 			}
 			continue
 		}
@@ -451,4 +454,37 @@ func reportLiveTooManyPods(p *Pass) {
 			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNameList(pods)),
 		})
 	}
+}
+
+// fargateAwareAgents are the EKS add-ons whose DaemonSets keep off Fargate
+// nodes with a required affinity on eks.amazonaws.com/compute-type NotIn
+// [fargate] (their published manifests), which the knowledge base's reduced
+// templates may leave out.
+var fargateAwareAgents = []string{"vpc-cni", "kube-proxy", "eks-pod-identity-agent", "aws-ebs-csi-driver", "aws-efs-csi-driver", "aws-mountpoint-s3-csi-driver"}
+
+func fargateAwareAgent(w *cluster.Workload) bool {
+	return w.Component == "kube-proxy" || w.Addon != nil && slices.Contains(fargateAwareAgents, w.Addon.Name)
+}
+
+// reportDaemonSetOnFargateNodes: a DaemonSet that tolerates the Fargate taint
+// and whose node selection admits Fargate nodes gets a pod for every Fargate
+// node, and Fargate nodes hold one pod each.
+func reportDaemonSetOnFargateNodes(p *Pass, w *cluster.Workload) {
+	ref := w.Ref()
+	f := Finding{
+		Severity: Warning,
+		Object:   ref,
+		Origin:   w.Object.At(podSpecPath(w) + ".tolerations"),
+		Summary:  fmt.Sprintf("%s tolerates %s and nothing keeps it off Fargate nodes: the DaemonSet gets a pod for every Fargate node, and each stays Pending (`Too many pods`)", ref, sim.TaintText(fargateTaint)),
+		Detail:   "The DaemonSet controller makes a pod for every node whose taints the pods tolerate and whose labels their node selection admits; Fargate nodes (label eks.amazonaws.com/compute-type=fargate) run exactly one pod each, so these pods never start, the rollout never completes, and an add-on that waits for it stays DEGRADED. Keep the DaemonSet off Fargate with a required node affinity on eks.amazonaws.com/compute-type NotIn [fargate], as the EKS add-ons' own agents do.",
+	}
+	if a := w.Template.Spec.Affinity; a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		affinity := map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+			"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{
+				"key": sim.ComputeTypeKey, "operator": "NotIn", "values": []any{"fargate"},
+			}}}},
+		}}}
+		f.Fix = podFix(p.Model, w, PodChange{Field: "affinity", Value: affinity}, "keep the DaemonSet off Fargate nodes with a required node affinity eks.amazonaws.com/compute-type NotIn [fargate]")
+	}
+	p.Report(f)
 }

@@ -1117,6 +1117,20 @@ func (s *Simulator) fargateVerdict(fp *cluster.FargateProfile, pl *Placement, po
 	return v
 }
 
+// OnFargateNodes reports whether a DaemonSet gets a pod for every Fargate
+// node: it tolerates the Fargate taint (eks.amazonaws.com/compute-type=
+// fargate:NoSchedule, a wildcard toleration included) and nothing in its node
+// selection keeps it off Fargate nodes' labels. Fargate nodes hold one pod
+// each, so those pods stay Pending (`Too many pods`).
+func OnFargateNodes(w *cluster.Workload) bool {
+	if !w.IsDaemonSet() {
+		return false
+	}
+	pod := podOf(w)
+	taint := corev1.Taint{Key: ComputeTypeKey, Value: "fargate", Effect: corev1.TaintEffectNoSchedule}
+	return Tolerates(pod.Spec.Tolerations, taint) && len(compatibleWithLabels(fargateNodeLabels, pod, groupUndefined)) == 0
+}
+
 // ComputeTypeKey is the label Fargate nodes carry and the pod annotation that
 // keeps a pod off Fargate (eks.amazonaws.com/compute-type: ec2, which the CoreDNS
 // EKS creates with a cluster carries).
