@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/catalog"
@@ -15,7 +16,7 @@ var moduleInputUnknown = &Check{
 	Family:   "input",
 	Severity: Warning,
 	Doc: Doc{
-		What: "A call of terraform-aws-modules/eks (or one of its sub-modules, karpenter among them) or of aws-ia/eks-blueprints-addons sets an argument, or a key inside an argument's value (a node group of `eks_managed_node_groups`, an add-on of `cluster_addons`, a taint, an access entry), that none of the module's releases its version constraint allows reads. Which inputs and keys each release reads is extracted from the module's source, release by release (v17.0.0 onwards; the blueprints from v0.1.0). An argument the module does not declare is an error; a key inside a value is a warning. Calls without a version constraint, and keys inside values the module passes on whole (labels, tags) or reads with computed keys, are not judged.",
+		What: "A call of terraform-aws-modules/eks (or one of its sub-modules, karpenter among them) or of aws-ia/eks-blueprints-addons sets an argument, or a key inside an argument's value (a node group of `eks_managed_node_groups`, an add-on of `cluster_addons`, a taint, an access entry), that none of the module's releases its version constraint allows reads. Which inputs and keys each release reads is extracted from the module's source, release by release (v17.0.0 onwards; the blueprints from v0.1.0). An argument the module does not declare is an error; a key inside a value is a warning. A call without a version constraint is judged against the newest release, which terraform init installs. A plain value (true, a number, a string) written where every key names an entry (a node group of `eks_managed_node_groups`, an add-on of `eks_addons`) is a warning: the module takes it for an entry of that name; when the key is an input of the module, the finding says it belongs one level up. Keys inside values the module passes on whole (labels, tags) or reads with computed keys are not judged.",
 		Why:  "Terraform rejects an argument the module does not declare (`An argument named \"cluster_name\" is not expected here`), so plan fails: usually the input was renamed in the major version the constraint now allows. A key inside a map or object is accepted and silently ignored — the module reads only the keys it knows — so what it was meant to do never happens: `taint` instead of `taints` leaves the node group untainted, and the workloads it was reserved for share it with everything else; an add-on setting under the wrong name is never applied.",
 		Fix:  "Use the name the release reads (the finding says which, and the release that renamed it), or pin the module to a release that reads what the configuration sets. The proposed fix renames the key where it is written in the module block, keeping its value.",
 	},
@@ -29,13 +30,27 @@ func runModuleInputUnknown(p *Pass) {
 	}
 	for _, mc := range g.Modules {
 		reads, ok := catalog.ModuleReadsFor(mc.Module, mc.Constraint)
-		if !ok || reads.Every() || len(reads.Releases()) == 0 {
-			continue // which release Terraform picks is not said
+		if ok && reads.Every() {
+			// No constraint: terraform init installs the newest release.
+			rs := reads.Releases()
+			if len(rs) == 0 {
+				continue
+			}
+			reads, ok = catalog.ModuleReadsFor(mc.Module, "= "+rs[len(rs)-1])
+		}
+		if !ok || len(reads.Releases()) == 0 {
+			continue
 		}
 		for _, k := range mc.Keys {
 			if len(k.Path) == 0 {
 				if !reads.Input(k.Key).Any {
 					reportUnknownInput(p, mc, reads, k, "", Error)
+				}
+				continue
+			}
+			if entries, ok := entryPlace(reads, k.Path); ok {
+				if scalarValue(k.Value) {
+					reportScalarEntry(p, mc, reads, k, entries)
 				}
 				continue
 			}
@@ -73,12 +88,62 @@ func keyPlace(reads catalog.ModuleReads, path []string) (string, bool) {
 	return cur, true
 }
 
+// entryPlace reports whether the last element of a key's path is a map the
+// module reads entries of (node groups, add-ons, profiles, access entries), so
+// that the key is an entry's name, and names that place.
+func entryPlace(reads catalog.ModuleReads, path []string) (string, bool) {
+	cur := path[0]
+	for _, seg := range path[1:] {
+		switch {
+		case reads.Reads(cur + ".*"):
+			cur += ".*"
+		case reads.Reads(cur):
+			cur += "." + seg
+		default:
+			return "", false
+		}
+	}
+	return cur, reads.Reads(cur + ".*")
+}
+
+// scalarValue reports whether a value as written is a literal boolean, number
+// or string: not an object an entry would be.
+func scalarValue(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "true" || v == "false" {
+		return true
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return true
+	}
+	return len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && !strings.Contains(v, "${")
+}
+
+// reportScalarEntry: a key written where every key names an entry (a node
+// group, an add-on) with a plain value: the module takes it for an entry of
+// that name, with its defaults; a setting of the module (or of an entry)
+// written one level too deep.
+func reportScalarEntry(p *Pass, mc *cluster.ModuleCall, reads catalog.ModuleReads, k cluster.WrittenKey, place string) {
+	where := mc.Address + "." + strings.Join(k.Path, ".")
+	summary := fmt.Sprintf("%s: %q = %s is read as an entry named %q (every key there names one), not as a setting", where, k.Key, strings.TrimSpace(k.Value), k.Key)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s allows %s; each key of %s names an entry, whose value is an object of its settings. %q = %s is not an object: the module creates an entry called %q with its defaults (or fails on it), and the setting is not applied.", mc.Address, releaseSpan(mc, reads), strings.Join(k.Path, "."), k.Key, strings.TrimSpace(k.Value), k.Key)
+	if reads.Input(k.Key).Any {
+		summary += fmt.Sprintf(" (%q is an input of the module itself: one level up?)", k.Key)
+		fmt.Fprintf(&b, "\n%q is an input of the module: written at the top of the module block it would be read.", k.Key)
+	}
+	p.Report(Finding{Severity: Warning, Origin: k.Origin, Summary: summary, Detail: b.String()})
+}
+
 // releaseSpan words the releases a call allows: "20.0.0–20.37.2 (~> 20.0)".
 func releaseSpan(mc *cluster.ModuleCall, reads catalog.ModuleReads) string {
 	rs := reads.Releases()
 	span := rs[0]
 	if len(rs) > 1 {
 		span += "–" + rs[len(rs)-1]
+	}
+	if mc.Constraint == "" {
+		return fmt.Sprintf("%s %s (no version constraint: terraform init installs the newest release)", moduleName(mc.Module), span)
 	}
 	return fmt.Sprintf("%s %s (version %q)", moduleName(mc.Module), span, mc.Constraint)
 }
