@@ -952,7 +952,7 @@ func managedNodeGroup(base, name string, g groupIn, org cluster.Origin, refPrefi
 	} else {
 		r.vals["node_role_arn"], _ = g.goVal("iam_role_arn")
 	}
-	r.x.labels, r.x.taints = nodeUserData(g)
+	r.x.labels, r.x.taints = nodeUserData(g, managedUserData(g, str(r.vals["ami_type"]), g.str("platform", "")))
 	// The module's launch template (use_custom_launch_template, the default)
 	// sizes the disk by block_device_mappings; without it, disk_size does.
 	r.x.diskSet = true
@@ -1059,9 +1059,9 @@ func taintList(v cty.Value, text string) ([]any, bool) {
 
 // nodeUserData returns the labels and taints a node group's user data gives its
 // nodes.
-func nodeUserData(g groupIn) (map[string]string, []corev1.Taint) {
+func nodeUserData(g groupIn, keys []string) (map[string]string, []corev1.Taint) {
 	var texts []string
-	for _, k := range []string{"bootstrap_extra_args", "pre_bootstrap_user_data", "kubelet_extra_args"} {
+	for _, k := range keys {
 		if s := g.str(k, ""); s != "" {
 			texts = append(texts, s)
 		}
@@ -1086,6 +1086,22 @@ func nodeUserData(g groupIn) (map[string]string, []corev1.Taint) {
 		labels = nil
 	}
 	return labels, taints
+}
+
+// managedUserData lists the user data inputs of an EKS managed node group the
+// module (v18 and later) puts on its nodes. EKS writes the bootstrap call of
+// the EKS-optimized AMIs itself, so the module renders bootstrap_extra_args
+// only with enable_bootstrap_user_data (a custom AMI), a template of the
+// user's, or Bottlerocket (whose TOML settings EKS merges); it always prepends
+// pre_bootstrap_user_data (modules/_user_data, v19.19.1 and later). No release
+// after v17 reads kubelet_extra_args.
+func managedUserData(g groupIn, amiType, platform string) []string {
+	keys := []string{"pre_bootstrap_user_data"}
+	if g.boolean("enable_bootstrap_user_data", false) || g.str("user_data_template_path", "") != "" ||
+		strings.HasPrefix(strings.ToUpper(amiType), "BOTTLEROCKET") || platform == "bottlerocket" {
+		keys = append(keys, "bootstrap_extra_args")
+	}
+	return keys
 }
 
 // nodeRole synthesizes the IAM role a node group module creates.
@@ -1141,7 +1157,7 @@ func selfManagedNodeGroup(base, name string, g groupIn, org cluster.Origin, refP
 	if g.str("platform", "") == "windows" && r.x.amiType == "" {
 		r.x.amiType = "WINDOWS_CORE_2022_x86_64"
 	}
-	r.x.labels, r.x.taints = nodeUserData(g)
+	r.x.labels, r.x.taints = nodeUserData(g, []string{"bootstrap_extra_args", "pre_bootstrap_user_data"})
 	r.x.disk, r.x.diskSet = blockDeviceDisk(g, r.x.amiType), true
 	if v, ok := g.goVal("labels"); ok {
 		if r.x.labels == nil {

@@ -437,3 +437,47 @@ func TestV17AwsAuthAndEmptyGroups(t *testing.T) {
 		t.Errorf("manage_aws_auth = false still gives aws-auth %+v", off.Identity.AwsAuth)
 	}
 }
+
+// Labels written into user data reach the nodes only where the module renders
+// it: a managed node group on the EKS-optimized AMI gets no
+// bootstrap_extra_args (EKS writes the bootstrap call) unless
+// enable_bootstrap_user_data is set; self-managed groups always render it; no
+// release after v17 reads kubelet_extra_args.
+func TestUserDataLabelsWhereRendered(t *testing.T) {
+	m := loadSrc(t, `module "eks" {
+  source          = "terraform-aws-modules/eks/aws"
+  version         = "19.19.1"
+  cluster_name    = "demo"
+  cluster_version = "1.28"
+  vpc_id          = "vpc-1"
+  subnet_ids      = ["subnet-1"]
+  eks_managed_node_groups = {
+    plain = {
+      bootstrap_extra_args = "--kubelet-extra-args '--node-labels=lifecycle=OnDemand'"
+    }
+    custom = {
+      enable_bootstrap_user_data = true
+      bootstrap_extra_args       = "--kubelet-extra-args '--node-labels=lifecycle=OnDemand'"
+    }
+    old = {
+      kubelet_extra_args = "--node-labels=app=test"
+    }
+  }
+  self_managed_node_groups = {
+    self = {
+      bootstrap_extra_args = "--kubelet-extra-args '--node-labels=lifecycle=OnDemand'"
+    }
+  }
+}
+`)
+	got := map[string]string{}
+	for _, ng := range m.NodeGroups {
+		got[ng.Name] = ng.Labels["lifecycle"] + ng.Labels["app"]
+	}
+	want := map[string]string{"plain": "", "custom": "OnDemand", "old": "", "self": "OnDemand"}
+	for name, w := range want {
+		if g, ok := got[name]; !ok || g != w {
+			t.Errorf("node group %s: label %q (present %v), want %q", name, g, ok, w)
+		}
+	}
+}
