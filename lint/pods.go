@@ -1,6 +1,8 @@
 package lint
 
 import (
+	"strings"
+
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
@@ -102,7 +104,12 @@ func poolsRefuse(pl *sim.Placement) bool {
 	for _, v := range pl.Verdicts {
 		switch {
 		case v.Source.Kind == cluster.KindNodePool:
-			if v.Result != sim.Refuses || len(v.Reasons) == 0 || v.Reasons[0].Code == sim.CodeController || onlyTaints(v) {
+			if v.Result != sim.Refuses || len(v.Reasons) == 0 || v.Reasons[0].Code == sim.CodeController {
+				return false
+			}
+			if onlyTaints(v) && !selectsPoolLabel(pl.Workload, v.Source.NodePool) {
+				// Refused by taints alone, and nothing says the pods were
+				// meant for this NodePool: other capacity may be theirs.
 				return false
 			}
 			pools++
@@ -147,4 +154,29 @@ func liveEvidence(w *cluster.Workload, pl *sim.Placement, ctrl sim.Controller, w
 		controllerDown: ctrl.State == sim.ControllerNotReady || ctrl.State == sim.ControllerAbsent,
 		waited:         waited,
 	}
+}
+
+// selectsPoolLabel reports whether a workload requires a label that a
+// NodePool puts on its nodes by its own (spec.template.metadata.labels, a
+// Provisioner's spec.labels), beyond the well-known ones every node has: the
+// pods were meant for that NodePool.
+func selectsPoolLabel(w *cluster.Workload, np *cluster.NodePool) bool {
+	if w == nil || np == nil {
+		return false
+	}
+	for k, v := range np.Labels {
+		if cluster.IsUnknown(v) || wellKnownLabel(k) {
+			continue
+		}
+		if got, ok := selectedValue(w, k); ok && got == v {
+			return true
+		}
+	}
+	return false
+}
+
+// wellKnownLabel reports whether a label key is one nodes carry whatever
+// capacity they come from (kubernetes.io/*, topology, instance type).
+func wellKnownLabel(k string) bool {
+	return strings.Contains(k, "kubernetes.io/") || strings.HasPrefix(k, "topology.") || strings.HasPrefix(k, "node.kubernetes.io")
 }
