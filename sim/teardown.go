@@ -1054,10 +1054,13 @@ func (b *builder) classesHoldNodes(pool string) bool {
 	for _, cls := range classes {
 		r := b.g.Nodes[cls]
 		it := b.itemAt(StageNodeClasses, cls)
-		if r == nil || r.Type != "kubectl_manifest" || finalizerless(it) || !b.dependsAfter(cls, b.release) {
+		if r == nil || r.Type != "kubectl_manifest" && r.Type != "kubernetes_manifest" || finalizerless(it) || !b.dependsAfter(cls, b.release) {
 			return false
 		}
-		if wait, _ := r.Attrs["wait"].(bool); !wait {
+		// kubernetes_manifest waits until the deleted object is gone [infer:
+		// terraform-provider-kubernetes polls for the object after the delete
+		// call, within its delete timeout]; kubectl_manifest only with wait.
+		if wait, _ := r.Attrs["wait"].(bool); !wait && r.Type == "kubectl_manifest" {
 			return false
 		}
 	}
@@ -1084,6 +1087,17 @@ func (b *builder) orphanHazards() {
 					b.hazard(Hazard{
 						Kind: HazardNoWait, Subject: it, Edit: b.setAttr(it.Address, "wait", true),
 						Message: fmt.Sprintf("%s sets wait = false: terraform destroy uninstalls the chart and moves on without waiting for %s to be finalized", it.Address, objectsText(it)),
+					})
+				}
+				continue
+			}
+			if r.Type == "kubernetes_manifest" {
+				// Deleting a NodePool (or Provisioner) is immediate: it carries
+				// no finalizer, and its NodeClaims (nodes) go in the background.
+				if st == StageNodePools && !b.classesHoldNodes(it.Address) {
+					b.hazard(Hazard{
+						Kind: HazardNoWait, Subject: it,
+						Message: fmt.Sprintf("%s is a kubernetes_manifest: terraform destroy deletes %s and moves on as soon as the object is gone, which is at once (a NodePool carries no finalizer; its nodes are drained and terminated afterwards, in the background), so the next resources (the controller, its permissions, its node group) can go while Karpenter still has nodes to terminate; no EC2NodeClass with a finalizer holds the destroy for them", it.Address, objectsText(it)),
 					})
 				}
 				continue
