@@ -34,6 +34,9 @@ type BlueprintsAddon struct {
 	Set []BlueprintsSet
 	// IRSA are the value keys the IRSA role ARN is set under.
 	IRSA []string
+	// Flags are the defaults of the module's boolean variables the When of
+	// Set names.
+	Flags map[string]bool
 }
 
 // BlueprintsSet is a value the module sets on a release. Value is a literal, or
@@ -42,6 +45,9 @@ type BlueprintsAddon struct {
 // the attribute of the add-on's input that overrides it.
 type BlueprintsSet struct {
 	Name, Value, Input string
+	// When names the boolean variable of the module the value depends on:
+	// "F" when it is set only if var.F is true, "!F" only if it is false.
+	When string
 }
 
 type blueprintsFile struct {
@@ -62,6 +68,7 @@ type blueprintsFile struct {
 		CreateNamespace *bool           `json:"createNamespace"`
 		Set             []BlueprintsSet `json:"set"`
 		IRSA            []string        `json:"irsa"`
+		Flags           map[string]bool `json:"flags"`
 	} `json:"addons"`
 }
 
@@ -121,7 +128,7 @@ func BlueprintsAddons(version string) []BlueprintsAddon {
 		out = append(out, BlueprintsAddon{
 			From: a.From, To: a.To, Commit: a.Commit, Module: a.Module, Input: a.Input, Enable: a.Enable,
 			Release: a.Release, Namespace: a.Namespace, Chart: a.Chart, Repository: a.Repository,
-			Version: a.Version, Wait: a.Wait, CreateNamespace: a.CreateNamespace, Set: a.Set, IRSA: a.IRSA,
+			Version: a.Version, Wait: a.Wait, CreateNamespace: a.CreateNamespace, Set: a.Set, IRSA: a.IRSA, Flags: a.Flags,
 		})
 	}
 	return out

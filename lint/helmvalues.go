@@ -20,7 +20,7 @@ var helmValuesUnknown = &Check{
 	Family:   "all",
 	Severity: Warning,
 	Doc: Doc{
-		What: "A Helm release sets a values key that no template of the chart version reads, judged against the chart knowledge base (the default values of each version, copied from upstream, and the keys the templates read beyond them): `settings.interruptionQueueName` (read by no Karpenter version; v0.32 read `settings.aws.interruptionQueueName`, every later version `settings.interruptionQueue`), `settings.aws.*` on Karpenter v0.33 and later, `schedulerName` before Karpenter 1.1.1. The finding points at the line where the key is set, names the key the version reads instead when there is one, and covers `values` documents, values files and `set` blocks. Keys under maps the chart passes through whole (`nodeSelector`, `podAnnotations`, ...) are always read. When the chart version is not pinned, or is outside the versions the knowledge base describes, the keys are judged against the version assumed and reported once per release as info, never as a warning; charts the knowledge base does not know, or whose keys it does not list for that version, are not judged.",
+		What: "A Helm release sets a values key that no template of the chart version reads, judged against the chart knowledge base (the default values of each version, copied from upstream, and the keys the templates read beyond them): `settings.interruptionQueueName` (read by no Karpenter version; v0.32 read `settings.aws.interruptionQueueName`, every later version `settings.interruptionQueue`), `settings.aws.*` on Karpenter v0.33 and later, `schedulerName` before Karpenter 1.1.1. The finding points at the line where the key is set, names the key the version reads instead when there is one, and covers `values` documents, values files and `set` blocks. Keys a module or eksctl sets on the user's behalf (aws-ia/eks-blueprints-addons sets every Karpenter layout at once) are not the user's; they are reported only when the chart version reads none of them for a setting — the module sets a key the version never reads and leaves unset the key it reads for it, one level up or down (eks-blueprints-addons 1.10 with a v0.31 chart: `settings.clusterName`, not `settings.aws.clusterName`). Keys under maps the chart passes through whole (`nodeSelector`, `podAnnotations`, ...) are always read. When the chart version is not pinned, or is outside the versions the knowledge base describes, the keys are judged against the version assumed and reported once per release as info, never as a warning; charts the knowledge base does not know, or whose keys it does not list for that version, are not judged.",
 		Why:  "Helm accepts any values and ignores the keys no template reads, so the setting silently has no effect: with `settings.interruptionQueueName`, Karpenter runs without interruption handling and spot interruptions, rebalance recommendations and scheduled maintenance terminate nodes without a drain; a misspelled `tolerations` key leaves the pods with the chart's defaults.",
 		Fix:  "Rename the key to the one the chart version reads, or remove it. The proposed fix is written where the key is set: a values document appended to the release's `values` (which sets the old key to null and the new one to the same value), the values file, or the `name` of the `set` block.",
 	},
@@ -43,6 +43,9 @@ func runHelmValuesUnknown(p *Pass) {
 		var unread []string
 		for _, k := range valuesKeys(r.Values) {
 			if slices.Contains(r.Preset, k) {
+				if kb.Assumed == "" {
+					reportPresetForOtherLayout(p, r, kb, k)
+				}
 				continue
 			}
 			if kb.ValuesKey(k) == catalog.ChartKeyUnread {
@@ -407,4 +410,72 @@ func fromSetBlock(o cluster.Origin) bool {
 	}
 	_, err := strconv.Atoi(n)
 	return err == nil
+}
+
+// reportPresetForOtherLayout: a value the tool that creates the release sets
+// (a module, eksctl) under a key the chart version never reads, while the key
+// the version reads for it (the same setting one level up or down:
+// settings.clusterName and settings.aws.clusterName) is left unset. Tools set
+// every layout at once on purpose; one that sets only the other layout leaves
+// the setting unset for this version.
+func reportPresetForOtherLayout(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key string) {
+	if kb.ValuesKey(key) != catalog.ChartKeyUnread {
+		return
+	}
+	other := counterpartKey(kb, key)
+	if other == "" || cluster.Lookup(r.Values, other) != nil {
+		return
+	}
+	by := "the tool that creates the release"
+	switch {
+	case r.InstalledBy != "":
+		by = r.InstalledBy
+	case r.Input != nil:
+		by = r.Input.Module
+	}
+	p.Report(Finding{
+		Severity: Warning,
+		Object:   releaseRef(r),
+		Origin:   r.Origin,
+		Summary:  fmt.Sprintf("%s: %s sets %s, which chart %s %s never reads; it reads %s, which nothing sets", releaseLabel(r), by, key, kb.Name, kb.Version, other),
+		Detail:   fmt.Sprintf("The values %s generates for the release are laid out for another chart version: chart %s %s reads %s, and that key is not set, so the chart's default applies (the Karpenter controller exits at start without its cluster name). Pin the chart version the tool's release expects, or set %s yourself in the release's values.", by, kb.Name, kb.Version, other, other),
+	})
+}
+
+// counterpartKey is the key a chart version reads for the same setting as
+// key, one level up or down ("settings.aws.clusterName" for
+// "settings.clusterName" and the reverse); "" when there is not exactly one.
+func counterpartKey(kb *catalog.Chart, key string) string {
+	parts := strings.Split(key, ".")
+	leaf := parts[len(parts)-1]
+	var found []string
+	for _, k := range kb.ValuesKeys() {
+		kp := strings.Split(k, ".")
+		if k == key || kp[len(kp)-1] != leaf || kb.ValuesKey(k) != catalog.ChartKeyRead {
+			continue
+		}
+		if oneSegmentApart(kp[:len(kp)-1], parts[:len(parts)-1]) {
+			found = append(found, k)
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
+}
+
+// oneSegmentApart reports whether two paths differ by one segment inserted.
+func oneSegmentApart(a, b []string) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(a) != len(b)+1 {
+		return false
+	}
+	for i := range a {
+		if slices.Equal(append(append([]string(nil), a[:i]...), a[i+1:]...), b) {
+			return true
+		}
+	}
+	return false
 }

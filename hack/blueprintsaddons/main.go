@@ -41,6 +41,9 @@ type addon struct {
 	CreateNamespace *bool    `yaml:"createNamespace,omitempty"`
 	Set             []setVal `yaml:"set,omitempty"`
 	IRSA            []string `yaml:"irsa,omitempty"`
+	// Flags are the defaults of the module's boolean variables that the when
+	// conditions of Set name.
+	Flags map[string]bool `yaml:"flags,omitempty"`
 }
 
 type setVal struct {
@@ -49,6 +52,9 @@ type setVal struct {
 	// Input names the attribute of the add-on's input that overrides Value, the
 	// default (try(var.<input>.<Input>, Value)).
 	Input string `yaml:"input,omitempty"`
+	// When names a boolean variable of the module the entry depends on: "F"
+	// when it is set only if var.F is true, "!F" only if false.
+	When string `yaml:"when,omitempty"`
 }
 
 func main() {
@@ -76,7 +82,8 @@ func main() {
 			fail(err)
 		}
 		commit, _ := git(dir, "rev-list", "-n1", t)
-		as, err := extract(src)
+		vars, _ := git(dir, "show", t+":variables.tf")
+		as, err := extract(src, boolDefaults(vars))
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", t, err))
 		}
@@ -153,7 +160,7 @@ func same(a, b addon) bool {
 }
 
 // extract reads every eks-blueprints-addon module call of main.tf.
-func extract(src []byte) ([]addon, error) {
+func extract(src []byte, flags map[string]bool) ([]addon, error) {
 	f, diags := hclsyntax.ParseConfig(src, "main.tf", hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diags
@@ -201,6 +208,14 @@ func extract(src []byte) ([]addon, error) {
 			}
 		}
 		a.Set = sets(attr(b, "set"), locals, text)
+		for _, sv := range a.Set {
+			if f := strings.TrimPrefix(sv.When, "!"); f != "" {
+				if a.Flags == nil {
+					a.Flags = map[string]bool{}
+				}
+				a.Flags[f] = flags[f]
+			}
+		}
 		if t, ok := attr(b, "set_irsa_names").(*hclsyntax.TupleConsExpr); ok {
 			for _, x := range t.Exprs {
 				if s, ok := literal(x); ok {
@@ -310,6 +325,7 @@ func sets(e hcl.Expression, locals map[string]hcl.Expression, text func(hcl.Expr
 					continue
 				}
 				var sv setVal
+				var pending []setVal
 				for _, it := range o.Items {
 					k, _ := literal(it.KeyExpr)
 					if k == "" {
@@ -317,8 +333,26 @@ func sets(e hcl.Expression, locals map[string]hcl.Expression, text func(hcl.Expr
 					}
 					switch k {
 					case "name":
-						sv.Name, _ = literal(it.ValueExpr)
+						if n, ok := literal(it.ValueExpr); ok {
+							sv.Name = n
+						} else if alts := nameAlternatives(it.ValueExpr, locals); len(alts) == 2 {
+							// A name chosen by a boolean variable: one entry per
+							// choice, each with its condition.
+							pending = append(pending, alts...)
+						}
 					case "value":
+						if c, ok := it.ValueExpr.(*hclsyntax.ConditionalExpr); ok {
+							if f := varName(c.Condition); f != "" {
+								switch {
+								case isNull(c.TrueResult):
+									sv.When, sv.Value = "!"+f, factOf(c.FalseResult, text)
+									continue
+								case isNull(c.FalseResult):
+									sv.When, sv.Value = f, factOf(c.TrueResult, text)
+									continue
+								}
+							}
+						}
 						sv.Value = factOf(it.ValueExpr, text)
 						if st, ok := it.ValueExpr.(*hclsyntax.ScopeTraversalExpr); ok && st.Traversal.RootName() == "local" {
 							if in, def := tryDefault(st, locals); def != "" {
@@ -336,6 +370,13 @@ func sets(e hcl.Expression, locals map[string]hcl.Expression, text func(hcl.Expr
 				}
 				if sv.Name != "" {
 					out = append(out, sv)
+				}
+				for _, alt := range pending {
+					if sv.When != "" && sv.When != alt.When {
+						continue // a value only set under the other choice
+					}
+					alt.Value, alt.Input = sv.Value, sv.Input
+					out = append(out, alt)
 				}
 			}
 		}
@@ -368,4 +409,84 @@ func factOf(e hcl.Expression, text func(hcl.Expression) string) string {
 		return "vpc_id"
 	}
 	return "${" + t + "}"
+}
+
+// nameAlternatives reads a set name built from a local chosen by a boolean
+// variable ("settings.${local.scope}clusterName" with scope = var.F ? "" :
+// "aws."): the two names, each with its condition.
+func nameAlternatives(e hcl.Expression, locals map[string]hcl.Expression) []setVal {
+	t, ok := e.(*hclsyntax.TemplateExpr)
+	if !ok {
+		return nil
+	}
+	var prefix, suffix string
+	var cond *hclsyntax.ConditionalExpr
+	for _, part := range t.Parts {
+		if l, ok := part.(*hclsyntax.LiteralValueExpr); ok {
+			if cond == nil {
+				prefix += l.Val.AsString()
+			} else {
+				suffix += l.Val.AsString()
+			}
+			continue
+		}
+		st, ok := part.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || cond != nil || st.Traversal.RootName() != "local" || len(st.Traversal) != 2 {
+			return nil
+		}
+		a, ok := st.Traversal[1].(hcl.TraverseAttr)
+		if !ok {
+			return nil
+		}
+		if cond, ok = locals[a.Name].(*hclsyntax.ConditionalExpr); !ok {
+			return nil
+		}
+	}
+	if cond == nil {
+		return nil
+	}
+	f := varName(cond.Condition)
+	yes, ok1 := literal(cond.TrueResult)
+	no, ok2 := literal(cond.FalseResult)
+	if f == "" || !ok1 || !ok2 {
+		return nil
+	}
+	return []setVal{{Name: prefix + yes + suffix, When: f}, {Name: prefix + no + suffix, When: "!" + f}}
+}
+
+// varName is F of a condition that is var.F alone.
+func varName(e hcl.Expression) string {
+	st, ok := e.(*hclsyntax.ScopeTraversalExpr)
+	if !ok || st.Traversal.RootName() != "var" || len(st.Traversal) != 2 {
+		return ""
+	}
+	if a, ok := st.Traversal[1].(hcl.TraverseAttr); ok {
+		return a.Name
+	}
+	return ""
+}
+
+func isNull(e hcl.Expression) bool {
+	l, ok := e.(*hclsyntax.LiteralValueExpr)
+	return ok && l.Val.IsNull()
+}
+
+// boolDefaults reads the defaults of the boolean variables of a variables.tf.
+func boolDefaults(src []byte) map[string]bool {
+	out := map[string]bool{}
+	f, diags := hclsyntax.ParseConfig(src, "variables.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		return out
+	}
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type != "variable" || len(b.Labels) != 1 {
+			continue
+		}
+		if d, ok := b.Body.Attributes["default"]; ok {
+			if s, ok := literal(d.Expr); ok && (s == "true" || s == "false") {
+				out[b.Labels[0]] = s == "true"
+			}
+		}
+	}
+	return out
 }

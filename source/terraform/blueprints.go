@@ -89,6 +89,12 @@ func (m *modInst) blueprintsAddons(in modIn, s *semModule, add func(*resInst)) {
 		}
 		var sets []any
 		for _, st := range a.Set {
+			if f := strings.TrimPrefix(st.When, "!"); f != "" {
+				on, _ := in.boolean(f, a.Flags[f])
+				if on == strings.HasPrefix(st.When, "!") {
+					continue
+				}
+			}
 			value := any(st.Value)
 			switch st.Value {
 			case "cluster_name":
@@ -103,9 +109,6 @@ func (m *modInst) blueprintsAddons(in modIn, s *semModule, add func(*resInst)) {
 				}
 				value = cluster.Unknown(A + ".module.karpenter_sqs.queue_name")
 			case "node_instance_profile":
-				if on, _ := in.boolean("karpenter_enable_instance_profile_creation", false); on {
-					continue
-				}
 				value = cluster.Unknown(A + ".aws_iam_instance_profile.karpenter[0].name")
 			case "vpc_id":
 				value = in.str("vpc_id", cluster.Unknown(A+".vpc_id"))

@@ -194,6 +194,9 @@ func TestBlueprintsAddonsByRelease(t *testing.T) {
 		notPreset      string
 	}{
 		{"1.3.0", "v0.27.2", "settings.aws.clusterName", "settings.clusterName"},
+		// 1.10 names the keys by karpenter_enable_instance_profile_creation,
+		// true by default: the v0.32 layout only.
+		{"1.10.0", "v0.32.1", "settings.clusterName", "settings.aws.clusterName"},
 		{"~> 1.12.0", "v0.32.1", "settings.clusterName", ""},
 		{"1.16.4", "0.37.0", "settings.interruptionQueue", ""},
 	} {
