@@ -786,13 +786,21 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 
 	// aws-auth before v18: the module writes the ConfigMap unless
 	// manage_aws_auth = false, mapping the worker role of its worker groups
-	// (output worker_iam_role_arn) as nodes, then map_roles (v17.24.0
-	// aws_auth.tf).
+	// (output worker_iam_role_arn) as nodes, its Fargate profiles' pod
+	// execution roles, then map_roles (v17.24.0 aws_auth.tf).
 	if dm := in.ci.call.declaredMajor; dm > 0 && dm < 18 {
 		if manage, _ := in.boolean("manage_aws_auth", true); !manage {
 			return
 		}
 		mapNode(cluster.Unknown(A+".worker_iam_role_arn"), in.origin("worker_groups"), false)
+		for i, role := range fargateRoles {
+			awsAuth = append(awsAuth, map[string]any{
+				"rolearn":  role,
+				"username": "system:node:{{SessionName}}",
+				"groups":   []any{"system:bootstrappers", "system:nodes", "system:node-proxier"},
+			})
+			awsAuthOrigins = append(awsAuthOrigins, fargateOrigins[i])
+		}
 		roles, origins := m.awsAuthRoles(in, "map_roles")
 		awsAuth = append(awsAuth, roles...)
 		awsAuthOrigins = append(awsAuthOrigins, origins...)
