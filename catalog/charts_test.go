@@ -338,7 +338,7 @@ func TestChartFor(t *testing.T) {
 	if _, ok := ChartFor("ingress-nginx", "4.0.0"); ok {
 		t.Error("unknown chart found")
 	}
-	if got := ChartNames(); !cmp.Equal(got, []string{"aws-ebs-csi-driver", "aws-load-balancer-controller", "cilium", "eks-pod-identity-agent", "karpenter", "metrics-server"}) {
+	if got := ChartNames(); !cmp.Equal(got, []string{"aws-ebs-csi-driver", "aws-efs-csi-driver", "aws-load-balancer-controller", "cilium", "eks-pod-identity-agent", "karpenter", "metrics-server"}) {
 		t.Errorf("ChartNames = %v", got)
 	}
 }
@@ -397,6 +397,10 @@ var oldCopies = []struct{ file, repo, ref, path, blob string }{
 	{"charts/aws-ebs-csi-driver/values/0.1.0.yaml", "kubernetes-sigs/aws-ebs-csi-driver", "v0.4.0", "aws-ebs-csi-driver/values.yaml", "3e8ab2aea511e61e8361d1e5692d59b2ee8a4933"},
 	{"charts/aws-ebs-csi-driver/values/1.0.3.yaml", "kubernetes-sigs/aws-ebs-csi-driver", "helm-chart-aws-ebs-csi-driver-1.0.3", "charts/aws-ebs-csi-driver/values.yaml", "c1f510dd509a23b088f971a52dcd5fe1114ab4d9"},
 	{"charts/aws-ebs-csi-driver/values/1.2.4.yaml", "kubernetes-sigs/aws-ebs-csi-driver", "helm-chart-aws-ebs-csi-driver-1.2.4", "charts/aws-ebs-csi-driver/values.yaml", "8a6e62a397138edf99bfa638ec864aae2b6918ac"},
+	{"charts/aws-efs-csi-driver/values/2.2.4.yaml", "kubernetes-sigs/aws-efs-csi-driver", "helm-chart-aws-efs-csi-driver-2.2.4", "charts/aws-efs-csi-driver/values.yaml", "8c72dc5a3ddfba7e677a328f733a741218402cef"},
+	{"charts/aws-efs-csi-driver/values/2.5.5.yaml", "kubernetes-sigs/aws-efs-csi-driver", "helm-chart-aws-efs-csi-driver-2.5.5", "charts/aws-efs-csi-driver/values.yaml", "bdae2156f9892bf530daf0dcb4ac39d295c84bd8"},
+	{"charts/aws-efs-csi-driver/values/3.0.8.yaml", "kubernetes-sigs/aws-efs-csi-driver", "helm-chart-aws-efs-csi-driver-3.0.8", "charts/aws-efs-csi-driver/values.yaml", "a9e549fb851006c3787ec6eb2756384f62c45964"},
+	{"charts/aws-efs-csi-driver/values/4.4.1.yaml", "kubernetes-sigs/aws-efs-csi-driver", "helm-chart-aws-efs-csi-driver-4.4.1", "charts/aws-efs-csi-driver/values.yaml", "08cf7422e7ccd824c9839199299ad69533bf5386"},
 }
 
 func gitBlobID(data []byte) string {
@@ -899,5 +903,284 @@ func TestOldEBSRender(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ---- aws-efs-csi-driver charts 2.2.0 and later ----
+
+// portsOf lists "name:containerPort:hostPort" for the ports of a pod spec's first container.
+func portsOf(spec map[string]any) []string {
+	var out []string
+	cs, _ := spec["containers"].([]any)
+	if len(cs) == 0 {
+		return nil
+	}
+	c0, _ := cs[0].(map[string]any)
+	ps, _ := c0["ports"].([]any)
+	for _, p := range ps {
+		pm, _ := p.(map[string]any)
+		hp := pm["hostPort"]
+		if hp == nil {
+			hp = 0
+		}
+		out = append(out, fmt.Sprintf("%v:%v:%v", pm["name"], pm["containerPort"], hp))
+	}
+	return out
+}
+
+// TestEFSControllerHostNetwork renders the aws-efs-csi-driver controller at versions on
+// both sides of every hostNetwork change: with hostNetwork the healthz port (9909) is a
+// host port, so two replicas cannot share a node.
+func TestEFSControllerHostNetwork(t *testing.T) {
+	const (
+		healthHost = "healthz:9909:9909"
+		health     = "healthz:9909:0"
+		cao        = "CriticalAddonsOnly:Exists:<nil>"
+		agent      = "efs.csi.aws.com/agent-not-ready:Exists:<nil>"
+	)
+	tests := []struct {
+		version     string
+		values      map[string]any
+		rng         string
+		hostNetwork any // nil: not rendered
+		ports       []string
+		replicas    any
+		tolerations []string
+		name        string
+	}{
+		{"2.2.0", nil, ">= 2.2.0, < 2.2.7", true, []string{healthHost}, 2, nil, "efs-csi-controller"},
+		{"2.2.6", nil, ">= 2.2.0, < 2.2.7", true, []string{healthHost}, 2, nil, "efs-csi-controller"},
+		{"2.2.7", nil, ">= 2.2.7, < 2.3.0", nil, []string{health}, 2, nil, "efs-csi-controller"},
+		{"2.4.1", map[string]any{"controller": map[string]any{"hostNetwork": true}}, ">= 2.3.0, < 2.4.2", nil, []string{health}, 2, nil, "efs-csi-controller"},
+		{"2.4.2", nil, ">= 2.4.2, < 2.4.3", true, []string{healthHost}, 2, nil, "efs-csi-controller"},
+		{"2.4.8", nil, ">= 2.4.7, < 2.4.9", true, []string{healthHost}, 2, nil, "efs-csi-controller"},
+		{"2.4.8", map[string]any{"controller": map[string]any{"healthPort": 9919}}, ">= 2.4.7, < 2.4.9", true, []string{"healthz:9919:9919"}, 2, nil, "efs-csi-controller"},
+		{"2.4.9", nil, ">= 2.4.9, < 2.5.0", nil, []string{health}, 2, nil, "efs-csi-controller"},
+		{"2.5.1", nil, ">= 2.5.1, < 2.5.2", nil, []string{health}, 2, []string{cao}, "efs-csi-controller"},
+		{"2.5.5", nil, ">= 2.5.2, < 2.5.6", nil, []string{health}, 2, []string{cao, agent}, "efs-csi-controller"},
+		{"2.5.6", nil, ">= 2.5.6, < 3.0.1", false, []string{health}, 2, []string{cao, agent}, "efs-csi-controller"},
+		{"2.5.6", map[string]any{"controller": map[string]any{"hostNetwork": true}}, ">= 2.5.6, < 3.0.1", true, []string{healthHost}, 2, []string{cao, agent}, "efs-csi-controller"},
+		{"3.0.8", map[string]any{"replicaCount": 3}, ">= 3.0.1, < 3.1.1", false, []string{health}, 3, []string{cao, agent}, "efs-csi-controller"},
+		{"3.1.1", map[string]any{"replicaCount": 3}, ">= 3.1.1, < 4.4.0", false, []string{health}, 2, []string{cao, agent}, "efs-csi-controller"},
+		{"4.3.0", map[string]any{"controller": map[string]any{"enableMetrics": true, "hostNetwork": true}}, ">= 3.1.1, < 4.4.0", true, []string{healthHost}, 2, []string{cao, agent}, "efs-csi-controller"},
+		{"4.4.1", nil, ">= 4.4.0, < 5.0.0", false, []string{health}, 2, []string{cao, agent}, "efs-csi-controller"},
+		{"4.4.1", map[string]any{"controller": map[string]any{"enableMetrics": true, "hostNetwork": true, "name": "efs-ctrl"}}, ">= 4.4.0, < 5.0.0", true, []string{healthHost, "metrics:3301:3301"}, 2, []string{cao, agent}, "efs-ctrl"},
+	}
+	for _, tt := range tests {
+		name := tt.version
+		if tt.values != nil {
+			name += " " + fmt.Sprint(tt.values)
+		}
+		t.Run(name, func(t *testing.T) {
+			c, ok := ChartFor("aws-efs-csi-driver", tt.version)
+			if !ok || c.Assumed != "" || c.Range != tt.rng {
+				t.Fatalf("range %q, want %q (assumed %q)", c.Range, tt.rng, c.Assumed)
+			}
+			objs := renderKnowledge(t, "aws-efs-csi-driver", tt.version, tt.values)
+			ref := "Deployment/" + tt.name
+			spec := podSpec(t, objs, ref)
+			if got := spec["hostNetwork"]; got != tt.hostNetwork {
+				t.Errorf("hostNetwork %v, want %v", got, tt.hostNetwork)
+			}
+			if got := portsOf(spec); !cmp.Equal(got, tt.ports) {
+				t.Errorf("ports %v, want %v", got, tt.ports)
+			}
+			if got, _ := lookupPath(objs[ref], "spec.replicas"); fmt.Sprint(got) != fmt.Sprint(tt.replicas) {
+				t.Errorf("replicas %v, want %v", got, tt.replicas)
+			}
+			if got := tolerationKeys(spec); !cmp.Equal(got, tt.tolerations) {
+				t.Errorf("tolerations %v, want %v", got, tt.tolerations)
+			}
+			if ns, _ := lookupPath(objs[ref], "metadata.namespace"); ns != "relns" {
+				t.Errorf("namespace %v", ns)
+			}
+			if got := fmt.Sprint(spec["nodeSelector"]); got != "map[kubernetes.io/os:linux]" {
+				t.Errorf("nodeSelector %s", got)
+			}
+		})
+	}
+}
+
+func TestEFSNodeDaemonSet(t *testing.T) {
+	const all = "<nil>:Exists:<nil>"
+	tests := []struct {
+		version      string
+		values       map[string]any
+		hostNetwork  any
+		nodeSelector string
+		notIn        string // the values of the compute-type NotIn expression, "" when none
+		priority     string
+	}{
+		{"2.2.0", nil, true, "map[beta.kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.2.9", map[string]any{"node": map[string]any{"affinity": map[string]any{}}}, true, "map[beta.kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.3.0", nil, true, "map[kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.4.2", nil, true, "map[kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.4.3", nil, true, "map[kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.4.8", map[string]any{"node": map[string]any{"affinity": nil}}, true, "map[kubernetes.io/os:linux]", "", "system-node-critical"},
+		{"2.4.9", nil, nil, "map[kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.5.0", nil, true, "map[kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"2.5.6", map[string]any{"node": map[string]any{"priorityClassName": "ignored"}}, true, "map[kubernetes.io/os:linux]", "[fargate]", "system-node-critical"},
+		{"3.0.1", map[string]any{"node": map[string]any{"priorityClassName": "custom"}}, true, "map[kubernetes.io/os:linux]", "[fargate]", "custom"},
+		{"3.1.1", nil, true, "map[kubernetes.io/os:linux]", "[fargate hybrid]", "system-node-critical"},
+		{"4.4.1", map[string]any{"node": map[string]any{"nodeSelector": map[string]any{"efs": "yes"}}}, true, "map[efs:yes kubernetes.io/os:linux]", "[fargate hybrid]", "system-node-critical"},
+	}
+	for _, tt := range tests {
+		name := tt.version
+		if tt.values != nil {
+			name += " " + fmt.Sprint(tt.values)
+		}
+		t.Run(name, func(t *testing.T) {
+			objs := renderKnowledge(t, "aws-efs-csi-driver", tt.version, tt.values)
+			spec := podSpec(t, objs, "DaemonSet/efs-csi-node")
+			if got := spec["hostNetwork"]; got != tt.hostNetwork {
+				t.Errorf("hostNetwork %v, want %v", got, tt.hostNetwork)
+			}
+			wantPorts := []string{"healthz:9809:0"}
+			if tt.hostNetwork == true {
+				wantPorts = []string{"healthz:9809:9809"}
+			}
+			if got := portsOf(spec); !cmp.Equal(got, wantPorts) {
+				t.Errorf("ports %v, want %v", got, wantPorts)
+			}
+			if got := tolerationKeys(spec); !cmp.Equal(got, []string{all}) {
+				t.Errorf("tolerations %v", got)
+			}
+			if got := fmt.Sprint(spec["nodeSelector"]); got != tt.nodeSelector {
+				t.Errorf("nodeSelector %s, want %s", got, tt.nodeSelector)
+			}
+			got := ""
+			if terms, ok := lookupPath(spec, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"); ok {
+				exprs, _ := lookupPath(terms.([]any)[0].(map[string]any), "matchExpressions")
+				e := exprs.([]any)[0].(map[string]any)
+				if e["key"] == "eks.amazonaws.com/compute-type" && e["operator"] == "NotIn" {
+					got = fmt.Sprint(e["values"])
+				}
+			}
+			if got != tt.notIn {
+				t.Errorf("compute-type NotIn %q, want %q", got, tt.notIn)
+			}
+			if spec["priorityClassName"] != tt.priority {
+				t.Errorf("priorityClassName %v", spec["priorityClassName"])
+			}
+			if ns, _ := lookupPath(objs["DaemonSet/efs-csi-node"], "metadata.namespace"); ns != "relns" {
+				t.Errorf("namespace %v", ns)
+			}
+		})
+	}
+}
+
+func TestEFSValuesKeys(t *testing.T) {
+	const (
+		R = ChartKeyRead
+		U = ChartKeyUnread
+	)
+	tests := map[string]map[string]ChartKeyStatus{
+		"2.2.6": {"controller.hostNetwork": U, "controller.podLabels": U, "node.affinity": U, "replicaCount": R, "controller.replicaCount": U, "controller.volMetricsOptIn": R, "node.priorityClassName": U},
+		"2.4.2": {"node.affinity": U, "controller.securityContext": U},
+		"2.4.8": {"node.affinity.nodeAffinity": R, "node.affinity.podAntiAffinity": R, "controller.hostNetwork": U, "controller.securityContext.runAsUser": R},
+		"2.5.6": {"controller.hostNetwork": R, "controller.podLabels.team": R, "controller.podLabel": U, "controller.podLabel.team": U, "controller.priorityClassName": R, "node.priorityClassName": U, "node.podLabels": U},
+		"3.0.8": {"controller.podLabels": R, "controller.podLabel": U, "node.priorityClassName": R, "node.podLabels.team": R, "replicaCount": R, "controller.name": U},
+		"3.1.1": {"controller.name": R, "controller.replicaCount": R, "replicaCount": U, "controller.topologySpreadConstraints": R, "controller.enableMetrics": U, "controller.updateStrategy": R},
+		"4.4.1": {"controller.enableMetrics": R, "controller.updateStrategy": U, "node.unmountTimeout": R},
+	}
+	common := map[string]ChartKeyStatus{
+		"controller.tolerations[0].key":    R,
+		"controller.nodeSelector.role":     R,
+		"controller.affinity.nodeAffinity": R,
+		"node.tolerations":                 R,
+		"node.nodeSelector.role":           R,
+		"controller.healthPort":            R,
+		"node.healthPort":                  R,
+		"controller.tolerationz":           U,
+	}
+	for v, keys := range tests {
+		c, ok := ChartFor("aws-efs-csi-driver", v)
+		if !ok || c.Assumed != "" {
+			t.Fatalf("aws-efs-csi-driver %s not known", v)
+		}
+		for k, w := range common {
+			keys[k] = w
+		}
+		for k, want := range keys {
+			if got := c.ValuesKey(k); got != want {
+				t.Errorf("aws-efs-csi-driver %s: %s is %v, want %v", v, k, got, want)
+			}
+		}
+	}
+	// The copies' own versions read exactly their keys plus the keys the templates read
+	// beyond them.
+	for _, tt := range []struct {
+		version, file string
+		add, remove   []string
+	}{
+		{"2.2.4", "charts/aws-efs-csi-driver/values/2.2.4.yaml", nil, nil},
+		{"2.5.5", "charts/aws-efs-csi-driver/values/2.5.5.yaml", nil, nil},
+		{"3.0.8", "charts/aws-efs-csi-driver/values/3.0.8.yaml", []string{"controller.podLabels"}, []string{"controller.podLabel"}},
+	} {
+		c, _ := ChartFor("aws-efs-csi-driver", tt.version)
+		data, err := knowledgeFS.ReadFile(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root map[string]any
+		if err := yaml.Unmarshal(data, &root); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		var walk func(m map[string]any, prefix string)
+		walk = func(m map[string]any, prefix string) {
+			for k, v := range m {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				want[p] = true
+				if sub, ok := v.(map[string]any); ok {
+					walk(sub, p)
+				}
+			}
+		}
+		walk(root, "")
+		for _, k := range tt.add {
+			want[k] = true
+		}
+		for _, k := range tt.remove {
+			delete(want, k)
+		}
+		var wantList []string
+		for k := range want {
+			wantList = append(wantList, k)
+		}
+		sort.Strings(wantList)
+		if diff := cmp.Diff(wantList, c.ValuesKeys()); diff != "" {
+			t.Errorf("aws-efs-csi-driver %s keys (-copy +catalog):\n%s", tt.version, diff)
+		}
+	}
+}
+
+// TestEFSControllerPrivileged: Fargate refuses the controller for its privileged
+// efs-plugin container too, except in 2.4.7-2.4.8 (aws-efs-csi-driver#1179 reports only
+// hostNetwork and host ports with chart 2.4.8).
+func TestEFSControllerPrivileged(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		values  map[string]any
+		want    any
+	}{
+		{"2.2.6", nil, true},
+		{"2.4.6", nil, true},
+		{"2.4.7", nil, false},
+		{"2.4.8", nil, false},
+		{"2.4.9", nil, true},
+		{"2.5.6", nil, true},
+		{"3.0.1", map[string]any{"controller": map[string]any{"containerSecurityContext": map[string]any{"privileged": false}}}, false},
+		{"4.4.1", nil, true},
+	} {
+		spec := podSpec(t, renderKnowledge(t, "aws-efs-csi-driver", tt.version, tt.values), "Deployment/efs-csi-controller")
+		cs, _ := spec["containers"].([]any)
+		got, _ := lookupPath(cs[0].(map[string]any), "securityContext.privileged")
+		if got != tt.want {
+			t.Errorf("aws-efs-csi-driver %s %v: efs-plugin privileged %v, want %v", tt.version, tt.values, got, tt.want)
+		}
 	}
 }
