@@ -81,6 +81,7 @@ step "fuzz, briefly (${FUZZTIME:-about ten seconds} each)"
 fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-$3}" "$1"; }
 fuzz ./source/manifest FuzzDecode 10000x
 fuzz ./source/manifest FuzzDecodeTemplate 20000x
+fuzz ./source/manifest FuzzGitOpsRelease 5000x
 fuzz ./source/terraform FuzzLoadHCL 3000x
 fuzz ./source/terraform FuzzEvalExpression 8000x
 fuzz ./source/terraform FuzzLoadPlan 10000x

@@ -509,6 +509,7 @@ func abs(p string) string {
 func Build(parts ...*cluster.Model) *cluster.Model {
 	m := cluster.Merge(parts...)
 	manifest.InterpretClusterConfigs(m)
+	manifest.InterpretGitOps(m, manifest.LocalCharts{})
 	implicitAddons(m)
 	expand(m)
 	manifest.Interpret(m)
