@@ -37,6 +37,41 @@ type Resource struct {
 	// Count tells whether the resource is conditionally created: "" when always,
 	// otherwise the count/for_each expression as written.
 	Count string
+	// Keys is how the instances of a kubectl_manifest or kubernetes_manifest
+	// resource with count or for_each are keyed; nil for other resources.
+	Keys *InstanceKeys
+}
+
+// What the instance keys of a resource follow (InstanceKeys.From).
+const (
+	// KeysContent: each key is the text of the document its instance applies.
+	KeysContent = "content"
+	// KeysDigest: each key is a hash or an encoding of that text.
+	KeysDigest = "digest"
+	// KeysPosition: each key is the index of the document in a list.
+	KeysPosition = "position"
+)
+
+// InstanceKeys is the count or for_each of a resource and what its instance
+// keys are made of. Terraform tracks each instance by its key: when the key of
+// an object changes, the instance under the old key is destroyed and one under
+// the new key created.
+type InstanceKeys struct {
+	// Arg is "count" or "for_each"; Expr is its expression as written, at Origin.
+	Arg    string
+	Expr   string
+	Origin Origin
+	// From is KeysContent, KeysDigest or KeysPosition when the keys change with
+	// the documents the instances apply; "" when they do not (names, literal
+	// keys) or that is not known.
+	From string
+	// Documents is the expression, as written, of the documents the keys are
+	// made from; "" when not known.
+	Documents string
+	// Rekey holds the arguments to set, by name, with their expressions, so that
+	// each instance is keyed by its object's kind and name instead ("null"
+	// removes an argument); nil when that cannot be written.
+	Rekey map[string]string
 }
 
 // NewGraph returns an empty graph.

@@ -30,6 +30,7 @@ var registry = []*Check{
 	nodeClaimNotRegistered,
 	nodeRoleUnauthorized,
 	podUnschedulable,
+	recreateOnChange,
 	teardownOrder,
 	teardownOrphans,
 	volumeAttachmentStale,

@@ -190,6 +190,7 @@ func (m *modInst) graphNodes(g *cluster.Graph) {
 		} else if e := blockAttr(b, "for_each"); e != nil {
 			r.Count = l.text(e.Range())
 		}
+		r.Keys = m.instanceKeys(b)
 		g.Add(r)
 	}
 	for _, call := range m.callList {
