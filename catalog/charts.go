@@ -173,6 +173,20 @@ func (c *Chart) ValuesKey(key string) ChartKeyStatus {
 	return ChartKeyUnread
 }
 
+// FreeformPrefix is the shortest proper prefix of a dotted key the chart
+// version reads whole (nodeSelector in nodeSelector.kubernetes.io/os), where
+// the rest is one map key that may hold dots itself; "" when there is none.
+func (c *Chart) FreeformPrefix(key string) string {
+	parts := strings.Split(normalizeKey(key), ".")
+	for i := 1; i < len(parts); i++ {
+		p := strings.Join(parts[:i], ".")
+		if hasString(c.freeform, p) || (c.keys[p] && c.isFreeform(p)) {
+			return p
+		}
+	}
+	return ""
+}
+
 func (c *Chart) isFreeform(key string) bool {
 	if hasString(c.freeform, key) {
 		return true

@@ -71,6 +71,10 @@ const (
 	// ClusterConfig's List (Object), a new entry of the map input List of
 	// the module call Block, or a new resource beside the resource Block.
 	DeclNew
+	// DeclGitOps: a Helm release an Argo CD Application or ApplicationSet or a
+	// Flux HelmRelease declares: Object is it, List the path of the release's
+	// source in it, Key the dependency of a wrapper chart the release is.
+	DeclGitOps
 )
 
 // Decl is the declaration handle a loader attaches to a model entry: which

@@ -373,6 +373,16 @@ type HelmRelease struct {
 	// creates the release (aws-ia/eks-blueprints-addons sets the settings of
 	// every Karpenter version at once): not the user's to fix.
 	Preset []string
+	// Parent, for the release of a dependency a wrapper chart declares, is the
+	// key under which the wrapper's values reach it ("karpenter"): the user
+	// writes the dependency's keys under it. Stray are the top-level keys of the
+	// wrapper's values no chart receives, carried here (at the top level) so
+	// that they are judged against the dependency's chart.
+	Parent string
+	Stray  []string
+	// Decl is how the release is declared when a GitOps object declares it,
+	// for the writers of fixes.
+	Decl Decl
 	// ChartDir is the chart on disk when it is local; ChartFiles are its files as
 	// the loader read them (nil when they could not be read), the only thing
 	// rendering looks at.

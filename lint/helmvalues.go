@@ -120,14 +120,39 @@ func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key str
 			fixKey = parent
 		}
 	}
-	fix := renameValueFix(r, fixKey, instead, origin)
-	origin.Path = key
-	summary := fmt.Sprintf("%s sets %s, which chart %s %s never reads", releaseLabel(r), key, kb.Name, kb.Version)
-	var b strings.Builder
-	fmt.Fprintf(&b, "No template of chart %s %s reads %s; Helm ignores values no template reads, so the setting has no effect.", kb.Name, kb.Version, key)
+	fixInstead := instead
 	if instead != "" {
-		summary += "; it reads " + instead
-		fmt.Fprintf(&b, "\nThis version reads %s instead.", instead)
+		// Below a map the chart reads whole the rest is one key that may hold
+		// dots (nodeSelector.kubernetes.io/os): move the whole map.
+		if f := kb.FreeformPrefix(instead); f != "" {
+			rest := strings.TrimPrefix(instead, f)
+			if strings.HasSuffix(key, rest) && cluster.Lookup(r.Values, strings.TrimSuffix(key, rest)) != nil {
+				fixKey, fixInstead = strings.TrimSuffix(key, rest), f
+			}
+		}
+	}
+	// A dependency of a wrapper chart reads its keys under the key the wrapper
+	// passes it (its name or alias): that is what the user writes.
+	shown, shownInstead := key, instead
+	if r.Parent != "" {
+		if !slices.Contains(r.Stray, strings.SplitN(key, ".", 2)[0]) {
+			shown = r.Parent + "." + key
+		}
+		if instead != "" {
+			shownInstead = r.Parent + "." + instead
+		}
+	}
+	fix := renameValueFix(r, kb, fixKey, fixInstead, origin)
+	origin.Path = shown
+	summary := fmt.Sprintf("%s sets %s, which chart %s %s never reads", releaseLabel(r), shown, kb.Name, kb.Version)
+	var b strings.Builder
+	fmt.Fprintf(&b, "No template of chart %s %s reads %s; Helm ignores values no template reads, so the setting has no effect.", kb.Name, kb.Version, shown)
+	if r.Parent != "" {
+		fmt.Fprintf(&b, "\nThe chart is a dependency of the chart the release installs, which passes it only the values under %s.", r.Parent)
+	}
+	if instead != "" {
+		summary += "; it reads " + shownInstead
+		fmt.Fprintf(&b, "\nThis version reads %s instead.", shownInstead)
 		if c := unreadConsequences[kb.Name][instead]; c != "" && cluster.Lookup(r.Values, instead) == nil {
 			b.WriteString(" " + c)
 		}
@@ -239,7 +264,7 @@ func relatedName(a, b string) bool {
 
 // renameValueFix renames (or, with instead empty, removes) a values key where
 // the user set it.
-func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.Origin) *Fix {
+func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead string, origin cluster.Origin) *Fix {
 	summary := "remove " + key
 	if instead != "" {
 		summary = fmt.Sprintf("rename %s to %s", key, instead)
@@ -258,15 +283,51 @@ func renameValueFix(r *cluster.HelmRelease, key, instead string, origin cluster.
 	}
 	value := cluster.Lookup(r.Values, key)
 	patch := map[string]any{}
-	setPath(patch, key, nil)
-	if instead != "" {
-		setPath(patch, instead, cluster.CopyJSON(value))
+	at, to := key, instead
+	if r.Parent != "" {
+		// Written in the wrapper chart's values: the dependency's keys are
+		// under its key there, the stray ones at the top level.
+		if !slices.Contains(r.Stray, strings.SplitN(key, ".", 2)[0]) {
+			at = r.Parent + "." + key
+		}
+		if instead != "" {
+			to = r.Parent + "." + instead
+		}
+		if instead != "" {
+			summary = fmt.Sprintf("rename %s to %s", at, to)
+		} else {
+			summary = "remove " + at
+		}
 	}
-	if manifest.IsManifestFile(origin.File) && origin.Line > 0 && (instead == "" || !containsUnknown(value)) {
+	// Remove the emptied maps too: a map left empty is still a key Helm
+	// passes (and one no template reads).
+	at = strings.TrimSuffix(at, key) + removalPoint(kb, r.Values, key)
+	setPath(patch, at, nil)
+	if to != "" {
+		setPath(patch, to, cluster.CopyJSON(value))
+	}
+	inObject := r.Decl.Object != nil && origin.File == r.Decl.Object.Origin.File
+	if manifest.IsManifestFile(origin.File) && origin.Line > 0 && !inObject && (instead == "" || !containsUnknown(value)) {
 		// A values file the release reads: merge the change into it.
 		return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{{File: origin.File, Line: origin.Line, Format: FormatValues, Text: yamlText(patch)}}}
 	}
 	return releaseValuesFix(summary+" in the release's values", r, patch)
+}
+
+// removalPoint is the key to remove so that removing key leaves no empty map
+// behind: its highest ancestor that holds nothing else and that the chart does
+// not read (null on a key the chart reads would drop the chart's defaults).
+func removalPoint(kb *catalog.Chart, values map[string]any, key string) string {
+	parts := strings.Split(key, ".")
+	for len(parts) > 1 {
+		up := strings.Join(parts[:len(parts)-1], ".")
+		parent, ok := cluster.Lookup(values, up).(map[string]any)
+		if !ok || len(parent) != 1 || kb.ValuesKey(up) != catalog.ChartKeyUnread {
+			break
+		}
+		parts = parts[:len(parts)-1]
+	}
+	return strings.Join(parts, ".")
 }
 
 // containsUnknown reports whether a value holds a value not known before apply.

@@ -30,6 +30,9 @@ func valuesEdit(r *cluster.HelmRelease, values map[string]any) (Edit, bool) {
 	if in := r.Input; in != nil {
 		return terraform.ModuleValuesEdit(in, values), true
 	}
+	if r.Decl.Kind == cluster.DeclGitOps {
+		return manifest.GitOpsValuesEdit(r.Decl, values)
+	}
 	e := Edit{File: r.Origin.File, Line: r.Origin.Line, Format: FormatValues, Text: yamlText(values)}
 	if r.Address == "" && r.ChartDir != "" {
 		var files []string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
+	"github.com/eksdoctor/eksdoctor/source/helm"
 	"github.com/eksdoctor/eksdoctor/source/live"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
 	"github.com/eksdoctor/eksdoctor/source/terraform"
@@ -233,8 +234,11 @@ func isHelmfile(name string) bool {
 // unrendered says, once, which charts found among the inputs no release of
 // them renders, and which helmfiles are not run: what they would install is not
 // analysed.
-func (f *finder) unrendered(models []*cluster.Model) []cluster.Problem {
+func (f *finder) unrendered(models []*cluster.Model, followed map[string]bool) []cluster.Problem {
 	used := map[string]bool{}
+	for d := range followed {
+		used[d] = true
+	}
 	for _, m := range models {
 		for _, r := range m.HelmReleases {
 			if r.ChartDir != "" {
@@ -257,11 +261,32 @@ func (f *finder) unrendered(models []*cluster.Model) []cluster.Problem {
 		out = append(out, cluster.Problem{Origin: cluster.Origin{File: filepath.Join(charts[0], "Chart.yaml")}, Unresolved: true,
 			Message: fmt.Sprintf("no release in the inputs renders these Helm charts, so what they create is not analysed (check them with --chart DIR -f VALUES): %s", list)})
 	}
+	return out
+}
+
+// helmfiles says which helmfiles are not run.
+func (f *finder) helmfiles() []cluster.Problem {
+	var out []cluster.Problem
 	for _, h := range f.other {
 		out = append(out, cluster.Problem{Origin: cluster.Origin{File: h}, Unresolved: true,
 			Message: fmt.Sprintf("eksdoctor does not run helmfile: the releases %s installs are not analysed (check a chart with --chart and its values with -f)", h)})
 	}
 	return out
+}
+
+// localCharts gives the GitOps objects the chart directories among the inputs,
+// read as local charts are, and records in followed those they read.
+func (f *finder) localCharts(fsys *inputfs.FS, mu *sync.Mutex, followed map[string]bool) manifest.LocalCharts {
+	if len(f.charts) == 0 {
+		return manifest.LocalCharts{}
+	}
+	return manifest.LocalCharts{Dirs: f.charts, Read: func(dir string) ([]cluster.File, error) {
+		mu.Lock()
+		followed[abs(dir)] = true
+		mu.Unlock()
+		files, _, err := helm.ReadChart(fsys, dir)
+		return files, err
+	}}
 }
 
 // unit is one cluster being assembled.
@@ -353,7 +378,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		f.probs = append(f.probs, p)
 	}
 	f.probs = append(f.probs, kz.probs...)
-	f.probs = append(f.probs, f.unrendered(tfModels)...)
+	f.probs = append(f.probs, f.helmfiles()...)
 	for _, p := range f.probs {
 		pending = append(pending, &pendingPart{path: abs(p.Origin.File), model: &cluster.Model{Problems: []cluster.Problem{p}}})
 	}
@@ -389,9 +414,29 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	}
 	sort.SliceStable(units, func(i, j int) bool { return units[i].name < units[j].name })
 	out := make([]*Cluster, len(units))
+	var mu sync.Mutex
+	followed := map[string]bool{}
+	charts := f.localCharts(fsys, &mu, followed)
 	parallel.Each(len(units), func(i int) {
-		out[i] = &Cluster{Name: units[i].name, Model: Build(units[i].parts...)}
+		out[i] = &Cluster{Name: units[i].name, Model: build(charts, units[i].parts...)}
 	})
+	// The charts no release renders and no GitOps object follows, said once, in
+	// the cluster nearest the first of them.
+	models := make([]*cluster.Model, len(out))
+	for i, c := range out {
+		models[i] = c.Model
+	}
+	for _, p := range f.unrendered(models, followed) {
+		u := nearest(units, abs(p.Origin.File))
+		if u == nil {
+			u = units[0]
+		}
+		for i := range units {
+			if units[i] == u {
+				out[i].Model.Problems = append(out[i].Model.Problems, p)
+			}
+		}
+	}
 	return out, nil
 }
 
@@ -507,9 +552,15 @@ func abs(p string) string {
 // become objects, objects become workloads and capacity, and capacity the inputs
 // cannot show is marked as unseen.
 func Build(parts ...*cluster.Model) *cluster.Model {
+	return build(manifest.LocalCharts{}, parts...)
+}
+
+// build is Build with the chart directories among the inputs, which GitOps
+// objects may install from a path of their repository.
+func build(charts manifest.LocalCharts, parts ...*cluster.Model) *cluster.Model {
 	m := cluster.Merge(parts...)
 	manifest.InterpretClusterConfigs(m)
-	manifest.InterpretGitOps(m, manifest.LocalCharts{})
+	manifest.InterpretGitOps(m, charts)
 	implicitAddons(m)
 	expand(m)
 	manifest.Interpret(m)

@@ -509,6 +509,7 @@ func newGitOpsRelease(o *cluster.Object, sp, name, namespace string) *cluster.He
 		Values:       map[string]any{},
 		ValueOrigins: map[string]cluster.Origin{},
 		Origin:       o.At(sp),
+		Decl:         cluster.Decl{Kind: cluster.DeclGitOps, Object: o, List: sp},
 	}
 }
 
@@ -774,6 +775,8 @@ func (g *gitops) localRelease(o *cluster.Object, sp, name, ns, dir string, lc *l
 			r.Conditional = fmt.Sprintf("the condition %s of dependency %s", d.Condition, d.key())
 		}
 		all.sub(d.key()).applyTo(r)
+		r.Parent = d.key()
+		r.Decl.Key = d.key()
 		deps = append(deps, r)
 	}
 	if !self && len(deps) == 1 {
@@ -806,6 +809,7 @@ func strayValues(r *cluster.HelmRelease, all *valueSet, keys map[string]bool) {
 			continue
 		}
 		r.Values[k] = cluster.CopyJSON(all.values[k])
+		r.Stray = append(r.Stray, k)
 		for key, org := range all.origins {
 			if key == k || strings.HasPrefix(key, k+".") {
 				r.ValueOrigins[key] = org
