@@ -320,7 +320,8 @@ func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, s
 		return Edit{}, "", false
 	}
 	key := componentKey(comp, c.Field)
-	if kb.Accepts(key) == catalog.AddonRejected {
+	accepts := kb.Accepts(key)
+	if accepts == catalog.AddonRejected {
 		return Edit{}, "", false
 	}
 	config := addonConfig(a)
@@ -336,6 +337,9 @@ func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, s
 	where := fmt.Sprintf("%s in the add-on configuration of %s", key, a.Name)
 	if c.Added != nil && cluster.Lookup(a.ConfigurationValues, key) == nil && cluster.Lookup(kb.DefaultValues(), key) != nil {
 		where += " (the list replaces the add-on's default, so it keeps the default items)"
+	}
+	if accepts == catalog.AddonUnverified {
+		where += fmt.Sprintf("; eksdoctor does not know the configuration schema of %s %s: check that the version accepts %s (aws eks describe-addon-configuration)", a.Name, orUnpinned(addonVersion(a)), key)
 	}
 	return e, where, true
 }
@@ -358,4 +362,12 @@ func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[st
 		return eksctlAddonFields(m, a, fields)
 	}
 	return terraform.AddonEdit(a, version, config)
+}
+
+// orUnpinned is a version, or says there is none.
+func orUnpinned(v string) string {
+	if v == "" {
+		return "(version not pinned)"
+	}
+	return v
 }

@@ -59,7 +59,9 @@ func runFargateUnsupported(p *Pass) {
 					Detail:   "Fargate nodes run one pod each and never run DaemonSet pods; run the agent as a sidecar, or add a node group.",
 				})
 			}
-			if !fargateOnly && !fargateAwareAgent(w) && sim.OnFargateNodes(w) && fargateNodes(p) > 0 {
+			// A Fargate profile exists to run pods: its pods, seen in the
+			// inputs or deployed elsewhere, each make a Fargate node.
+			if !fargateOnly && !fargateAwareAgent(w) && sim.OnFargateNodes(w) && (fargateNodes(p) > 0 || len(m.FargateProfiles) > 0) {
 				reportDaemonSetOnFargateNodes(p, w)
 			}
 			continue
