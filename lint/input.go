@@ -12,7 +12,7 @@ var invalidInput = &Check{
 	Family:   "input",
 	Severity: Error,
 	Doc: Doc{
-		What: "A file, document or object could not be parsed or decoded. The finding names the file and line; every other input is still analysed.",
+		What: "A file, document or object could not be parsed or decoded, or a Terraform directory uses a module it never calls (Terraform rejects it with `Reference to undeclared module` before planning anything; when Terragrunt or AWS Proton files beside or above the directory may write declarations at run time, and for undeclared variables and locals, which a copy often leaves out, it is input-unresolved instead). The finding names the file and line; every other input is still analysed.",
 		Why:  "Whatever the unreadable input declares (a NodePool, a taint, a role mapping) is missing from the analysis, so other findings may be incomplete; and kubectl, Helm or Terraform would reject the same input.",
 		Fix:  "Correct the syntax or the field type at the reported line.",
 	},

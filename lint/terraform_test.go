@@ -424,3 +424,9 @@ func TestTerraformSchemaFixtures(t *testing.T) {
 func TestModuleInputFixtures(t *testing.T) {
 	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "inputs"), []string{"module-input-unknown"})
 }
+
+// A module used but never called is an error Terraform gives before planning,
+// unless a tool beside the directory may write declarations when it runs.
+func TestTerraformInvalidFixtures(t *testing.T) {
+	linttest.RunFixtures(t, filepath.Join("testdata", "terraform", "invalid"), []string{"invalid-input", "input-unresolved"})
+}

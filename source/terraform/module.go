@@ -63,8 +63,9 @@ type loader struct {
 
 // undeclaredUse is what a module directory refers to without declaring it.
 type undeclaredUse struct {
-	names map[string]bool
-	first cluster.Origin
+	names   map[string]bool
+	first   cluster.Origin
+	firstOf map[string]cluster.Origin // by kind of name: var, local, module
 }
 
 func newLoader(dir string, opts Options) *loader {
@@ -298,9 +299,48 @@ func (l *loader) evalNote(err *evalError, subject string) {
 		if org.File < u.first.File || org.File == u.first.File && org.Line < u.first.Line {
 			u.first = org
 		}
+		kind, _, _ := strings.Cut(name, ".")
+		if u.firstOf == nil {
+			u.firstOf = map[string]cluster.Origin{}
+		}
+		if f, ok := u.firstOf[kind]; !ok || org.File < f.File || org.File == f.File && org.Line < f.Line {
+			u.firstOf[kind] = org
+		}
 		return
 	}
 	l.unresolved(originOf(err.rng), subject+" could not be evaluated ("+err.msg+"); it is treated as unknown")
+}
+
+// writtenAtRunTime names the tool that may write a directory's declarations
+// when it runs, from the files it keeps beside it or above it: Terragrunt
+// (terragrunt.hcl, whose generate blocks write .tf files) and AWS Proton (a
+// template bundle's manifest.yaml, whose variables Proton declares). "" when
+// there is none.
+func (l *loader) writtenAtRunTime(dir string) string {
+	if l.opts.FS == nil {
+		return "a tool"
+	}
+	for d, i := dir, 0; i < 64; d, i = filepath.Dir(d), i+1 {
+		for _, f := range []struct{ name, tool string }{
+			{"terragrunt.hcl", "Terragrunt"}, {"terragrunt.hcl.json", "Terragrunt"}, {"root.hcl", "Terragrunt"},
+			{"manifest.yaml", "AWS Proton"}, {".proton", "AWS Proton"},
+		} {
+			if _, err := l.opts.FS.Stat(filepath.Join(d, f.name)); err == nil {
+				return f.tool
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return ""
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // reportUndeclared says, once per module directory, which names it uses without
@@ -318,8 +358,45 @@ func (l *loader) reportUndeclared() {
 		return text, "is"
 	}
 	for _, dir := range sortedKeys(l.undeclared) {
-		names, verb := list(l.undeclared[dir], ", ")
-		l.unresolved(l.undeclared[dir].first, fmt.Sprintf("%s %s used in %s but not declared there (Terraform rejects the directory unless something writes the declarations at run time, as Terragrunt or AWS Proton do); every value that uses them is treated as unknown", names, verb, dir))
+		u := l.undeclared[dir]
+		// A module call is what a configuration is built from, not something
+		// a wrapper passes in: when nothing writes declarations beside the
+		// directory, a module it uses but never calls is an error Terraform
+		// gives before planning anything. Variables and locals stay unknown:
+		// copies of a directory often leave out the file that declares them,
+		// and CI or a wrapper often writes it.
+		calls := &undeclaredUse{names: map[string]bool{}}
+		for n := range u.names {
+			if strings.HasPrefix(n, "module.") {
+				calls.names[n] = true
+			}
+		}
+		by := l.writtenAtRunTime(dir)
+		if len(calls.names) > 0 && by == "" {
+			names, verb := list(calls, ", ")
+			l.problems = append(l.problems, cluster.Problem{Origin: u.firstOf["module"],
+				Message: fmt.Sprintf("%s %s used in %s but never called there: Terraform rejects the configuration (Reference to undeclared module) before planning anything; every value that uses %s is treated as unknown", names, verb, dir, pronoun(len(calls.names)))})
+			for n := range calls.names {
+				delete(u.names, n)
+			}
+			if len(u.names) == 0 {
+				continue
+			}
+			delete(u.firstOf, "module")
+			u.first = cluster.Origin{}
+			for _, k := range sortedKeys(u.firstOf) {
+				if f := u.firstOf[k]; u.first.File == "" || f.File < u.first.File || f.File == u.first.File && f.Line < u.first.Line {
+					u.first = f
+				}
+			}
+		}
+		names, verb := list(u, ", ")
+		if by == "" {
+			by = "Terraform rejects the directory unless something writes the declarations at run time, as Terragrunt or AWS Proton do"
+		} else {
+			by = by + " may write the declarations at run time"
+		}
+		l.unresolved(u.first, fmt.Sprintf("%s %s used in %s but not declared there (%s); every value that uses them is treated as unknown", names, verb, dir, by))
 	}
 	for _, dir := range sortedKeys(l.missingFiles) {
 		calls, _ := list(l.missingFiles[dir], "; ")
