@@ -194,6 +194,9 @@ func (f *FS) open(name string) (*os.File, error) {
 	if f.files[abs] {
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil {
+			if de := f.danglingLink(abs, name, err); de != nil {
+				return nil, de
+			}
 			return nil, err
 		}
 		if real != abs && !f.files[real] {
@@ -209,6 +212,11 @@ func (f *FS) open(name string) (*os.File, error) {
 		return nil, &OutsideError{Path: name}
 	}
 	file, err := d.root.OpenFile(rel, flags, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if de := f.danglingLink(abs, name, err); de != nil {
+			return nil, de
+		}
+	}
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return file, err
 	}
@@ -216,6 +224,9 @@ func (f *FS) open(name string) (*os.File, error) {
 	// link may still lead into another root, or back into this one.
 	real, rerr := filepath.EvalSymlinks(abs)
 	if rerr != nil {
+		if de := f.danglingLink(abs, name, rerr); de != nil {
+			return nil, de
+		}
 		return nil, &OutsideError{Path: name}
 	}
 	if f.files[real] {
@@ -226,6 +237,32 @@ func (f *FS) open(name string) (*os.File, error) {
 		return nil, &OutsideError{Path: name}
 	}
 	return rd.root.OpenFile(rrel, flags, 0)
+}
+
+// danglingLink is the error for a path that is a symbolic link to nothing,
+// when err says its target does not exist and the link points inside the
+// inputs (a link that points outside them is outside, whether or not its
+// target exists); nil otherwise. Only the link itself is looked at.
+func (f *FS) danglingLink(abs, name string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	st, lerr := os.Lstat(abs)
+	if lerr != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	target, rerr := os.Readlink(abs)
+	if rerr != nil {
+		return nil
+	}
+	to := target
+	if !filepath.IsAbs(to) {
+		to = filepath.Join(filepath.Dir(abs), to)
+	}
+	if _, _, ok := f.within(to); !ok && !f.files[to] {
+		return nil
+	}
+	return &DanglingLinkError{Path: name, Target: target}
 }
 
 // withinReal is within for a path whose links are resolved.
@@ -253,14 +290,26 @@ func (e *LinkStubError) Error() string {
 func (e *LinkStubError) Unwrap() error { return e.Err }
 
 // Unseen reports whether a read failed only because the file lies beyond what the
-// run may or can see (outside the inputs, or the target of a text link that is not
+// run may or can see (outside the inputs, or the target of a link that is not
 // there): the input may be valid, eksdoctor cannot tell.
 func Unseen(err error) bool {
 	var oe *OutsideError
 	var le *LinkStubError
 	var ee *EncryptedError
-	return errors.As(err, &oe) || errors.As(err, &le) || errors.As(err, &ee)
+	var de *DanglingLinkError
+	return errors.As(err, &oe) || errors.As(err, &le) || errors.As(err, &ee) || errors.As(err, &de)
 }
+
+// DanglingLinkError is a symbolic link whose target does not exist: a file a
+// setup step generates, or one the copy left out. What it holds cannot be seen;
+// the configuration may be valid where the target exists.
+type DanglingLinkError struct{ Path, Target string }
+
+func (e *DanglingLinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link to %s, which does not exist here (a file a setup step generates, or one left out of the copy): what it holds cannot be seen", e.Path, e.Target)
+}
+
+func (e *DanglingLinkError) Unwrap() error { return fs.ErrNotExist }
 
 // EncryptedError is a file encrypted in the repository (git-crypt): what it holds
 // cannot be seen.
@@ -362,7 +411,8 @@ func (f *FS) readFile(name string, limit int64) ([]byte, error) {
 
 func readError(name string, err error) error {
 	var oe *OutsideError
-	if errors.As(err, &oe) {
+	var de *DanglingLinkError
+	if errors.As(err, &oe) || errors.As(err, &de) {
 		return err
 	}
 	var pe *fs.PathError

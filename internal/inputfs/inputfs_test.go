@@ -344,3 +344,49 @@ func TestWalkDepth(t *testing.T) {
 		t.Errorf("errors %v, want one DepthError at depth %d", deep, MaxDepth)
 	}
 }
+
+// A link whose target does not exist is an input that cannot be seen, named
+// as a link when it points inside the inputs and as outside when it points
+// outside them; a missing file that is no link stays missing.
+func TestDanglingLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cluster"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"cluster/backend.tf": "../tf-setup/generated/backend.tf",
+		"inside.yaml":        "sub/none.yaml",
+		"outside.yaml":       "../../elsewhere/none.yaml",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := New(dir)
+	defer f.Close()
+	for _, name := range []string{"cluster/backend.tf", "inside.yaml"} {
+		_, err := f.ReadFile(filepath.Join(dir, name), 1<<20)
+		var de *DanglingLinkError
+		if !errors.As(err, &de) || !Unseen(err) || !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s: %v, want a dangling link that cannot be seen", name, err)
+		}
+		if !strings.Contains(err.Error(), "is a symbolic link to "+links[name]) {
+			t.Errorf("%s: %q does not name the link's target", name, err)
+		}
+	}
+	_, err := f.ReadFile(filepath.Join(dir, "outside.yaml"), 1<<20)
+	var oe *OutsideError
+	if !errors.As(err, &oe) || !Unseen(err) {
+		t.Errorf("a dangling link pointing outside: %v, want outside the inputs", err)
+	}
+	named := New(filepath.Join(dir, "inside.yaml"), dir)
+	defer named.Close()
+	if _, err := named.ReadFile(filepath.Join(dir, "inside.yaml"), 1<<20); !Unseen(err) {
+		t.Errorf("a dangling link given by name: %v, want one that cannot be seen", err)
+	}
+	_, err = f.ReadFile(filepath.Join(dir, "missing.tf"), 1<<20)
+	if err == nil || Unseen(err) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want not-exist that is not unseen", err)
+	}
+}
