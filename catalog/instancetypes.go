@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,4 +74,30 @@ var byName = sync.OnceValue(func() map[string]*InstanceType {
 func InstanceTypeByName(name string) (*InstanceType, bool) {
 	it, ok := byName()[name]
 	return it, ok
+}
+
+// Accelerator is the kind of accelerator an instance type carries, which
+// decides the device plugin its nodes need: "nvidia" (nvidia.com/gpu),
+// "neuron" (AWS Inferentia and Trainium, aws.amazon.com/neuron...), or "".
+// The catalog's labels decide for the types it holds; for older types it does
+// not (p2, p3, g3), the instance family's prefix does, as eksctl's
+// IsNvidiaInstanceType did before its generated table.
+func Accelerator(name string) string {
+	if it, ok := InstanceTypeByName(name); ok {
+		switch {
+		case it.Labels["karpenter.k8s.aws/instance-gpu-manufacturer"] == "nvidia":
+			return "nvidia"
+		case it.Labels["karpenter.k8s.aws/instance-accelerator-manufacturer"] == "aws":
+			return "neuron"
+		}
+		return ""
+	}
+	family, _, _ := strings.Cut(name, ".")
+	switch family {
+	case "p2", "p3", "p3dn", "g3", "g3s", "g4dn":
+		return "nvidia"
+	case "inf1", "inf2", "trn1", "trn1n", "trn2":
+		return "neuron"
+	}
+	return ""
 }

@@ -22,6 +22,9 @@ type Model struct {
 
 	HelmReleases []*HelmRelease
 	Addons       []*Addon
+	// DevicePlugins are the device plugin DaemonSets a tool installs by itself
+	// (eksctl for accelerated node groups), which no input file declares.
+	DevicePlugins []*DevicePlugin
 
 	Cluster   EKSCluster
 	Identity  Identity
@@ -221,6 +224,28 @@ type NodeGroup struct {
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.
 	Conditional string
+}
+
+// DevicePlugin is a device plugin DaemonSet a tool installs by itself: a
+// node advertises the plugin's extended resources only while the plugin runs
+// on it.
+type DevicePlugin struct {
+	// Name and Namespace are the DaemonSet's.
+	Name, Namespace string
+	// Resources are the extended resources it advertises (nvidia.com/gpu).
+	Resources []corev1.ResourceName
+	// Tolerations are its pod template's tolerations.
+	Tolerations []corev1.Toleration
+	// Groups are the node groups whose nodes need it for those resources.
+	Groups []*NodeGroup
+	// InstalledBy is the tool that installs it ("eksctl").
+	InstalledBy string
+	// Earlier, when set, are the tolerations the tool's versions before
+	// EarlierBefore gave it; a taint only the later ones tolerate depends on
+	// the version in use, which no input states.
+	Earlier       []corev1.Toleration
+	EarlierBefore string
+	Origin        Origin
 }
 
 // FargateProfile is an EKS Fargate profile.

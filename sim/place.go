@@ -672,9 +672,16 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 	v.Reasons = withStatic(v.Reasons, st.reasons)
 	var resReason *Reason
 	var fitTypes []string
+	var deviceUnknown *Reason
 	if len(st.cands) > 0 {
 		over := s.nodeGroupOverhead(ng, cands)
+		refuse, unknown := s.deviceGap(ng, cands, req)
+		deviceUnknown = unknown
 		for _, i := range st.cands {
+			if refuse != nil {
+				resReason = refuse
+				break
+			}
 			c := cands[i]
 			if c.alloc == nil {
 				fitTypes = append(fitTypes, c.instanceType)
@@ -695,6 +702,9 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 	}
 	v.InstanceTypes = fitTypes
 	switch {
+	case len(v.Reasons) == 0 && deviceUnknown != nil:
+		v.Result = Unknown
+		v.Reasons = append(v.Reasons, *deviceUnknown)
 	case len(v.Reasons) == 0:
 		v.Result = Fits
 	case (unknownTaints && v.Reasons[0].Code == CodeTaint) || st.unknownAff || (unknownLabels && onlyCode(v.Reasons, CodeAffinity)):

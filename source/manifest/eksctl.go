@@ -35,6 +35,7 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 	if why := partialClusterConfig(o); why != "" {
 		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the rest of cluster " + o.Name + "'s compute", Why: why, Origin: o.Origin})
 	}
+	var own []eksctlGroup
 	for _, group := range []struct {
 		path    string
 		managed bool
@@ -54,8 +55,11 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			ng.Origin = o.At(path)
 			ng.Address = path
 			m.NodeGroups = append(m.NodeGroups, ng)
+			efa, _ := g["efaEnabled"].(bool)
+			own = append(own, eksctlGroup{ng: ng, efa: efa})
 		}
 	}
+	interpretEksctlDevicePlugins(m, o, own)
 	profiles, _ := o.Get("fargateProfiles").([]any)
 	for i, it := range profiles {
 		p, ok := it.(map[string]any)

@@ -541,3 +541,65 @@ karpenter:
 		t.Errorf("no karpenter section, yet releases %+v", m.HelmReleases)
 	}
 }
+
+// eksctl installs the NVIDIA device plugin for NVIDIA groups of the
+// AmazonLinux families with a toleration for their taints (the first value of
+// each key, nodeGroups before managedNodeGroups), the Neuron plugin for
+// Inferentia groups and the EFA plugin for efaEnabled groups.
+func TestInterpretEksctlDevicePlugins(t *testing.T) {
+	m := interpret(t, "c.yaml", `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: c, region: us-east-1}
+managedNodeGroups:
+- name: managed-gpu
+  instanceType: g5.xlarge
+  taints: [{key: team, value: m, effect: NoSchedule}, {key: nvidia.com/gpu, value: "true", effect: NoSchedule}, {key: extra, value: x, effect: NoExecute}]
+- name: rocket-gpu
+  instanceType: g5.xlarge
+  amiFamily: Bottlerocket
+  taints: [{key: rocket, value: "1", effect: NoSchedule}]
+- name: cpu
+  instanceType: m5.large
+  efaEnabled: true
+nodeGroups:
+- name: old-gpu
+  instanceType: p2.xlarge
+  taints: {team: "u:NoSchedule"}
+- name: inf
+  instancesDistribution: {instanceTypes: [m5.large, inf2.xlarge]}
+`)
+	if len(m.DevicePlugins) != 3 {
+		t.Fatalf("%d device plugins, want NVIDIA, Neuron and EFA", len(m.DevicePlugins))
+	}
+	nv, neuron, efa := m.DevicePlugins[0], m.DevicePlugins[1], m.DevicePlugins[2]
+	wantTols := []corev1.Toleration{
+		{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "team", Value: "u"},
+		{Key: "extra", Value: "x"},
+	}
+	if diff := cmp.Diff(wantTols, nv.Tolerations); diff != "" {
+		t.Errorf("NVIDIA plugin tolerations (-want +got):\n%s", diff)
+	}
+	names := func(p *cluster.DevicePlugin) []string {
+		var out []string
+		for _, g := range p.Groups {
+			out = append(out, g.Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		p    *cluster.DevicePlugin
+		res  corev1.ResourceName
+		want []string
+	}{{nv, "nvidia.com/gpu", []string{"old-gpu", "managed-gpu"}}, {neuron, "aws.amazon.com/neuron", []string{"inf"}}, {efa, "vpc.amazonaws.com/efa", []string{"cpu"}}} {
+		if diff := cmp.Diff(c.want, names(c.p)); diff != "" {
+			t.Errorf("%s groups (-want +got):\n%s", c.p.Name, diff)
+		}
+		if !slices.Contains(c.p.Resources, c.res) {
+			t.Errorf("%s advertises %v, want %s", c.p.Name, c.p.Resources, c.res)
+		}
+	}
+	if nv.EarlierBefore != "0.101.0" || len(neuron.Earlier) != 0 {
+		t.Errorf("only the NVIDIA plugin's tolerations depend on the eksctl version: %q %v", nv.EarlierBefore, neuron.Earlier)
+	}
+}
