@@ -192,6 +192,11 @@ type UnseenCapacity struct {
 	// their nodes, so they never run the Karpenter controller itself, nor
 	// anything while it cannot run.
 	Karpenter bool
+	// Outside marks capacity presumed to be defined outside the inputs,
+	// rather than capacity they declare that cannot be seen into: a
+	// configuration file declaring the cluster's capacity complete rules it
+	// out.
+	Outside bool
 }
 
 // NodeGroup is an EKS managed or self-managed node group (an eksctl nodeGroup, a

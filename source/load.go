@@ -41,15 +41,26 @@ type Options struct {
 	Budget live.Budget
 }
 
-// Assignment puts the inputs whose paths match Include in Cluster.
+// Assignment puts the inputs whose paths match Include in Cluster, and says
+// what the user declares of the cluster's capacity.
 type Assignment struct {
 	// Cluster is the configuration: a Terraform root directory, an eksctl or
-	// snapshot file (as given, or as its path).
+	// snapshot file (as given, or as its path); or LooseCluster, the cluster
+	// of the manifests that belong to no configuration.
 	Cluster string
 	// Include are path patterns (filepath.Match on the path or its base name;
 	// "DIR/**" for everything under DIR), relative to the working directory.
 	Include []string
+	// CapacityComplete declares that the cluster's inputs hold all its
+	// capacity: no node group, Fargate profile or NodePool is defined
+	// elsewhere, so nothing is marked as capacity outside the inputs.
+	CapacityComplete bool
 }
+
+// LooseCluster is the name of the cluster of the manifests that belong to no
+// configuration (a GitOps repository given alone, a manifest equally near two
+// configurations).
+const LooseCluster = "manifests"
 
 // Matches reports whether a path matches one of the patterns.
 func (a Assignment) Matches(path string) bool {
@@ -295,6 +306,9 @@ type unit struct {
 	dir    string // absolute: where the configuration lives, for nearness
 	anchor bool   // a configuration manifests may belong to
 	parts  []*cluster.Model
+	// complete: the configuration file declares that the inputs hold all
+	// the cluster's capacity.
+	complete bool
 }
 
 func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
@@ -390,22 +404,23 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 			// configuration reads, a CI configuration) adds nothing.
 			continue
 		}
-		u, err := assigned(units, p.path, opts.Assign)
+		u, toLoose, err := assigned(units, p.path, opts.Assign)
 		if err != nil {
 			return nil, err
 		}
-		if u == nil {
+		if u == nil && !toLoose {
 			u = nearest(units, p.path)
 		}
 		if u == nil {
 			if loose == nil {
-				loose = &unit{name: "manifests"}
+				loose = &unit{name: LooseCluster}
 				units = append(units, loose)
 			}
 			u = loose
 		}
 		u.parts = append(u.parts, p.model)
 	}
+	declareCapacity(units, opts.Assign)
 	if len(units) == 0 {
 		if len(f.charts) > 0 {
 			return nil, fmt.Errorf("%w: %s is a Helm chart, rendered only through a release or with --chart %s (add -f for its values files)", ErrNoInput, f.charts[0], f.charts[0])
@@ -418,7 +433,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	followed := map[string]bool{}
 	charts := f.localCharts(fsys, &mu, followed)
 	parallel.Each(len(units), func(i int) {
-		out[i] = &Cluster{Name: units[i].name, Model: build(charts, units[i].parts...)}
+		out[i] = &Cluster{Name: units[i].name, Model: build(charts, units[i].complete, units[i].parts...)}
 	})
 	// The charts no release renders and no GitOps object follows, said once, in
 	// the cluster nearest the first of them.
@@ -441,16 +456,18 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 }
 
 // assigned is the cluster the configuration file assigns a path to; nil when
-// none does.
-func assigned(units []*unit, path string, as []Assignment) (*unit, error) {
+// none does, or when it assigns the path to the cluster of the manifests that
+// belong to no configuration (toLoose).
+func assigned(units []*unit, path string, as []Assignment) (u *unit, toLoose bool, err error) {
 	for _, a := range as {
 		if !a.Matches(path) {
 			continue
 		}
-		for _, u := range units {
-			if u.anchor && (u.name == a.Cluster || abs(u.name) == abs(a.Cluster)) {
-				return u, nil
-			}
+		if u := named(units, a.Cluster); u != nil {
+			return u, false, nil
+		}
+		if a.Cluster == LooseCluster {
+			return nil, true, nil
 		}
 		var names []string
 		for _, u := range units {
@@ -458,9 +475,47 @@ func assigned(units []*unit, path string, as []Assignment) (*unit, error) {
 				names = append(names, u.name)
 			}
 		}
-		return nil, fmt.Errorf("%w: clusters: %s is assigned to %q, which is not a cluster of these inputs (they are: %s)", ErrAssign, path, a.Cluster, strings.Join(names, ", "))
+		they := "they are: " + strings.Join(names, ", ")
+		if len(names) == 0 {
+			they = "they hold none"
+		}
+		return nil, false, fmt.Errorf("%w: clusters: %s is assigned to %q, which is not a cluster of these inputs (%s; %s puts it in a cluster of its own)", ErrAssign, path, a.Cluster, they, LooseCluster)
 	}
-	return nil, nil
+	return nil, false, nil
+}
+
+// named is the configuration called name (as given, or as its path); nil when
+// no configuration of the inputs is.
+func named(units []*unit, name string) *unit {
+	for _, u := range units {
+		if u.anchor && (u.name == name || abs(u.name) == abs(name)) {
+			return u
+		}
+	}
+	return nil
+}
+
+// declareCapacity marks the clusters whose capacity the configuration file
+// declares complete. An entry naming a cluster that is not among the inputs
+// (the configuration file of a repository checked one cluster at a time)
+// declares nothing.
+func declareCapacity(units []*unit, as []Assignment) {
+	for _, a := range as {
+		if !a.CapacityComplete {
+			continue
+		}
+		u := named(units, a.Cluster)
+		if u == nil && a.Cluster == LooseCluster {
+			for _, l := range units {
+				if !l.anchor && l.name == LooseCluster {
+					u = l
+				}
+			}
+		}
+		if u != nil {
+			u.complete = true
+		}
+	}
 }
 
 // ErrAssign is an assignment to a cluster the inputs do not hold.
@@ -552,19 +607,21 @@ func abs(p string) string {
 // become objects, objects become workloads and capacity, and capacity the inputs
 // cannot show is marked as unseen.
 func Build(parts ...*cluster.Model) *cluster.Model {
-	return build(manifest.LocalCharts{}, parts...)
+	return build(manifest.LocalCharts{}, false, parts...)
 }
 
 // build is Build with the chart directories among the inputs, which GitOps
-// objects may install from a path of their repository.
-func build(charts manifest.LocalCharts, parts ...*cluster.Model) *cluster.Model {
+// objects may install from a path of their repository, and with what the
+// configuration file declares: complete when the inputs hold all the cluster's
+// capacity.
+func build(charts manifest.LocalCharts, complete bool, parts ...*cluster.Model) *cluster.Model {
 	m := cluster.Merge(parts...)
 	manifest.InterpretClusterConfigs(m)
 	manifest.InterpretGitOps(m, charts)
 	implicitAddons(m)
 	expand(m)
 	manifest.Interpret(m)
-	markUnseen(m)
+	markUnseen(m, complete)
 	return m
 }
 

@@ -294,3 +294,87 @@ func TestFilesAreReadAgainForLines(t *testing.T) {
 		t.Errorf("changed file: content %v, want unknown", c)
 	}
 }
+
+// A cluster entry of the configuration file that declares the capacity
+// complete leaves nothing presumed outside the inputs: not the node groups of
+// a GitOps repository given alone (the manifests' own cluster), not the
+// NodePools of a Karpenter the inputs install, not the rest of a node-group
+// template's cluster. Capacity the inputs declare but eksdoctor cannot see
+// into (EKS Auto Mode) stays unseen.
+func TestCapacityComplete(t *testing.T) {
+	const nodePool = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+	const karpenter = "provider \"aws\" {}\nresource \"helm_release\" \"karpenter\" {\n  name = \"karpenter\"\n  namespace = \"kube-system\"\n  repository = \"oci://public.ecr.aws/karpenter\"\n  chart = \"karpenter\"\n  version = \"1.0.8\"\n}\n"
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		cluster string // the cluster entry names it, relative to the tree
+		// outside is how much capacity is presumed outside the inputs when
+		// nothing is declared; want the unseen capacity left when the
+		// capacity is declared complete.
+		outside int
+		want    []string
+	}{
+		{"gitops alone", map[string]string{"gitops/nodepool.yaml": nodePool, "gitops/app.yaml": deploymentYAML}, LooseCluster, 1, nil},
+		{"karpenter without NodePools", map[string]string{"infra/main.tf": karpenter}, "infra", 2, nil},
+		{"node-group template", map[string]string{"cluster.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: $EKS_CLUSTER_NAME, region: $AWS_REGION}\nmanagedNodeGroups:\n- name: graviton\n"}, "cluster.yaml", 1, nil},
+		{"auto mode", map[string]string{"cluster.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: demo, region: eu-west-1}\nautoModeConfig: {enabled: true}\n"}, "cluster.yaml", 0,
+			[]string{"the EKS Auto Mode node pools of cluster demo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, tc.files)
+			name := tc.cluster
+			if name != LooseCluster {
+				name = filepath.Join(dir, name)
+			}
+			unseen := func(as []Assignment) []string {
+				cs, err := Load([]string{dir}, Options{Assign: as})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cs) != 1 {
+					t.Fatalf("%d clusters, want 1", len(cs))
+				}
+				var out []string
+				for _, u := range cs[0].Model.Unseen {
+					out = append(out, u.What)
+				}
+				return out
+			}
+			if got := unseen(nil); len(got) != len(tc.want)+tc.outside {
+				t.Errorf("undeclared: unseen %q, want %d presumed outside the inputs besides %q", got, tc.outside, tc.want)
+			}
+			if got := unseen([]Assignment{{Cluster: name, CapacityComplete: true}}); !cmp.Equal(got, tc.want) {
+				t.Errorf("declared complete: unseen %q, want %q", got, tc.want)
+			}
+			// An entry naming another cluster declares nothing of this one.
+			if got := unseen([]Assignment{{Cluster: "elsewhere", CapacityComplete: true}}); len(got) != len(tc.want)+tc.outside {
+				t.Errorf("declared for another cluster: unseen %q, want %d presumed outside the inputs besides %q", got, tc.outside, tc.want)
+			}
+		})
+	}
+}
+
+// The manifests' own cluster can be named: manifests a configuration is
+// nearest to are assigned to it, and a cluster entry may declare its capacity.
+func TestAssignToManifestsCluster(t *testing.T) {
+	release := "provider \"aws\" {}\nresource \"helm_release\" \"x\" {\n  name = \"x\"\n  chart = \"x\"\n}\n"
+	dir := writeTree(t, map[string]string{"infra/main.tf": release, "gitops/app.yaml": deploymentYAML})
+	cs, err := Load([]string{dir}, Options{Assign: []Assignment{{Cluster: LooseCluster, Include: []string{filepath.Join(dir, "gitops", "**")}, CapacityComplete: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloads := map[string]int{}
+	for _, c := range cs {
+		workloads[filepath.Base(c.Name)] = len(c.Model.Workloads)
+		if c.Name == LooseCluster && len(c.Model.Unseen) != 0 {
+			t.Errorf("manifests: unseen %v, want none (declared complete)", c.Model.Unseen)
+		}
+	}
+	if !cmp.Equal(workloads, map[string]int{"infra": 0, LooseCluster: 1}) {
+		t.Errorf("workloads by cluster %v, want the Deployment in the manifests' cluster", workloads)
+	}
+	_, err = Load([]string{dir}, Options{Assign: []Assignment{{Cluster: "nowhere", Include: []string{"app.yaml"}}}})
+	if err == nil || !strings.Contains(err.Error(), "(they are: "+filepath.Join(dir, "infra")+"; manifests puts it in a cluster of its own)") {
+		t.Errorf("assignment to an unknown cluster: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -14,11 +15,20 @@ import (
 // from elsewhere (another Terraform root, an existing cluster read through data
 // sources, the console). Loaders add what only they can tell (node groups known
 // only after apply, module versions that are not modelled).
-func markUnseen(m *cluster.Model) {
+//
+// When the configuration file declares the cluster's capacity complete, no
+// capacity is outside the inputs: what a loader marked as defined elsewhere is
+// dropped, and nothing is added. Capacity the inputs declare but eksdoctor
+// cannot model stays unseen.
+func markUnseen(m *cluster.Model, complete bool) {
 	if m.Live != nil {
 		return // a running cluster shows its nodes
 	}
 	gitopsCharts(m)
+	if complete {
+		m.Unseen = slices.DeleteFunc(m.Unseen, func(u cluster.UnseenCapacity) bool { return u.Outside })
+		return
+	}
 	if k := m.Karpenter; (k.Controller != nil || k.Release != nil) && len(m.NodePools) == 0 {
 		// Karpenter is installed and acts on NodePools the inputs do not
 		// hold (applied with kubectl, by a GitOps tool, from another repository).
@@ -32,6 +42,7 @@ func markUnseen(m *cluster.Model) {
 			Origin:     org,
 			SteadyOnly: true,
 			Karpenter:  true,
+			Outside:    true,
 		})
 	}
 	if len(m.NodeGroups) > 0 || len(m.FargateProfiles) > 0 || len(m.Nodes) > 0 {
@@ -47,6 +58,7 @@ func markUnseen(m *cluster.Model) {
 		Why:       "these inputs declare no node group, Fargate profile or node, so the cluster's compute is defined elsewhere",
 		Origin:    m.Cluster.Origin,
 		Elsewhere: true,
+		Outside:   true,
 	})
 }
 

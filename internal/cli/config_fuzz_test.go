@@ -15,6 +15,9 @@ func FuzzReadOwnFiles(f *testing.F) {
 	for _, s := range []string{
 		"", "failOn: warning\n", "disable: [pod-unschedulable]\nexclude: ['legacy/**']\n",
 		"severity: {pod-unschedulable: info}\n", "clusters: [{cluster: infra, include: ['apps/**']}]\n",
+		"clusters: [{cluster: manifests, capacity: complete}]\n", "clusters:\n  - cluster: infra\n    include: ['gitops/**']\n    capacity: complete\n",
+		"clusters: [{cluster: infra, capacity: full}]\n", "clusters: [{cluster: infra, capacity: [complete]}]\n", "clusters: [{cluster: infra, capacity: ~}]\n",
+		"clusters: [{capacity: complete}]\n",
 		"failOn: [a, b]\nfailon: x\n", "a: &a [*a]\n", "{\"version\": 1, \"findings\": []}",
 		"{\"version\": 1, \"findings\": [{\"check\": \"x\", \"fingerprint\": \"f\"}]}", "\x00\xff",
 	} {

@@ -82,19 +82,47 @@ func narrowing(cfg *Config, o *reportOptions) []string {
 func (cfg *Config) assignments() ([]source.Assignment, error) {
 	var out []source.Assignment
 	for i, c := range cfg.Clusters {
-		if c.Cluster == "" || len(c.Include) == 0 {
-			return nil, usagef("configuration: clusters[%d] needs a cluster and the paths it includes", i)
+		if c.Cluster == "" || len(c.Include) == 0 && c.Capacity == "" {
+			return nil, usagef("configuration %s: clusters[%d] needs a cluster, and the paths it includes or its capacity", cfg.path, i)
 		}
-		out = append(out, source.Assignment{Cluster: c.Cluster, Include: c.Include})
+		out = append(out, source.Assignment{Cluster: c.Cluster, Include: c.Include, CapacityComplete: c.Capacity == CapacityComplete})
 	}
 	return out, nil
 }
 
-// ClusterAssignment puts the inputs matching Include in Cluster.
+// ClusterAssignment puts the inputs matching Include in Cluster, and declares
+// what the inputs hold of its capacity.
 type ClusterAssignment struct {
-	// Cluster is a Terraform root directory, or an eksctl or snapshot file.
+	// Cluster is a Terraform root directory, or an eksctl or snapshot file;
+	// "manifests" is the cluster of the manifests that belong to no
+	// configuration.
 	Cluster string   `json:"cluster" yaml:"cluster"`
-	Include []string `json:"include" yaml:"include"`
+	Include []string `json:"include,omitempty" yaml:"include"`
+	// Capacity is CapacityComplete when the inputs hold all the cluster's
+	// node groups, Fargate profiles and NodePools; "" lets the inputs say.
+	Capacity Capacity `json:"capacity,omitempty" yaml:"capacity"`
+}
+
+// Capacity is what a cluster entry declares of the cluster's capacity.
+type Capacity string
+
+// CapacityComplete declares that the inputs hold all the cluster's capacity:
+// a workload that fits none of it fails, even when the inputs declare no node
+// group (a GitOps repository of NodePools and workloads).
+const CapacityComplete Capacity = "complete"
+
+// UnmarshalYAML accepts the values eksdoctor knows, and words any other with
+// its line, as the decoder words its own errors.
+func (c *Capacity) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	if Capacity(s) != CapacityComplete {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: capacity %q is not known (valid: %s; leave it out to let the inputs say)", n.Line, s, CapacityComplete)}}
+	}
+	*c = Capacity(s)
+	return nil
 }
 
 // reportOptions are the flags every analysing command shares.
@@ -322,7 +350,7 @@ func loadConfig(env *Env, explicit string) (*Config, error) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
 		msg = strings.ReplaceAll(msg, "\n  ", "; ")
 		msg = strings.TrimSpace(strings.TrimPrefix(msg, "yaml: "))
-		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (valid: failOn, enable, disable, severity, exclude, clusters; clusters: cluster, include)")
+		msg = unknownField.ReplaceAllString(msg, "unknown field $1 (valid: failOn, enable, disable, severity, exclude, clusters; clusters: cluster, include, capacity)")
 		msg = wrongType.ReplaceAllStringFunc(msg, func(m string) string {
 			g := wrongType.FindStringSubmatch(m)
 			return yamlKinds[g[1]] + " where the configuration expects " + goKinds[g[2]]

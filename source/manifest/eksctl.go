@@ -33,7 +33,7 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the EKS Auto Mode node pools of cluster " + o.Name, Why: "eksdoctor does not model the node pools EKS Auto Mode runs", Origin: o.At("autoModeConfig")})
 	}
 	if why := partialClusterConfig(o); why != "" {
-		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the rest of cluster " + o.Name + "'s compute", Why: why, Origin: o.Origin})
+		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the rest of cluster " + o.Name + "'s compute", Why: why, Origin: o.Origin, Outside: true})
 	}
 	var own []eksctlGroup
 	for _, group := range []struct {
