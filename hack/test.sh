@@ -73,6 +73,11 @@ go test -count=1 ./...
 step "go test: Karpenter's provisioning scheduler (internal/differential/karpenter)"
 (cd internal/differential/karpenter && go vet ./... && go test -count=1 ./...)
 
+# Karpenter v0.37's, for v1beta1 NodePools: a module of its own again (one
+# build holds one Karpenter version), which runs the eksdoctor command.
+step "go test: Karpenter v0.37's provisioning scheduler (internal/differential/karpenterv1beta1)"
+(cd internal/differential/karpenterv1beta1 && go vet ./... && go test -count=1 ./...)
+
 # Each target runs for a number of inputs, about ten seconds of it on a 2-core
 # machine, rather than for a duration: at the end of a duration, Go 1.26's
 # fuzzing coordinator can fail a target with a spurious "context deadline

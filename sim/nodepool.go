@@ -129,6 +129,13 @@ func (s *Simulator) notServed(np *cluster.NodePool) string {
 
 func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	p := &poolInfo{reqs: nodePoolRequirements(np), remaining: remainingLimits(np)}
+	if _, ok := p.remaining[resourceNodes]; ok && s.preV1(np) {
+		// Before v1 a node limit is no resource Karpenter counts: no
+		// instance type has a "nodes" capacity, and the NodePool's
+		// status.resources holds none, so the limit never stops a launch.
+		p.remaining = p.remaining.DeepCopy()
+		delete(p.remaining, resourceNodes)
+	}
 	p.words = wordsOf(p.reqs)
 	nc := s.nodeClass(np)
 	switch {
@@ -391,6 +398,10 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 		}
 	}
 	offering := !offeringExcluded(at.reqs)
+	// minValues: the types that take the pod must hold that many values of
+	// the key, so every fitting type counts before the verdict.
+	minKeys := minValuesKeys(info.reqs)
+	var fitIdx []int
 	var met, fits, metAndFits bool
 	largest := -1
 	for i := range info.types {
@@ -408,14 +419,21 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 		}
 		largest = i // types are sorted smallest first
 		if ok {
-			fit = append(fit, t.it.Name)
-			if len(fit) == maxExamples {
+			fitIdx = append(fitIdx, i)
+			if len(fit) < maxExamples {
+				fit = append(fit, t.it.Name)
+			}
+			if len(fit) == maxExamples && len(minKeys) == 0 {
 				// Enough to show; the full list is not needed to decide.
 				return fit, Reason{}
 			}
 		}
 	}
 	if len(fit) > 0 {
+		if short := unmetMinValues(info, minKeys, fitIdx); len(short) > 0 {
+			return nil, Reason{Code: CodeNoInstanceType, Key: short[0],
+				Message: fmt.Sprintf("minValues requirement is not met for label(s) (label(s)=[%s]), requirements=%s, resources=%s", strings.Join(short, " "), joinRequirements(info.reqs, at.reqs), over.resources(req))}
+		}
 		return fit, Reason{}
 	}
 	ds := corev1.ResourceList{}
@@ -436,6 +454,39 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 		r.Note = "largest allowed: " + info.types[largest].it.Name
 	}
 	return nil, r
+}
+
+// minValuesKeys are the keys of a NodePool's requirements that carry
+// minValues, sorted.
+func minValuesKeys(r scheduling.Requirements) []string {
+	var keys []string
+	for _, k := range r.Keys().UnsortedList() {
+		if r.Get(k).MinValues != nil {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// unmetMinValues returns the minValues keys for which the instance types that
+// take the pod hold fewer values than the NodePool requires: Karpenter
+// launches nothing then (the Strict minValuesPolicy, the only one before
+// v1.6 and the default since).
+func unmetMinValues(info *poolInfo, keys []string, fit []int) []string {
+	var short []string
+	for _, k := range keys {
+		values := map[string]bool{}
+		for _, i := range fit {
+			if v, ok := info.types[i].it.Labels[k]; ok {
+				values[v] = true
+			}
+		}
+		if len(values) < *info.reqs.Get(k).MinValues {
+			short = append(short, k)
+		}
+	}
+	return short
 }
 
 // noInstanceType words why no instance type takes a pod, as Karpenter's
@@ -624,6 +675,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 		}
 		var ds []daemon
 		perType := false
+		perPool := s.overheadPerNodePool(np)
 		for _, d := range s.daemonPods() {
 			// A DaemonSet pod does not heed PreferNoSchedule.
 			if _, bad := untolerated(np.Taints, d.pod.Spec.Tolerations); bad {
@@ -635,7 +687,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 					continue
 				}
 				r := instanceRequirements(t)
-				dm.any = dm.any || r == nil
+				dm.any = dm.any || r == nil || perPool
 				dm.terms = append(dm.terms, r)
 			}
 			if len(dm.terms) > 0 {
@@ -678,6 +730,41 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 		}
 		return out
 	})
+}
+
+// overheadPerNodePool reports whether the Karpenter that judges a NodePool
+// counts the DaemonSet overhead once for the NodePool rather than per
+// instance type: up to v1.1 (so every v1beta1 NodePool and v1alpha5
+// Provisioner), a DaemonSet whose selection the NodePool's requirements allow
+// counts on every instance type, an arm64-only agent on amd64 types too.
+// Karpenter v1.2 counts it only on the types it selects.
+func (s *Simulator) overheadPerNodePool(np *cluster.NodePool) bool {
+	if s.preV1(np) {
+		return true
+	}
+	major, minor, ok := karpenterVersion(s.m.Karpenter.Version)
+	return ok && major == 1 && minor < 2
+}
+
+// preV1 reports whether the Karpenter that judges a NodePool is older than
+// v1: a v1beta1 NodePool or a v1alpha5 Provisioner, or a Karpenter version
+// before 1.
+func (s *Simulator) preV1(np *cluster.NodePool) bool {
+	if strings.HasSuffix(np.APIVersion, "/v1beta1") || strings.HasSuffix(np.APIVersion, "/v1alpha5") {
+		return true
+	}
+	major, _, ok := karpenterVersion(s.m.Karpenter.Version)
+	return ok && major == 0
+}
+
+// karpenterVersion is the major and minor of a Karpenter version ("0.37",
+// "v1.2.3"); ok is false when it is not one.
+func karpenterVersion(v string) (major, minor int, ok bool) {
+	majorText, rest, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".")
+	minorText, _, _ := strings.Cut(rest, ".")
+	major, err1 := strconv.Atoi(majorText)
+	minor, err2 := strconv.Atoi(minorText)
+	return major, minor, err1 == nil && err2 == nil
 }
 
 // daemonPod is a DaemonSet's pod as overheads read it: its requests and its
