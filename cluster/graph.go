@@ -40,7 +40,43 @@ type Resource struct {
 	// Keys is how the instances of a kubectl_manifest or kubernetes_manifest
 	// resource with count or for_each are keyed; nil for other resources.
 	Keys *InstanceKeys
+	// RefOutputs lists, for each module call among Refs, the outputs the
+	// expressions read, sorted; "" stands for a reference to the call as a
+	// whole or through a module input whose outputs are not known.
+	RefOutputs map[string][]string
+	// Outputs holds, for a module call whose outputs are known, what each
+	// output depends on: graph addresses (resources of a local module, or the
+	// caller's addresses an input stands for) and parts of the module (Parts).
+	// Nil when not known: reading any output then depends on the whole module.
+	Outputs map[string][]string
+	// Parts divides a modelled registry module (terraform-aws-modules/eks,
+	// terraform-aws-modules/vpc) into what Terraform orders separately.
+	Parts []ModulePart
 }
+
+// ModulePart is a set of resources inside a module call that eksdoctor models
+// without reading the module: the Fargate profiles of terraform-aws-modules/eks,
+// the NAT gateways and routes of terraform-aws-modules/vpc.
+type ModulePart struct {
+	// Address is the call's address, "#" and the part's name
+	// ("module.eks#fargate"); Name is the name (PartFargate, PartEgress, ...).
+	Address, Name string
+	// Prefixes are the configuration addresses inside the module, without the
+	// call's, that belong to the part ("module.fargate_profile",
+	// "aws_nat_gateway."); the part without prefixes holds the rest.
+	Prefixes []string
+	// Deps are the addresses of the parts of the same call it depends on.
+	Deps []string
+}
+
+// Names of module parts that checks look for.
+const (
+	// PartFargate: the Fargate profiles of terraform-aws-modules/eks.
+	PartFargate = "fargate"
+	// PartEgress: the internet and NAT gateways, route tables, routes and
+	// their associations of terraform-aws-modules/vpc.
+	PartEgress = "egress"
+)
 
 // What the instance keys of a resource follow (InstanceKeys.From).
 const (
@@ -146,6 +182,109 @@ func (g *Graph) Path(from, to string) []string {
 		}
 	}
 	return nil
+}
+
+// Reach returns everything a resource depends on, directly or transitively,
+// with references to module outputs read as Terraform reads them: an output
+// depends only on what its expression (and its depends_on) refers to inside
+// the module, so referring to module.eks.cluster_name does not wait for the
+// module's Fargate profiles, while depends_on = [module.eks] waits for all of
+// it. Keys are graph addresses and module part addresses (ModulePart.Address);
+// a module call reached as a whole brings all its parts.
+func (g *Graph) Reach(from string) map[string]bool {
+	seen := map[string]bool{}
+	stack := []string{from}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, next := range g.preciseEdges(cur) {
+			if !seen[next] && next != from {
+				seen[next] = true
+				stack = append(stack, next)
+			}
+		}
+	}
+	return seen
+}
+
+// Reaches reports whether from depends on to (a graph address or a module
+// part address) in the sense of Reach.
+func (g *Graph) Reaches(from, to string) bool {
+	return from != to && g.Reach(from)[to]
+}
+
+// Part returns a module part by address.
+func (g *Graph) Part(addr string) (*Resource, *ModulePart) {
+	i := strings.IndexByte(addr, '#')
+	if i < 0 {
+		return nil, nil
+	}
+	r := g.Nodes[addr[:i]]
+	if r == nil {
+		return nil, nil
+	}
+	for k := range r.Parts {
+		if r.Parts[k].Address == addr {
+			return r, &r.Parts[k]
+		}
+	}
+	return nil, nil
+}
+
+func (g *Graph) preciseEdges(addr string) []string {
+	if call, part := g.Part(addr); part != nil {
+		return append(append([]string(nil), part.Deps...), g.externalEdges(call)...)
+	}
+	r := g.Nodes[addr]
+	if r == nil {
+		return nil
+	}
+	out := g.externalEdges(r)
+	for _, p := range r.Parts {
+		out = append(out, p.Address)
+	}
+	return out
+}
+
+// externalEdges are the dependencies of a resource or module call, with each
+// module call it reads only known outputs of replaced by what those outputs
+// depend on.
+func (g *Graph) externalEdges(r *Resource) []string {
+	var out []string
+	for _, d := range r.DependsOn {
+		if _, ok := g.Nodes[d]; ok && d != r.Address {
+			out = append(out, d)
+		}
+	}
+	for _, d := range r.Refs {
+		t, ok := g.Nodes[d]
+		if !ok || d == r.Address {
+			continue
+		}
+		if deps, ok := outputDeps(t, r.RefOutputs[d]); ok {
+			out = append(out, deps...)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// outputDeps returns what reading some outputs of a module call depends on;
+// false when any of them is not known.
+func outputDeps(call *Resource, outputs []string) ([]string, bool) {
+	if call.Outputs == nil || len(outputs) == 0 {
+		return nil, false
+	}
+	var out []string
+	for _, o := range outputs {
+		deps, ok := call.Outputs[o]
+		if !ok {
+			return nil, false
+		}
+		out = append(out, deps...)
+	}
+	return out, true
 }
 
 // OfType returns the resources of a type, sorted by address.

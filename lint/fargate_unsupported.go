@@ -24,7 +24,7 @@ var fargateUnsupported = &Check{
 	Family:   "F2",
 	Severity: Error,
 	Doc: Doc{
-		What: "A pod a Fargate profile selects uses what Fargate does not offer: hostNetwork, hostPort, privileged containers, EKS Pod Identity (a pod identity association for its service account; Fargate supports IRSA only), or the instance metadata service (the Karpenter controller without `settings.clusterName`). It also warns when such a pod tolerates `eks.amazonaws.com/compute-type=fargate` (the wrong fix for pods created before their profile was active, added to the terraform-aws-eks v20.8 example), when a pod no profile selects tolerates that taint, when a `helm_release` whose pods only Fargate can host does not depend on its Fargate profile, when a Fargate-only cluster has DaemonSets, and when a DaemonSet on a cluster that also has Fargate nodes tolerates the Fargate taint (a wildcard toleration included) with nothing in its node selection keeping it off Fargate nodes.",
+		What: "A pod a Fargate profile selects uses what Fargate does not offer: hostNetwork, hostPort, privileged containers, EKS Pod Identity (a pod identity association for its service account; Fargate supports IRSA only), or the instance metadata service (the Karpenter controller without `settings.clusterName`). It also warns when such a pod tolerates `eks.amazonaws.com/compute-type=fargate` (the wrong fix for pods created before their profile was active, added to the terraform-aws-eks v20.8 example), when a pod no profile selects tolerates that taint, when a `helm_release` whose pods only Fargate can host does not depend on its Fargate profile (reading outputs of terraform-aws-modules/eks such as `cluster_name` or `cluster_endpoint` is not depending on it: each output waits only for what its expression refers to inside the module, the cluster and its access entries, not the Fargate profiles; `depends_on = [module.eks]` or the `fargate_profiles` output is), when a Fargate-only cluster has DaemonSets, and when a DaemonSet on a cluster that also has Fargate nodes tolerates the Fargate taint (a wildcard toleration included) with nothing in its node selection keeping it off Fargate nodes.",
 		Why:  "Fargate refuses such pods or they fail at runtime: credentials from Pod Identity never arrive and Karpenter panics `failed to get region from metadata server`. A pod created before its profile is ACTIVE is never mutated for Fargate and stays Pending with `untolerated taint {eks.amazonaws.com/compute-type: fargate}`; tolerating that taint makes the default scheduler bind it to another pod's Fargate node, which holds one pod: `0/2 nodes are available: 2 Too many pods`.",
 		Fix:  "Remove the toleration; make the Helm release depend on the Fargate profile (`depends_on`); switch the controller to IRSA (`enable_irsa = true`, `create_pod_identity_association = false` in the karpenter module, or eksctl `iam.serviceAccounts`); set `settings.clusterName`; run host-level pods on node groups.",
 	},
@@ -386,7 +386,13 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 		return
 	}
 	node := terraform.NodeOf(m.Terraform, fp.Address)
-	if node == "" || m.Terraform.DependsOn(r.Address, node) {
+	if node == "" {
+		return
+	}
+	// The profile inside a modelled module (terraform-aws-modules/eks) is a
+	// part of it: reading module.eks.cluster_name does not wait for it.
+	part := terraform.PartOf(m.Terraform, fp.Address)
+	if part == "" || m.Terraform.Reaches(r.Address, part) {
 		return
 	}
 	if ec2Fallback(p.Sim.Place(w, requiredPhase(w))) {
@@ -400,6 +406,14 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 		Origin:   r.Origin,
 		Summary:  fmt.Sprintf("%s does not depend on %s, so Terraform may create the pods before the profile is active", r.Address, node),
 		Detail:   fmt.Sprintf("Pods created before Fargate profile %q is ACTIVE are not mutated for Fargate: they keep the default scheduler and stay Pending with `untolerated taint {eks.amazonaws.com/compute-type: fargate}` until deleted. Terraform creates %s and the profile in parallel unless one depends on the other.", fp.Name, r.Address),
+	}
+	if part != node {
+		f.Summary = fmt.Sprintf("%s does not depend on the Fargate profiles of %s, so Terraform may create the pods before the profile is active", r.Address, node)
+		read := ""
+		if outs := moduleOutputsRead(m.Terraform, r.Address, node); len(outs) > 0 {
+			read = " (" + strings.Join(outs, ", ") + ")"
+		}
+		f.Detail += fmt.Sprintf(" Referring to outputs of %s%s waits only for what those outputs refer to inside the module (the cluster, not its Fargate profiles); depends_on = [%s] waits for the whole module.", node, read, node)
 	}
 	if ok {
 		f.Fix = &Fix{Summary: "create the release after its Fargate profile: depends_on = [" + node + "]", Edits: []Edit{e}}
@@ -489,4 +503,16 @@ func reportDaemonSetOnFargateNodes(p *Pass, w *cluster.Workload) {
 		f.Fix = podFix(p.Model, w, PodChange{Field: "affinity", Value: affinity}, "keep the DaemonSet off Fargate nodes with a required node affinity eks.amazonaws.com/compute-type NotIn [fargate]")
 	}
 	p.Report(f)
+}
+
+// moduleOutputsRead lists the outputs of a module call a resource reads
+// ("module.eks.cluster_name").
+func moduleOutputsRead(g *cluster.Graph, addr, call string) []string {
+	var out []string
+	for _, o := range g.Nodes[addr].RefOutputs[call] {
+		if o != "" {
+			out = append(out, call+"."+o)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -161,6 +162,11 @@ const (
 	// HazardOutOfBand: NodePools that the tool destroying the cluster does not
 	// manage: destroying the cluster leaves their instances running.
 	HazardOutOfBand
+	// HazardCRBeforeNetwork: nothing orders a NodePool (or the controller it
+	// depends on) before the NAT gateways, routes and route tables its nodes
+	// and the controller reach AWS through, so destroy may delete them while
+	// Karpenter still drains and terminates the nodes.
+	HazardCRBeforeNetwork
 )
 
 func (k HazardKind) String() string {
@@ -181,6 +187,8 @@ func (k HazardKind) String() string {
 		return "force-new"
 	case HazardOutOfBand:
 		return "out-of-band"
+	case HazardCRBeforeNetwork:
+		return "custom-resource-before-network"
 	}
 	return "invalid"
 }
@@ -189,7 +197,7 @@ func (k HazardKind) String() string {
 // rather than about what destroy deletes or waits for (teardown-orphans).
 func (k HazardKind) Order() bool {
 	switch k {
-	case HazardCRBeforeController, HazardControllerBeforeAWS, HazardControllerBeforeCompute, HazardPoolAfterClass:
+	case HazardCRBeforeController, HazardControllerBeforeAWS, HazardControllerBeforeCompute, HazardPoolAfterClass, HazardCRBeforeNetwork:
 		return true
 	}
 	return false
@@ -980,6 +988,7 @@ func (b *builder) orderHazards() {
 			// until the pool's NodeClaims are gone, and neither blocks the other.
 		}
 	}
+	b.networkHazards()
 	if b.release == "" {
 		return
 	}
@@ -1008,6 +1017,136 @@ func (b *builder) orderHazards() {
 			Message: fmt.Sprintf("%s does not depend on %s, where the controller runs, so terraform destroy can remove that capacity while the controller still has finalizers to process; its pods go Pending and the finalizers stay", b.release, h),
 		})
 	}
+}
+
+// egressTypes are the resources through which nodes in private subnets reach
+// AWS and the internet: gateways, route tables, routes, associations, VPC
+// endpoints.
+var egressTypes = map[string]bool{
+	"aws_nat_gateway": true, "aws_internet_gateway": true, "aws_egress_only_internet_gateway": true,
+	"aws_route_table": true, "aws_route_table_association": true, "aws_route": true, "aws_vpc_endpoint": true,
+}
+
+var vpcEndpointsModuleRE = regexp.MustCompile(`terraform-aws-modules/vpc/aws//modules/vpc-endpoints/?$`)
+
+// egress is one network item the nodes need: the item destroy removes (a
+// resource, or a module call) and the graph key a dependency on it is seen at
+// (the resource, the module call, or the egress part of a modelled module).
+type egress struct{ addr, key string }
+
+// egressTargets lists the network the configuration creates that Karpenter's
+// nodes and controller reach AWS through: the gateways and routes of
+// terraform-aws-modules/vpc with NAT gateways enabled, terraform-aws-modules/vpc
+// vpc-endpoints calls, and raw gateways,
+// route tables, routes and endpoints when the configuration creates a NAT or
+// internet gateway. A VPC module eksdoctor does not model is left out.
+func (b *builder) egressTargets() []egress {
+	var out []egress
+	rawGateway := false
+	for _, addr := range b.g.Addresses() {
+		if t := b.g.Nodes[addr].Type; t == "aws_nat_gateway" || t == "aws_internet_gateway" {
+			rawGateway = true
+		}
+	}
+	for _, addr := range b.g.Addresses() {
+		r := b.g.Nodes[addr]
+		switch {
+		case r.Type == "module" && vpcEndpointsModuleRE.MatchString(r.Source):
+			out = append(out, egress{addr, addr})
+		case r.Type == "module":
+			// Only when NAT gateways are known to be enabled: the module's
+			// default is false, and an unknown value is not guessed.
+			if nat, _ := r.Attrs["enable_nat_gateway"].(bool); !nat {
+				continue
+			}
+			for _, p := range r.Parts {
+				if p.Name == cluster.PartEgress {
+					out = append(out, egress{addr, p.Address})
+				}
+			}
+		case egressTypes[r.Type] && rawGateway:
+			out = append(out, egress{addr, addr})
+		}
+	}
+	return out
+}
+
+// networkHazards: a NodePool whose deletion waits for Karpenter to drain and
+// terminate its nodes must be destroyed before the network those nodes and
+// the controller use. Terraform destroys independent resources in parallel:
+// when no dependency orders the NodePool (through the controller it depends
+// on) before the NAT gateways and routes, destroy can delete the routes while
+// the nodes drain; they lose their way out, go NotReady, and the controller
+// can no longer reach EC2 to terminate them. Reading module.vpc.private_subnets
+// (as module.eks does) orders nothing against the routes: that output depends
+// on the subnets alone.
+func (b *builder) networkHazards() {
+	targets := b.egressTargets()
+	if len(targets) == 0 {
+		return
+	}
+	for _, addr := range sortedKeys(b.items[StageNodePools]) {
+		if b.crStage[addr] != StageNodePools {
+			continue
+		}
+		subject := b.itemAt(StageNodePools, addr)
+		if finalizerless(subject) {
+			continue
+		}
+		if on, _ := b.g.Nodes[addr].Attrs["apply_only"].(bool); on {
+			// Destroy never deletes it (teardown-orphans says so): nothing
+			// drains during destroy.
+			continue
+		}
+		// The controller must outlive the nodes and keep its network as long:
+		// the edge goes on the release when the pool depends on it, so that
+		// the pool, its classes (which may hold destroy until the nodes are
+		// gone) and the controller are all destroyed before the network.
+		from := addr
+		if rel := b.g.Nodes[b.release]; rel != nil && rel.Type == "helm_release" && b.dependsAfter(addr, b.release) {
+			from = b.release
+		}
+		reach := b.current().Reach(addr)
+		var missing []egress
+		for _, t := range targets {
+			if !reach[t.key] {
+				missing = append(missing, t)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		var edges, names []string
+		var items []Item
+		for _, t := range missing {
+			if !slices.Contains(edges, t.addr) {
+				edges = append(edges, t.addr)
+				items = append(items, b.itemAt(StageNetwork, t.addr))
+				names = append(names, t.addr)
+			}
+		}
+		edges = minimal(b.current(), edges)
+		var e *ResourceEdit
+		for _, to := range edges {
+			e = b.needDependency(from, to)
+		}
+		via := ""
+		if from != addr {
+			via = fmt.Sprintf(" (nor %s, the controller it depends on)", from)
+		}
+		b.hazard(Hazard{
+			Kind: HazardCRBeforeNetwork, Subject: subject, Targets: items, Edit: e,
+			Message: fmt.Sprintf("nothing orders %s%s before %s: terraform destroy can delete the NAT gateways, route tables and routes in parallel while Karpenter drains and terminates the nodes of %s, which then lose their way out of the private subnets (they go NotReady) while the controller can no longer reach the EC2 API to terminate them, so the NodeClaim finalizers stay and destroy hangs", addr, via, strings.Join(names, ", "), objectsText(subject)),
+		})
+	}
+}
+
+// current is the graph with the depends_on edits so far.
+func (b *builder) current() *cluster.Graph {
+	if b.cur == nil {
+		b.cur = WithEdits(b.g, nil)
+	}
+	return b.cur
 }
 
 // minimal drops the addresses another address of the list depends on: depending

@@ -68,19 +68,69 @@ func traversalAddress(t hcl.Traversal) string {
 	return ""
 }
 
+// refOutputs records, per module call an expression refers to, the outputs it
+// reads; "" for a reference to the call as a whole (or through an input whose
+// outputs are not known).
+type refOutputs map[string]map[string]bool
+
+func (o refOutputs) add(call, output string) {
+	if o == nil {
+		return
+	}
+	if o[call] == nil {
+		o[call] = map[string]bool{}
+	}
+	o[call][output] = true
+}
+
+// lists returns the outputs read per call, sorted; nil when none.
+func (o refOutputs) lists() map[string][]string {
+	if len(o) == 0 {
+		return nil
+	}
+	out := map[string][]string{}
+	for call, set := range o {
+		out[call] = sortedKeys(set)
+	}
+	return out
+}
+
 // refs returns the addresses an expression depends on, as graph keys: resources, data
 // sources and module calls, following local values and, inside a module, the caller's
 // inputs.
 func (m *modInst) refs(expr hcl.Expression) []string {
-	if expr == nil {
-		return nil
-	}
-	set := map[string]bool{}
-	m.collectRefs(expr, set, map[string]bool{})
-	return sortedKeys(set)
+	r, _ := m.refsAndOutputs(expr)
+	return r
 }
 
-func (m *modInst) collectRefs(expr hcl.Expression, set, visiting map[string]bool) {
+// refsAndOutputs is refs with the outputs of module calls the expression reads.
+func (m *modInst) refsAndOutputs(expr hcl.Expression) ([]string, refOutputs) {
+	if expr == nil {
+		return nil, nil
+	}
+	set := map[string]bool{}
+	outs := refOutputs{}
+	m.collectRefs(expr, set, outs, map[string]bool{})
+	return sortedKeys(set), outs
+}
+
+// outputName returns the output a reference to a module call reads
+// ("cluster_name" of module.eks.cluster_name or module.eks["a"].cluster_name);
+// "" when it reads the call as a whole.
+func outputName(t hcl.Traversal) string {
+	for _, step := range t[2:] {
+		switch s := step.(type) {
+		case hcl.TraverseAttr:
+			return s.Name
+		case hcl.TraverseIndex:
+			continue
+		}
+		return ""
+	}
+	return ""
+}
+
+func (m *modInst) collectRefs(expr hcl.Expression, set map[string]bool, outs refOutputs, visiting map[string]bool) {
 	declared := m.declaredSet()
 	for _, t := range expr.Variables() {
 		switch t.RootName() {
@@ -94,7 +144,7 @@ func (m *modInst) collectRefs(expr hcl.Expression, set, visiting map[string]bool
 			}
 			if l, ok := m.cfg.locals[a.Name]; ok {
 				visiting[a.Name] = true
-				m.collectRefs(l.Expr, set, visiting)
+				m.collectRefs(l.Expr, set, outs, visiting)
 			}
 		case "var":
 			if len(t) < 2 {
@@ -103,14 +153,34 @@ func (m *modInst) collectRefs(expr hcl.Expression, set, visiting map[string]bool
 			if a, ok := t[1].(hcl.TraverseAttr); ok {
 				for _, r := range m.inputRefs[a.Name] {
 					set[r] = true
+					if !isCallAddress(r) {
+						continue
+					}
+					if known := m.inputOutputs[a.Name][r]; known != nil {
+						for o := range known {
+							outs.add(r, o)
+						}
+					} else {
+						outs.add(r, "")
+					}
 				}
 			}
 		default:
 			if addr := traversalAddress(t); addr != "" && declared[addr] {
 				set[m.cfgPrefix+addr] = true
+				if t.RootName() == "module" {
+					outs.add(m.cfgPrefix+addr, outputName(t))
+				}
 			}
 		}
 	}
+}
+
+// isCallAddress reports whether a configuration address is a module call's
+// ("module.a", "module.a.module.b").
+func isCallAddress(addr string) bool {
+	parts := strings.Split(addr, ".")
+	return len(parts) >= 2 && parts[len(parts)-2] == "module"
 }
 
 func (m *modInst) declaredSet() map[string]bool {
@@ -121,15 +191,16 @@ func (m *modInst) declaredSet() map[string]bool {
 }
 
 // bodyRefs returns the addresses referenced anywhere in a block body.
-func (m *modInst) bodyRefs(body *hclsyntax.Body, skip map[string]bool) []string {
+func (m *modInst) bodyRefs(body *hclsyntax.Body, skip map[string]bool) ([]string, map[string][]string) {
 	set := map[string]bool{}
+	outs := refOutputs{}
 	var walk func(b *hclsyntax.Body)
 	walk = func(b *hclsyntax.Body) {
 		for name, a := range b.Attributes {
 			if skip[name] {
 				continue
 			}
-			m.collectRefs(a.Expr, set, map[string]bool{})
+			m.collectRefs(a.Expr, set, outs, map[string]bool{})
 		}
 		for _, nb := range b.Blocks {
 			if nb.Type == "lifecycle" || nb.Type == "provisioner" || nb.Type == "connection" {
@@ -139,7 +210,7 @@ func (m *modInst) bodyRefs(body *hclsyntax.Body, skip map[string]bool) []string 
 		}
 	}
 	walk(body)
-	return sortedKeys(set)
+	return sortedKeys(set), outs.lists()
 }
 
 // addresses returns the addresses listed in a depends_on expression.
@@ -162,6 +233,24 @@ func (m *modInst) addresses(expr hcl.Expression) []string {
 	return out
 }
 
+// dependsOnAddresses is addresses without reporting entries that are not
+// references (the check of the block that holds them does).
+func (m *modInst) dependsOnAddresses(expr hcl.Expression) []string {
+	tuple, ok := expr.(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, e := range tuple.Exprs {
+		if t, diags := hcl.AbsTraversalForExpr(e); !diags.HasErrors() {
+			if addr := traversalAddress(t); addr != "" {
+				out = append(out, m.cfgPrefix+addr)
+			}
+		}
+	}
+	return out
+}
+
 var (
 	resourceMeta = map[string]bool{"count": true, "for_each": true, "depends_on": true, "provider": true}
 	moduleMeta   = map[string]bool{"count": true, "for_each": true, "depends_on": true, "providers": true, "source": true, "version": true}
@@ -176,14 +265,16 @@ func (m *modInst) graphNodes(g *cluster.Graph) {
 		if b.Type == "data" {
 			addr, rtype = "data."+addr, "data."+typ
 		}
+		refs, outs := m.bodyRefs(b.Body, map[string]bool{"depends_on": true})
 		r := &cluster.Resource{
-			Address:   m.cfgPrefix + addr,
-			Type:      rtype,
-			Name:      name,
-			DependsOn: dedupe(append(append([]string(nil), m.dependsOn...), m.addresses(blockAttr(b, "depends_on"))...)),
-			Refs:      m.bodyRefs(b.Body, map[string]bool{"depends_on": true}),
-			Origin:    originOf(b.DefRange()),
-			Attrs:     m.scalarAttrs(b, resourceMeta),
+			Address:    m.cfgPrefix + addr,
+			Type:       rtype,
+			Name:       name,
+			DependsOn:  dedupe(append(append([]string(nil), m.dependsOn...), m.addresses(blockAttr(b, "depends_on"))...)),
+			Refs:       refs,
+			RefOutputs: outs,
+			Origin:     originOf(b.DefRange()),
+			Attrs:      m.scalarAttrs(b, resourceMeta),
 		}
 		if e := blockAttr(b, "count"); e != nil {
 			r.Count = l.text(e.Range())
@@ -198,32 +289,47 @@ func (m *modInst) graphNodes(g *cluster.Graph) {
 			g.Modules = append(g.Modules, mc)
 		}
 		b := call.block
+		refs, outs := m.bodyRefs(b.Body, map[string]bool{"depends_on": true, "source": true, "version": true})
 		r := &cluster.Resource{
-			Address:   m.cfgPrefix + "module." + call.name,
-			Type:      "module",
-			Name:      call.name,
-			Source:    call.source,
-			Version:   call.version,
-			DependsOn: dedupe(append(append([]string(nil), m.dependsOn...), m.addresses(blockAttr(b, "depends_on"))...)),
-			Refs:      m.bodyRefs(b.Body, map[string]bool{"depends_on": true, "source": true, "version": true}),
-			Origin:    originOf(b.DefRange()),
-			Attrs:     m.scalarAttrs(b, moduleMeta),
+			Address:    m.cfgPrefix + "module." + call.name,
+			Type:       "module",
+			Name:       call.name,
+			Source:     call.source,
+			Version:    call.version,
+			DependsOn:  dedupe(append(append([]string(nil), m.dependsOn...), m.addresses(blockAttr(b, "depends_on"))...)),
+			Refs:       refs,
+			RefOutputs: outs,
+			Origin:     originOf(b.DefRange()),
+			Attrs:      m.scalarAttrs(b, moduleMeta),
 		}
 		if e := blockAttr(b, "count"); e != nil {
 			r.Count = l.text(e.Range())
 		} else if e := blockAttr(b, "for_each"); e != nil {
 			r.Count = l.text(e.Range())
 		}
-		// Depending on a local module means depending on everything in it.
+		// Depending on a local module means depending on everything in it;
+		// reading one of its outputs, on what the output refers to.
+		local := false
 		for _, ci := range call.instances() {
 			if ci.child == nil {
 				continue
 			}
+			local = true
 			for addr := range ci.child.declaredSet() {
 				r.Refs = append(r.Refs, ci.child.cfgPrefix+addr)
 			}
+			if r.Outputs == nil {
+				r.Outputs = map[string][]string{}
+			}
+			for name, ob := range ci.child.cfg.outputs {
+				deps := append(ci.child.refs(blockAttr(ob, "value")), ci.child.dependsOnAddresses(blockAttr(ob, "depends_on"))...)
+				r.Outputs[name] = dedupe(append(r.Outputs[name], deps...))
+			}
 		}
 		r.Refs = dedupe(r.Refs)
+		if !local {
+			r.Parts, r.Outputs = modelledParts(call, r.Address)
+		}
 		g.Add(r)
 	}
 }

@@ -216,8 +216,10 @@ type modInst struct {
 	// dependsOn is inherited from the module calls above: Terraform makes every
 	// resource of a module depend on what the module call depends on.
 	dependsOn []string
-	// inputRefs lists, per variable, the caller addresses its input refers to.
-	inputRefs map[string][]string
+	// inputRefs lists, per variable, the caller addresses its input refers to;
+	// inputOutputs the outputs of module calls among them it reads (refOutputs).
+	inputRefs    map[string][]string
+	inputOutputs map[string]refOutputs
 	// conditional is the count or for_each expression, not known, that decides
 	// whether this module instance exists (its call's or an enclosing one's).
 	conditional string
@@ -230,6 +232,7 @@ func (l *loader) newModInst(cfg *modConfig, prefix, cfgPrefix, pathModule string
 		l: l, cfg: cfg, prefix: prefix, cfgPrefix: cfgPrefix, pathModule: pathModule, depth: depth,
 		vars: map[string]*lazy{}, locals: map[string]*lazy{}, outputs: map[string]*lazy{},
 		data: map[string]*lazy{}, calls: map[string]*moduleCall{}, inputRefs: map[string][]string{},
+		inputOutputs: map[string]refOutputs{},
 	}
 	for name, a := range cfg.locals {
 		a := a
@@ -880,7 +883,7 @@ func (call *moduleCall) instances() []*callInst {
 			})
 			for name, a := range call.block.Body.Attributes {
 				if !metaArgs[name] {
-					child.inputRefs[name] = m.refs(a.Expr)
+					child.inputRefs[name], child.inputOutputs[name] = m.refsAndOutputs(a.Expr)
 				}
 			}
 			for name := range call.block.Body.Attributes {

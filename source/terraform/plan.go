@@ -177,16 +177,32 @@ func (p *planLoader) configModule(m *tfjson.ConfigModule, prefix string, g *clus
 	for name := range m.ModuleCalls {
 		declared["module."+name] = true
 	}
-	refsOf := func(exprs map[string]*tfjson.Expression, extra ...*tfjson.Expression) []string {
+	refsOf := func(exprs map[string]*tfjson.Expression, extra ...*tfjson.Expression) ([]string, map[string][]string) {
 		set := map[string]bool{}
+		outs := refOutputs{}
 		var visit func(e *tfjson.Expression)
 		visit = func(e *tfjson.Expression) {
 			if e == nil || e.ExpressionData == nil {
 				return
 			}
+			// A reference to an output is listed with the bare call after it
+			// ("module.eks.cluster_name", "module.eks"): the bare call reads
+			// the whole module only when no output of it is listed.
+			named := map[string]bool{}
+			for _, ref := range e.References {
+				if a := refAddress(ref); a != "" && declared[a] && strings.HasPrefix(a, "module.") {
+					if o := refOutput(ref); o != "" {
+						named[a] = true
+						outs.add(prefix+a, o)
+					}
+				}
+			}
 			for _, ref := range e.References {
 				if a := refAddress(ref); a != "" && declared[a] {
 					set[prefix+a] = true
+					if strings.HasPrefix(a, "module.") && !named[a] && refOutput(ref) == "" {
+						outs.add(prefix+a, "")
+					}
 				}
 			}
 			for _, nb := range e.NestedBlocks {
@@ -201,7 +217,7 @@ func (p *planLoader) configModule(m *tfjson.ConfigModule, prefix string, g *clus
 		for _, e := range extra {
 			visit(e)
 		}
-		return sortedKeys(set)
+		return sortedKeys(set), outs.lists()
 	}
 	for _, r := range m.Resources {
 		if r == nil {
@@ -216,11 +232,11 @@ func (p *planLoader) configModule(m *tfjson.ConfigModule, prefix string, g *clus
 			Type:      typ,
 			Name:      r.Name,
 			DependsOn: prefixAll(prefix, r.DependsOn),
-			Refs:      refsOf(r.Expressions, r.CountExpression, r.ForEachExpression),
 			Origin:    p.origin(prefix + r.Address),
 			Attrs:     p.attrs(prefix+r.Address, r.Expressions),
 			Count:     countText(r.CountExpression, r.ForEachExpression),
 		}
+		node.Refs, node.RefOutputs = refsOf(r.Expressions, r.CountExpression, r.ForEachExpression)
 		g.Add(node)
 	}
 	for _, name := range sortedKeys(m.ModuleCalls) {
@@ -236,12 +252,15 @@ func (p *planLoader) configModule(m *tfjson.ConfigModule, prefix string, g *clus
 			Source:    call.Source,
 			Version:   call.VersionConstraint,
 			DependsOn: prefixAll(prefix, call.DependsOn),
-			Refs:      refsOf(call.Expressions, call.CountExpression, call.ForEachExpression),
 			Origin:    p.origin(addr),
 			Attrs:     constantAttrs(call.Expressions),
 			Count:     countText(call.CountExpression, call.ForEachExpression),
 		}
+		node.Refs, node.RefOutputs = refsOf(call.Expressions, call.CountExpression, call.ForEachExpression)
 		kind, major, from := p.classify(call)
+		if kind != kindLocal {
+			node.Parts, node.Outputs = modelledParts(&moduleCall{kind: kind, source: call.Source, version: call.VersionConstraint, declaredMajor: majorOf(call.VersionConstraint)}, addr)
+		}
 		if kind == kindLocal && call.Module != nil {
 			for _, r := range call.Module.Resources {
 				if r != nil {
@@ -739,6 +758,15 @@ func prefixAll(prefix string, addrs []string) []string {
 }
 
 // refAddress returns the address a configuration reference points into.
+// refOutput is the output a reference to a module call reads, "" for none.
+func refOutput(ref string) string {
+	t, diags := hclsyntax.ParseTraversalAbs([]byte(ref), "", hcl.InitialPos)
+	if diags.HasErrors() || t.RootName() != "module" || len(t) < 3 {
+		return ""
+	}
+	return outputName(t)
+}
+
 func refAddress(ref string) string {
 	t, diags := hclsyntax.ParseTraversalAbs([]byte(ref), "", hcl.InitialPos)
 	if diags.HasErrors() {
