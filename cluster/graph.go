@@ -40,6 +40,9 @@ type Resource struct {
 	// Keys is how the instances of a kubectl_manifest or kubernetes_manifest
 	// resource with count or for_each are keyed; nil for other resources.
 	Keys *InstanceKeys
+	// Commands are what the resource's destroy-time commands (local-exec
+	// provisioners with when = destroy) remove.
+	Commands []Command
 }
 
 // What the instance keys of a resource follow (InstanceKeys.From).
