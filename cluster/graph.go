@@ -52,6 +52,9 @@ type Resource struct {
 	// Parts divides a modelled registry module (terraform-aws-modules/eks,
 	// terraform-aws-modules/vpc) into what Terraform orders separately.
 	Parts []ModulePart
+	// Commands are what the resource's destroy-time commands (local-exec
+	// provisioners with when = destroy) remove.
+	Commands []Command
 }
 
 // ModulePart is a set of resources inside a module call that eksdoctor models

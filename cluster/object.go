@@ -50,7 +50,9 @@ type Object struct {
 	Via string
 	// Manager is the tool that creates and deletes the object: "kubectl" for plain
 	// manifests, "terraform" for objects in kubectl_manifest/kubernetes_manifest/
-	// helm_release, "helm", "eks" for add-ons, "cluster" for objects read live.
+	// helm_release, "helm", "eks" for add-ons, "cluster" for objects read live,
+	// ManagerCommand ("local-exec") for objects a Terraform resource applies by
+	// running a command (Via names the resource).
 	Manager string
 	// Conditional is the count or for_each expression, not known before apply,
 	// that decides whether it exists; "" when it certainly does.

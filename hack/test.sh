@@ -92,6 +92,7 @@ fuzz ./source/terraform FuzzEvalExpression 8000x
 fuzz ./source/terraform FuzzLoadPlan 10000x
 fuzz ./source/terraform FuzzLoadJSONConfig 2000x
 fuzz ./source/terraform FuzzDecodeYAML 3000x
+fuzz ./source/terraform FuzzLocalExecCommand 3000x
 fuzz ./source/helm FuzzExpand 600x
 fuzz ./source/helm FuzzParseValues 5000x
 fuzz ./source/helm FuzzRender 600x

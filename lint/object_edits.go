@@ -20,6 +20,14 @@ import (
 // or an EKS add-on creates, objects from a Terraform plan, resources created with
 // count or for_each).
 func objectPatch(m *cluster.Model, o *cluster.Object, patch map[string]any) (Edit, bool) {
+	if o.Manager == cluster.ManagerCommand {
+		// Applied by a command: editable where it is written in a manifest
+		// file (kubectl apply -f), not inside the command's text.
+		if !manifest.IsManifestFile(o.Origin.File) {
+			return Edit{}, false
+		}
+		return manifest.PatchEdit(o, patch), true
+	}
 	if o.Via == "" {
 		if !manifest.IsManifestFile(o.Origin.File) {
 			return Edit{}, false

@@ -14,7 +14,7 @@ var teardownOrder = &Check{
 	Family:   "F5",
 	Severity: Error,
 	Doc: Doc{
-		What: "In a Terraform configuration, a NodePool or EC2NodeClass (kubectl_manifest, kubernetes_manifest, or a Helm chart of custom resources) that does not depend, directly or through other resources, on the Karpenter helm_release; or a Karpenter helm_release that does not depend on the controller's IAM role, policies and pod identity (module.karpenter or the raw resources: the controller needs them to terminate instances; the interruption queue, its rules and the nodes' own role it does not need) or on the node group or Fargate profile it runs on (worked out by simulating where the controller fits before any Karpenter capacity exists). A NodePool need not depend on its EC2NodeClass: the two may be deleted together, since the class's finalizer waits for the pool's NodeClaims. It also reports a NodePool that nothing orders before the network its nodes and the controller reach AWS through: the NAT gateways, internet gateway, route tables, routes and associations of terraform-aws-modules/vpc (with NAT gateways enabled), its vpc-endpoints sub-module, or such raw resources in the same configuration. Reading module outputs does not order against them: module.vpc.private_subnets and vpc_id depend on the subnets and the VPC alone, so a cluster module that reads them (as terraform-aws-modules/eks does) orders nothing before the routes; depends_on = [module.vpc] anywhere in the chain does.",
+		What: "In a Terraform configuration, a NodePool or EC2NodeClass (kubectl_manifest, kubernetes_manifest, or a Helm chart of custom resources) that does not depend, directly or through other resources, on the Karpenter helm_release; or a Karpenter helm_release that does not depend on the controller's IAM role, policies and pod identity (module.karpenter or the raw resources: the controller needs them to terminate instances; the interruption queue, its rules and the nodes' own role it does not need) or on the node group or Fargate profile it runs on (worked out by simulating where the controller fits before any Karpenter capacity exists). A NodePool need not depend on its EC2NodeClass: the two may be deleted together, since the class's finalizer waits for the pool's NodeClaims. It also reports a NodePool that nothing orders before the network its nodes and the controller reach AWS through: the NAT gateways, internet gateway, route tables, routes and associations of terraform-aws-modules/vpc (with NAT gateways enabled), its vpc-endpoints sub-module, or such raw resources in the same configuration. Reading module outputs does not order against them: module.vpc.private_subnets and vpc_id depend on the subnets and the VPC alone, so a cluster module that reads them (as terraform-aws-modules/eks does) orders nothing before the routes; depends_on = [module.vpc] anywhere in the chain does. Destroy-time commands count as deletes: a null_resource or terraform_data whose `when = destroy` local-exec provisioner runs `kubectl delete` of NodePools or EC2NodeClasses is judged like a manifest resource (it runs when terraform destroy destroys that resource, so it must depend on the release), and a destroy-time `helm uninstall` of the Karpenter release (installed by a command or by a helm_release) removes the controller when its resource is destroyed.",
 		Why:  "terraform destroy removes a resource before everything it depends on, and independent resources in parallel. The finalizers karpenter.sh/termination (NodeClaims, Nodes) and karpenter.k8s.aws/termination (EC2NodeClasses) are removed only by a running controller that can still call EC2: if the controller is uninstalled first, or loses its IAM role or the node it runs on, the destroy hangs on the finalizers and the instances keep running outside the Terraform state. If the NAT gateways and routes go while Karpenter drains and terminates the nodes, the nodes lose their way out of the private subnets and go NotReady, and the controller can no longer reach the EC2 API to terminate them: the same hang (data-on-eks#1067).",
 		Fix:  "Add the missing depends_on edges so destroy follows the safe order: NodePools (waiting until no NodeClaim remains) → EC2NodeClasses → Karpenter release → Karpenter IAM/SQS/EventBridge → the compute hosting Karpenter → cluster → network; for the network, the Karpenter release (or the NodePool, when it does not depend on a release) gets depends_on the VPC module or the gateways and routes, so that the NodePools, their classes and the controller are all destroyed before it. The fix is the complete depends_on list of each resource; `eksdoctor teardown` prints the whole order.",
 	},
@@ -27,9 +27,9 @@ var teardownOrphans = &Check{
 	Family:   "F5",
 	Severity: Warning,
 	Doc: Doc{
-		What: "NodePools that the tool destroying the cluster does not manage (applied with kubectl next to a Terraform- or eksctl-managed cluster, as the current terraform-aws-eks example does with karpenter.yaml); kubectl_manifest NodePools and EC2NodeClasses without `wait = true` (a NodePool need not wait when every EC2NodeClass it uses is waited for and deleted before the controller: the class's finalizer holds destroy until the pool's nodes are gone); kubernetes_manifest NodePools and Provisioners, whose delete returns at once (they carry no finalizer), unless such an EC2NodeClass holds the destroy (kubernetes_manifest waits until a deleted object is gone); `apply_only = true` (never deleted); `force_new = true` on a NodePool (every change deletes and recreates it, draining all its nodes at once).",
+		What: "NodePools that the tool destroying the cluster does not manage (applied with kubectl next to a Terraform- or eksctl-managed cluster, as the current terraform-aws-eks example does with karpenter.yaml); kubectl_manifest NodePools and EC2NodeClasses without `wait = true` (a NodePool need not wait when every EC2NodeClass it uses is waited for and deleted before the controller: the class's finalizer holds destroy until the pool's nodes are gone); kubernetes_manifest NodePools and Provisioners, whose delete returns at once (they carry no finalizer), unless such an EC2NodeClass holds the destroy (kubernetes_manifest waits until a deleted object is gone); `apply_only = true` (never deleted); `force_new = true` on a NodePool (every change deletes and recreates it, draining all its nodes at once). NodePools a null_resource or terraform_data applies with a local-exec command (`kubectl apply -f`, a here-document or `echo` piped to `kubectl apply -f -`) that no destroy-time command deletes; a destroy-time `kubectl delete` of NodePools that returns before their nodes are gone: with `--wait=false`, or deleting only the NodePool (it carries no finalizer: kubectl returns at once and its NodeClaims go in the background) with nothing waiting for the nodes (`kubectl wait --for=delete nodeclaims`, a waiting delete of the NodeClaims or of the EC2NodeClasses, whose finalizer holds until their NodeClaims are gone, or `--cascade=foreground`).",
 		Why:  "Without wait, destroy deletes the NodePool and moves on while Karpenter is still draining and terminating its nodes, so the controller, its permissions or its node group can go before the finalizers ran. NodePools outside the tool's state are never deleted by it: their instances keep running after the cluster is gone.",
-		Fix:  "Set `wait = true` on kubectl_manifest NodePools and EC2NodeClasses, drop apply_only and force_new, and delete out-of-band NodePools before destroying the cluster (`kubectl delete nodepools --all`, then wait until no NodeClaim remains), or manage them in the same Terraform configuration.",
+		Fix:  "Set `wait = true` on kubectl_manifest NodePools and EC2NodeClasses, drop apply_only and force_new, and delete out-of-band NodePools before destroying the cluster (`kubectl delete nodepools --all`, then wait until no NodeClaim remains), or manage them in the same Terraform configuration. For NodePools applied by a command, run those deletes in a destroy-time provisioner of a resource that depends on the Karpenter release, followed by `kubectl wait --for=delete nodeclaims.karpenter.sh --all`.",
 	},
 	Run: func(p *Pass) { reportTeardown(p, false) },
 }
@@ -95,6 +95,9 @@ func hazardSummary(plan *sim.Plan, h sim.Hazard) string {
 	case sim.HazardForceNew:
 		return fmt.Sprintf("%s: force_new = true, every change recreates %s and drains all its nodes at once", h.Subject.Name, objectList(h.Subject))
 	case sim.HazardOutOfBand:
+		if h.Subject.Manager == cluster.ManagerCommand {
+			return fmt.Sprintf("%s is applied by a command Terraform does not track and no destroy-time command deletes it: %s leaves its nodes running", objectList(h.Subject), toolDestroy(plan.Tool))
+		}
 		return fmt.Sprintf("%s is not managed by %s (applied with %s or a GitOps tool): %s leaves its nodes running", objectList(h.Subject), plan.Tool, h.Subject.Manager, toolDestroy(plan.Tool))
 	}
 	return h.Message
@@ -151,6 +154,19 @@ func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
 		}
 		return &Fix{Summary: summary, Edits: []Edit{{File: e.Origin.File, Line: e.Origin.Line, Format: FormatHCL, Text: e.HCL()}}}
 	}
+	if h.Kind == sim.HazardNoWait && h.Subject.Command != "" && h.Subject.Origin.File != "" {
+		wait := "kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m"
+		if onlyObjectKind(h.Subject, "Provisioner") {
+			wait = "kubectl wait --for=delete nodes -l karpenter.sh/provisioner-name --timeout=30m"
+		}
+		if onlyObjectKind(h.Subject, "EC2NodeClass") {
+			return &Fix{Summary: fmt.Sprintf("drop --wait=false from the destroy-time command of %s, so that it waits until the EC2NodeClasses are finalized", h.Subject.Address)}
+		}
+		return &Fix{
+			Summary: fmt.Sprintf("make the destroy-time command of %s wait until Karpenter has terminated the nodes: run this after its kubectl delete", h.Subject.Address),
+			Edits:   []Edit{{File: h.Subject.Origin.File, Line: h.Subject.Origin.Line, Format: FormatShell, Text: wait + "\n"}},
+		}
+	}
 	if h.Kind != sim.HazardOutOfBand {
 		return nil
 	}
@@ -162,6 +178,12 @@ func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
 	}
 	if len(cmds) == 0 {
 		return nil
+	}
+	if h.Subject.Manager == cluster.ManagerCommand {
+		return &Fix{
+			Summary: "delete them on terraform destroy: run these commands in a destroy-time provisioner (when = destroy) of a resource that depends on the Karpenter release, so that it runs before the controller is uninstalled (or apply them with kubectl_manifest and wait = true)",
+			Edits:   []Edit{{File: h.Subject.Origin.File, Line: h.Subject.Origin.Line, Format: FormatShell, Text: strings.Join(cmds, "\n") + "\n"}},
+		}
 	}
 	return &Fix{
 		Summary: fmt.Sprintf("delete the NodePools and wait until no NodeClaim remains before destroying the cluster with %s (or manage them in the same configuration)", plan.Tool),
@@ -175,4 +197,14 @@ func targetAddresses(h sim.Hazard) string {
 		out = append(out, t.Key())
 	}
 	return strings.Join(out, ", ")
+}
+
+// onlyObjectKind reports whether every object of an item is of one kind.
+func onlyObjectKind(it sim.Item, kind string) bool {
+	for _, o := range it.Objects {
+		if o.Kind != kind {
+			return false
+		}
+	}
+	return len(it.Objects) > 0
 }

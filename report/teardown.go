@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
@@ -34,7 +35,10 @@ func TeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, paint bo
 			if objs := objectNames(it); objs != "" && objs != it.Name {
 				line += " (" + objs + ")"
 			}
-			if it.Manager != "" && it.Manager != plan.Tool && it.Manager != "terraform" {
+			switch {
+			case it.Manager == cluster.ManagerCommand:
+				line += ", applied by a local-exec command (no destroy-time command deletes it)"
+			case it.Manager != "" && it.Manager != plan.Tool && it.Manager != "terraform":
 				line += ", managed by " + it.Manager
 			}
 			if org := it.Origin.String(); org != "" {

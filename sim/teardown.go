@@ -106,6 +106,9 @@ type Item struct {
 	// Manager is the tool that deletes it: "terraform", "kubectl", "helm",
 	// "eksctl", "eks" or "cluster" (live objects of unknown origin).
 	Manager string
+	// Command, for an item a destroy-time command deletes (a local-exec
+	// provisioner with when = destroy), is that command as read.
+	Command string
 	// Live lists what a running cluster still holds for the item: the NodeClaims
 	// of a NodePool ("NodeClaim default-abcde (deleting, finalizer karpenter.sh/termination)").
 	Live []string
@@ -519,6 +522,11 @@ type builder struct {
 	// classOf maps a NodePool resource to the resources of the node classes it uses.
 	classOf map[string][]string
 	edits   map[string]*ResourceEdit
+	// deleters are the resources whose destroy-time commands delete NodePools
+	// or node classes in the plan; uninstallers those whose destroy-time
+	// commands uninstall the Karpenter release (other than b.release).
+	deleters     map[string]bool
+	uninstallers []string
 	// cur is the graph with the depends_on edits so far, built on first use.
 	cur *cluster.Graph
 }
@@ -527,10 +535,11 @@ type builder struct {
 func (s *Simulator) Teardown() *Plan {
 	b := &builder{
 		s: s, m: s.m, g: s.m.Terraform, plan: &Plan{},
-		items:   map[Stage]map[string]*Item{},
-		crStage: map[string]Stage{},
-		classOf: map[string][]string{},
-		edits:   map[string]*ResourceEdit{},
+		items:    map[Stage]map[string]*Item{},
+		crStage:  map[string]Stage{},
+		classOf:  map[string][]string{},
+		edits:    map[string]*ResourceEdit{},
+		deleters: map[string]bool{},
 	}
 	b.plan.Tool = b.tool()
 	b.customResources()
@@ -622,6 +631,23 @@ func (b *builder) customResources() {
 				pools = append(pools, poolRef{addr: addr, class: nodeClassName(o)})
 			}
 		}
+		if it.Address == "" {
+			if addr, c := b.commandDeleter(o.Ref()); addr != "" {
+				// A destroy-time command of addr deletes it: terraform
+				// destroy does, when it destroys addr.
+				it.Address, it.Name, it.Manager, it.Origin, it.Command = addr, addr+" (destroy-time command)", "terraform", c.Origin, c.Text
+				b.deleters[addr] = true
+				if _, ok := b.crStage[addr]; !ok || st == StageNodePools {
+					// A command deleting both is judged by its NodePools.
+					b.crStage[addr] = st
+				}
+				if st == StageNodeClasses {
+					classRes[o.Name] = append(classRes[o.Name], addr)
+				} else {
+					pools = append(pools, poolRef{addr: addr, class: nodeClassName(o)})
+				}
+			}
+		}
 		if it.Manager == "" {
 			it.Manager = "kubectl"
 		}
@@ -702,6 +728,22 @@ func (b *builder) controller() {
 		if addr := graphAddress(b.g, r.Address); addr != "" {
 			it.Address, it.Name, it.Manager = addr, addr, "terraform"
 			b.release = addr
+		} else if u := b.uninstallerOf(r.Name); len(u) > 0 {
+			// Installed with a command; a destroy-time helm uninstall of u[0]
+			// removes it when terraform destroy destroys u[0].
+			it.Address, it.Name, it.Manager = u[0], u[0]+" (destroy-time helm uninstall "+r.Name+")", "terraform"
+			if n := b.g.Nodes[u[0]]; n != nil {
+				it.Origin = n.Origin
+			}
+			b.release = u[0]
+			b.uninstallers = u[1:]
+		}
+		if b.release != "" && b.uninstallers == nil {
+			for _, u := range b.uninstallerOf(r.Name) {
+				if u != b.release {
+					b.uninstallers = append(b.uninstallers, u)
+				}
+			}
 		}
 		if k.Controller != nil {
 			it.Objects = []cluster.ObjectRef{k.Controller.Ref()}
@@ -951,6 +993,9 @@ func (b *builder) orderHazards() {
 	if b.release != "" {
 		controllers = append([]string{b.release}, controllers...)
 	}
+	// A destroy-time helm uninstall of the Karpenter release removes the
+	// controller as surely as destroying its helm_release.
+	controllers = append(controllers, b.uninstallers...)
 	// Node classes first, so that a NodePool can reach the controller through its
 	// node class.
 	for _, st := range []Stage{StageNodeClasses, StageNodePools} {
@@ -1193,6 +1238,12 @@ func (b *builder) classesHoldNodes(pool string) bool {
 	for _, cls := range classes {
 		r := b.g.Nodes[cls]
 		it := b.itemAt(StageNodeClasses, cls)
+		if b.deleters[cls] {
+			if finalizerless(it) || !b.dependsAfter(cls, b.release) || !commandWaitsFor(r, "EC2NodeClass") {
+				return false
+			}
+			continue
+		}
 		if r == nil || r.Type != "kubectl_manifest" && r.Type != "kubernetes_manifest" || finalizerless(it) || !b.dependsAfter(cls, b.release) {
 			return false
 		}
@@ -1216,6 +1267,10 @@ func (b *builder) orphanHazards() {
 			}
 			r := b.g.Nodes[it.Address]
 			if r == nil {
+				continue
+			}
+			if b.deleters[it.Address] {
+				b.commandWaitHazard(st, it, r)
 				continue
 			}
 			if r.Type == "helm_release" {
@@ -1274,9 +1329,21 @@ func (b *builder) orphanHazards() {
 		// are out of band too.
 		return
 	}
+	unread := b.unreadDestroyCommands()
 	for _, key := range sortedKeys(b.items[StageNodePools]) {
 		it := *b.items[StageNodePools][key]
 		if it.Address != "" || it.Manager == "cluster" {
+			continue
+		}
+		if it.Manager == cluster.ManagerCommand {
+			if len(unread) > 0 {
+				b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("%s is applied by a command; the destroy-time commands of %s cannot be read in full and may delete it", objectsText(it), strings.Join(unread, ", ")))
+				continue
+			}
+			b.hazard(Hazard{
+				Kind: HazardOutOfBand, Subject: it,
+				Message: fmt.Sprintf("%s is applied by a local-exec command of %s, which Terraform does not track, and no destroy-time command deletes it: terraform destroy leaves it, so its nodes keep running (and its NodeClaims' finalizers stay) once the controller and the cluster are gone", objectsText(it), b.creatorOf(it)),
+			})
 			continue
 		}
 		b.hazard(Hazard{
@@ -1452,4 +1519,157 @@ func (p *Plan) OrderViolations(g *cluster.Graph) []string {
 		}
 	}
 	return out
+}
+
+// ---- destroy-time commands ----
+
+// commandDeleter finds the resource whose destroy-time command deletes an
+// object, with that command.
+func (b *builder) commandDeleter(o cluster.ObjectRef) (string, *cluster.Command) {
+	if b.g == nil {
+		return "", nil
+	}
+	for _, addr := range b.g.Addresses() {
+		n := b.g.Nodes[addr]
+		for i := range n.Commands {
+			for _, d := range n.Commands[i].Deletes {
+				if d.Covers(o) {
+					return addr, &n.Commands[i]
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// uninstallerOf lists the resources whose destroy-time commands uninstall a
+// Helm release.
+func (b *builder) uninstallerOf(release string) []string {
+	if b.g == nil || release == "" {
+		return nil
+	}
+	var out []string
+	for _, addr := range b.g.Addresses() {
+		for _, c := range b.g.Nodes[addr].Commands {
+			for _, u := range c.Uninstalls {
+				if u == release {
+					out = appendUnique(out, addr)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// unreadDestroyCommands lists the resources with destroy-time commands not
+// read in full.
+func (b *builder) unreadDestroyCommands() []string {
+	if b.g == nil {
+		return nil
+	}
+	var out []string
+	for _, addr := range b.g.Addresses() {
+		for _, c := range b.g.Nodes[addr].Commands {
+			if c.Unread {
+				out = appendUnique(out, addr)
+			}
+		}
+	}
+	return out
+}
+
+// creatorOf names the resource that applies an item's objects.
+func (b *builder) creatorOf(it Item) string {
+	var out []string
+	for _, ref := range it.Objects {
+		for _, o := range b.m.Objects {
+			if o.Ref() == ref && o.Manager == cluster.ManagerCommand && o.Via != "" {
+				out = appendUnique(out, o.Via)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "a resource"
+	}
+	return strings.Join(out, ", ")
+}
+
+// commandWaitsFor reports whether a resource's destroy-time commands delete
+// objects of a kind and wait until they are gone.
+func commandWaitsFor(r *cluster.Resource, kind string) bool {
+	for _, c := range r.Commands {
+		for _, d := range c.Deletes {
+			if d.Kind == kind && d.Wait {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commandHoldsNodes reports whether a resource's destroy-time commands return
+// only once the nodes are gone: they wait for NodeClaims or Nodes (kubectl
+// wait --for=delete, or a waiting delete of them), delete the NodePool in the
+// foreground and wait (the NodePool goes after its NodeClaims, whose owner
+// reference blocks it), or delete the EC2NodeClasses and wait (their finalizer
+// holds until no NodeClaim of theirs is left).
+func commandHoldsNodes(r *cluster.Resource, poolKind string) bool {
+	for _, c := range r.Commands {
+		for _, k := range c.WaitsFor {
+			if k == "NodeClaim" || k == "Node" || k == "Machine" {
+				return true
+			}
+		}
+		for _, d := range c.Deletes {
+			switch {
+			case !d.Wait:
+			case d.Kind == "NodeClaim" || d.Kind == "Node" || d.Kind == "Machine":
+				return true
+			case d.Kind == poolKind && d.Foreground:
+				return true
+			case d.Kind == "EC2NodeClass" && poolKind == "NodePool":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commandWaitHazard reports a destroy-time command that deletes NodePools or
+// node classes without waiting for Karpenter to finalize them.
+func (b *builder) commandWaitHazard(st Stage, it Item, r *cluster.Resource) {
+	if st == StageNodeClasses {
+		if onlyKind(it.Objects, "AWSNodeTemplate") {
+			return
+		}
+		for _, o := range it.Objects {
+			if o.Kind == "EC2NodeClass" && !commandWaitsFor(r, "EC2NodeClass") {
+				b.hazard(Hazard{
+					Kind: HazardNoWait, Subject: it,
+					Message: fmt.Sprintf("the destroy-time command of %s deletes %s with --wait=false: terraform destroy moves on at once, before Karpenter has terminated the class's nodes and removed its finalizer", it.Address, objectsText(it)),
+				})
+				return
+			}
+		}
+		return
+	}
+	kind := "NodePool"
+	if onlyKind(it.Objects, "Provisioner") {
+		kind = "Provisioner"
+	}
+	if commandHoldsNodes(r, kind) || b.classesHoldNodes(it.Address) {
+		return
+	}
+	how := "kubectl delete returns as soon as the " + kind + " object is gone, which is at once (it carries no finalizer; its nodes are drained and terminated afterwards, in the background)"
+	for _, c := range r.Commands {
+		for _, d := range c.Deletes {
+			if d.Kind == kind && !d.Wait {
+				how = "it runs kubectl delete with --wait=false"
+			}
+		}
+	}
+	b.hazard(Hazard{
+		Kind: HazardNoWait, Subject: it,
+		Message: fmt.Sprintf("the destroy-time command of %s deletes %s without waiting for the nodes: %s, so the next resources (the controller, its permissions, its node group) can go while Karpenter still has nodes to terminate", it.Address, objectsText(it), how),
+	})
 }

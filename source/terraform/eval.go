@@ -72,6 +72,8 @@ type evalCtx struct {
 	// templateOnly is set inside templatefile, which sees only its variables.
 	templateOnly bool
 	depth        int
+	// self is what self means in a provisioner; cty.NilVal elsewhere.
+	self cty.Value
 }
 
 func (c *evalCtx) bind(name string, v cty.Value) *evalCtx {
@@ -850,6 +852,9 @@ func (l *loader) evalScopeTraversal(e *hclsyntax.ScopeTraversalExpr, c *evalCtx)
 		}
 		return unknownIn(m.prefix+traversalText(t), m.prefix), nil
 	case "self":
+		if c.self != cty.NilVal {
+			return l.applyTraversal(c.self, "self", t[1:], e.Range())
+		}
 		return unknownIn(traversalText(t), m.prefix), nil
 	}
 	// A resource attribute: known only after apply.

@@ -40,6 +40,9 @@ type builder struct {
 	seenNG   map[string]bool
 	// fsys reads local charts; nil (a plan) reads none.
 	fsys *inputfs.FS
+	// destroyCmds are what the destroy-time commands of resources remove, by
+	// instance address.
+	destroyCmds map[string][]cluster.Command
 }
 
 func newBuilder(fsys *inputfs.FS) *builder {
@@ -244,6 +247,8 @@ func (b *builder) addResource(r *resInst) {
 		b.kubernetesManifest(r)
 	case "kubernetes_config_map", "kubernetes_config_map_v1", "kubernetes_config_map_v1_data":
 		b.configMap(r)
+	case "null_resource", "terraform_data":
+		b.localExec(r)
 	}
 }
 

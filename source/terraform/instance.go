@@ -40,6 +40,9 @@ type resInst struct {
 	conditional string
 	// input is the module input a module creates the instance from, if any.
 	input *cluster.ModuleInput
+	// execs are the local-exec provisioners of a null_resource or
+	// terraform_data, read.
+	execs []*execRun
 }
 
 // textAt is a text and where it starts.
@@ -138,6 +141,9 @@ func (m *modInst) resourceInstances(b *hclsyntax.Block) []*resInst {
 		}
 		c := k.ctx(m)
 		l.evalBody(b.Body, c, r.vals, "", r)
+		if commandResources[typ] && mode == "managed" {
+			r.execs = m.localExecs(b, c, r)
+		}
 		switch typ {
 		case "kubernetes_manifest":
 			r.manifestAt = m.manifestText(blockAttr(b, "manifest"), c)

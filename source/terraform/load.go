@@ -154,6 +154,7 @@ var readsFiles = map[string]bool{"kubectl_path_documents": true, "local_file": t
 // finish completes the model with what follows from the whole configuration, and sorts
 // every list.
 func (b *builder) finish() {
+	b.attachCommands()
 	b.fargateDecls()
 	b.linkProfiles()
 	b.implicitIdentity()
