@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
@@ -56,17 +55,7 @@ func Lookup(id string) (*Check, bool) {
 // Suggest is the check ID nearest a mistyped one (a few edits away, or one the
 // mistyped ID is a part of), or "" when none is near.
 func Suggest(id string) string {
-	best, bestD := "", 0
-	for _, c := range ids {
-		d := textmatch.Distance(id, c)
-		if id != "" && strings.Contains(c, id) {
-			d = min(d, 2)
-		}
-		if d <= max(2, len(c)/4) && (best == "" || d < bestD || d == bestD && c < best) {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return textmatch.Nearest(id, ids)
 }
 
 // ids are the check IDs, sorted (read by checks themselves, which the

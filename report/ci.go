@@ -251,7 +251,7 @@ func Markdown(w io.Writer, findings []lint.Finding, opts Options) error {
 		if kind == "" {
 			kind = "file"
 		}
-		fmt.Fprintf(&b, "<details><summary><b>%s</b> <code>%s</code> %d × %s: %s</summary>\n\n", f.Severity, f.Check, len(g.Findings), mdText(kind), mdText(g.Cause))
+		fmt.Fprintf(&b, "<details><summary><b>%s</b> <code>%s</code> %d × %s: %s</summary>\n\n", f.Severity, f.Check, len(g.Findings), mdText(kind), mdText(g.Header()))
 		fmt.Fprintf(&b, "The same for %d objects: %s\n\n", len(g.Findings), mdText(examples(g, 20)))
 		mdFinding(&b, f)
 		b.WriteString("</details>\n\n")

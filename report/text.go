@@ -97,7 +97,7 @@ func Text(w io.Writer, findings []lint.Finding, opts TextOptions) error {
 		if kind == "" {
 			kind = "file"
 		}
-		fmt.Fprintf(&b, "%s  %s\n", p.paint(ansiBold, fmt.Sprintf("%d × %s", len(g.Findings), Line(kind))), p.paint(ansiDim, "one cause: "+Line(g.Cause)))
+		fmt.Fprintf(&b, "%s  %s\n", p.paint(ansiBold, fmt.Sprintf("%d × %s", len(g.Findings), Line(kind))), p.paint(ansiDim, "one cause: "+Line(g.Header())))
 		writeFinding(&b, p, f, cluster.Origin{})
 		fmt.Fprintf(&b, "          %s\n", Line(fmt.Sprintf("the same for %d objects: %s", len(g.Findings), examples(g, 5))))
 	}

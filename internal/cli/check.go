@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -49,6 +50,7 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			if err != nil {
 				return err
 			}
+			set.anchor(args)
 			roomFor(env, args)
 			opts := o.sourceOptions()
 			opts.Assign = set.assign
@@ -59,7 +61,8 @@ Karpenter capacity before Karpenter runs, invalid Karpenter objects, and more (s
 			return analyse(env, set, cs)
 		},
 	}
-	o.report.addFlags(cmd.Flags())
+	o.report.paths = true
+	o.report.addFlags(cmd)
 	addSourceFlags(cmd, o)
 	return cmd
 }
@@ -207,6 +210,21 @@ func runChecks(set *settings, cs []*source.Cluster) checkRun {
 	return r
 }
 
+// shown is the run as the reports show it: the findings (and suppressed
+// ones) at or above --min-severity, the report saying how many it leaves out.
+func (r checkRun) shown() checkRun {
+	if r.set.minSeverity == 0 {
+		return r
+	}
+	shown := r.set.shown(r.findings)
+	set := *r.set
+	if hidden := len(r.findings) - len(shown); hidden > 0 {
+		set.narrowed = append(slices.Clip(set.narrowed), fmt.Sprintf("--min-severity %s leaves out %d finding(s) below it (--fail-on counts them)", r.set.minSeverity, hidden))
+	}
+	r.set, r.findings, r.suppressed = &set, shown, r.set.shown(r.suppressed)
+	return r
+}
+
 // readNothing says why, when every cluster is a running cluster (or its
 // snapshot) of which not one resource could be read; "" otherwise.
 func readNothing(cs []*source.Cluster) string {
@@ -223,6 +241,7 @@ func readNothing(cs []*source.Cluster) string {
 }
 
 func write(env *Env, r checkRun, cs []*source.Cluster) error {
+	r = r.shown()
 	if err := writeFormat(env, env.Stdout, r.set.output, r, cs); err != nil {
 		return err
 	}
@@ -261,6 +280,10 @@ func writeFormat(env *Env, w io.Writer, format string, r checkRun, cs []*source.
 		err = report.GitHub(w, findings, opts)
 	case "markdown":
 		err = report.Markdown(w, findings, opts)
+	case "compact":
+		// Colored as the text report is: on a terminal, without NO_COLOR.
+		opts.Color = color(env, w)
+		err = report.Compact(w, findings, opts)
 	default:
 		opts.Color = color(env, w)
 		if set.summary {

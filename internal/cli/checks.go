@@ -75,5 +75,6 @@ func newChecksCmd(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, markdown, json")
+	completeValues(cmd, "output", []string{"text", "markdown", "json"})
 	return cmd
 }

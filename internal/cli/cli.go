@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
+
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 )
 
 // Exit codes.
@@ -147,7 +150,7 @@ own format.`,
 	root.Version = identity(env).Version
 	root.SetVersionTemplate(identity(env).String() + "\n")
 	root.CompletionOptions.HiddenDefaultCmd = false
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{suggestFlag(c, err)} })
 	// Every command, in one place.
 	root.AddCommand(
 		newCheckCmd(env),
@@ -176,6 +179,26 @@ own format.`,
 		}
 	}
 	return root
+}
+
+// suggestFlag words an unknown long flag with the flag of the command it was
+// probably meant to be: "unknown flag --summry; did you mean --summary?".
+// Other flag errors are returned as they are.
+func suggestFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if s := textmatch.Nearest(name, names); s != "" {
+		return fmt.Errorf("unknown flag --%s; did you mean --%s?", name, s)
+	}
+	return err
 }
 
 // Build identity, set by the release build:
@@ -266,5 +289,6 @@ func newVersionCmd(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	completeValues(cmd, "output", []string{"text", "json"})
 	return cmd
 }

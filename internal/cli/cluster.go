@@ -37,7 +37,7 @@ Resources it may not read are reported as live-resource-skipped and the rest is 
 			return analyse(env, set, []*source.Cluster{{Name: m.Live.Context, Model: m}})
 		},
 	}
-	o.addFlags(cmd.Flags())
+	o.addFlags(cmd)
 	lo.addFlags(cmd.Flags())
 	return cmd
 }

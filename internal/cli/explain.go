@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -18,6 +19,7 @@ func newExplainCmd(env *Env) *cobra.Command {
 	lo := &liveOptions{}
 	var output string
 	var liveFlag bool
+	var exclude []string
 	cmd := &cobra.Command{
 		Use:   "explain WORKLOAD [PATH...]",
 		Short: "Show where a workload's pods can run, source by source, in both phases",
@@ -54,15 +56,25 @@ message beside eksdoctor's explanation. WORKLOAD may then also name a pod.
 			if err != nil {
 				return err
 			}
+			for _, p := range exclude {
+				if !source.ValidExclude(p) {
+					return usagef("--exclude %q is not a valid pattern", p)
+				}
+			}
+			set := &settings{exclude: append(append([]string(nil), cfg.Exclude...), exclude...)}
+			set.wd, _ = env.Getwd()
+			set.anchor(paths)
 			cs, err := loadClusters(cmd.Context(), env, useLive, lo, paths, o, assign)
 			if err != nil {
 				return err
 			}
-			return explain(env, cs, args[0], output)
+			return explain(env, cs, args[0], output, set.excluded)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json, mermaid")
+	completeValues(cmd, "output", []string{"text", "json", "mermaid"})
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "read the running cluster instead of files")
+	cmd.Flags().StringArrayVar(&exclude, "exclude", nil, "leave out the workloads of paths matching PATTERN, as the configuration's exclude (repeatable)")
 	addSourceFlags(cmd, o)
 	lo.budget = &o.budget
 	lo.addFlags(cmd.Flags())
@@ -136,15 +148,12 @@ func findPods(m *cluster.Model, arg string) []*cluster.Pod {
 	return out
 }
 
-func noWorkload(m *cluster.Model, arg string) error {
+func noWorkload(m *cluster.Model, arg string, excluded []*cluster.Workload) error {
 	var names []string
 	for _, w := range m.Workloads {
 		names = append(names, w.Ref().String())
 	}
 	sort.Strings(names)
-	if len(names) > 20 {
-		names = append(names[:20], "...")
-	}
 	where := "in the inputs"
 	if m.Live != nil {
 		where = "in the cluster"
@@ -152,14 +161,77 @@ func noWorkload(m *cluster.Model, arg string) error {
 			where = fmt.Sprintf("in namespace %s of the cluster", m.Live.Namespace)
 		}
 	}
+	if len(excluded) > 0 {
+		w := excluded[0]
+		return usagef("workload %s is declared in %s, which exclude drops (the configuration's exclude or --exclude)", report.Line(w.Ref().String()), report.Line(w.Object.Origin.File))
+	}
+	if near := nearWorkloads(m, arg); len(near) > 0 {
+		return usagef("no workload %q %s; did you mean %s?", arg, where, strings.Join(near, " or "))
+	}
+	if len(names) > 20 {
+		names = append(names[:20], "...")
+	}
 	return usagef("no workload %q %s (workloads: %s)", arg, where, strings.Join(names, ", "))
 }
 
-func explain(env *Env, cs []*source.Cluster, arg, output string) error {
+// nearWorkloads are the workloads (at most three, nearest first) whose name is
+// a few edits from the one asked for, written as WORKLOAD arguments that name
+// them alone (NAMESPACE/NAME, or KIND/NAMESPACE/NAME when a kind was given).
+func nearWorkloads(m *cluster.Model, arg string) []string {
+	a, err := parseWorkloadArg(arg)
+	if err != nil {
+		return nil
+	}
+	type near struct {
+		name string
+		d    int
+	}
+	var all []near
+	seen := map[string]bool{}
+	for _, w := range m.Workloads {
+		if a.kind != "" && w.Object.Kind != a.kind {
+			continue
+		}
+		if textmatch.Nearest(a.name, []string{w.Object.Name}) == "" && (a.ns == "" || textmatch.Nearest(a.ns+"/"+a.name, []string{w.Template.Namespace + "/" + w.Object.Name}) == "") {
+			continue
+		}
+		name := w.Template.Namespace + "/" + w.Object.Name
+		if a.kind != "" {
+			name = strings.ToLower(w.Object.Kind) + "/" + name
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		d := textmatch.Distance(a.name, w.Object.Name)
+		if a.ns != "" {
+			d += textmatch.Distance(a.ns, w.Template.Namespace)
+		}
+		all = append(all, near{name, d})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].d != all[j].d {
+			return all[i].d < all[j].d
+		}
+		return all[i].name < all[j].name
+	})
+	var out []string
+	for i, n := range all {
+		if i == 3 {
+			break
+		}
+		out = append(out, report.Line(n.name))
+	}
+	return out
+}
+
+func explain(env *Env, cs []*source.Cluster, arg, output string, drop func(file string) bool) error {
 	var docs []report.Explanation
+	var excluded []*cluster.Workload
 	live := false
 	for _, c := range cs {
-		d, err := explainDocs(c.Model, arg)
+		d, ex, err := explainDocs(c.Model, arg, drop)
+		excluded = append(excluded, ex...)
 		if err != nil {
 			return err
 		}
@@ -179,23 +251,32 @@ func explain(env *Env, cs []*source.Cluster, arg, output string) error {
 				all.Live = c.Model.Live
 			}
 		}
-		return noWorkload(all, arg)
+		return noWorkload(all, arg, excluded)
 	}
 	return writeExplain(env, docs, live, output)
 }
 
-// explainDocs explains every workload (or live pod) of one cluster that arg names.
-func explainDocs(m *cluster.Model, arg string) ([]report.Explanation, error) {
-	ws, err := findWorkloads(m, arg)
+// explainDocs explains every workload (or live pod) of one cluster that arg
+// names, but those of files drop drops (returned apart).
+func explainDocs(m *cluster.Model, arg string, drop func(file string) bool) ([]report.Explanation, []*cluster.Workload, error) {
+	found, err := findWorkloads(m, arg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var ws, excluded []*cluster.Workload
+	for _, w := range found {
+		if drop(w.Object.Origin.File) {
+			excluded = append(excluded, w)
+			continue
+		}
+		ws = append(ws, w)
 	}
 	var pods []*cluster.Pod
 	if len(ws) == 0 && m.Live != nil {
 		pods = findPods(m, arg)
 	}
 	if len(ws) == 0 && len(pods) == 0 {
-		return nil, nil
+		return nil, excluded, nil
 	}
 	s := sim.New(m)
 	// A running cluster is judged as it is: its nodes are the capacity of every
@@ -226,7 +307,7 @@ func explainDocs(m *cluster.Model, arg string) ([]report.Explanation, error) {
 		d.Pods.Placement = nil
 		docs = append(docs, d)
 	}
-	return docs, nil
+	return docs, excluded, nil
 }
 
 func writeExplain(env *Env, docs []report.Explanation, live bool, output string) error {

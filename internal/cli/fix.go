@@ -44,6 +44,7 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 			if err != nil {
 				return err
 			}
+			set.anchor(args)
 			opts := o.sourceOptions()
 			opts.Assign = set.assign
 			roots := append(append(append(append([]string(nil), args...), o.values...), o.tfvars...), o.charts...)
@@ -102,7 +103,8 @@ With --diff nothing is written: the changes are printed as a unified diff.`,
 		},
 	}
 	o.report.formats = []string{"text"}
-	o.report.addFlags(cmd.Flags())
+	o.report.paths = true
+	o.report.addFlags(cmd)
 	cmd.Flags().BoolVar(&diff, "diff", false, "print the changes as a unified diff and write nothing")
 	addSourceFlags(cmd, o)
 	return cmd

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -37,8 +37,9 @@ type Config struct {
 	Disable []string `json:"disable,omitempty" yaml:"disable"`
 	// Severity overrides a check's severity.
 	Severity map[string]string `json:"severity,omitempty" yaml:"severity"`
-	// Exclude lists path patterns (filepath.Match against the path or its base
-	// name) whose findings are dropped.
+	// Exclude lists path patterns whose findings are dropped, matched as
+	// .gitignore matches (source.MatchExclude): at any depth, or anchored at
+	// the working directory with a leading "/" or "./".
 	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
 	// Clusters assigns manifests, values and charts to the cluster they
 	// belong to, where the layout of the tree does not say.
@@ -75,6 +76,7 @@ func narrowing(cfg *Config, o *reportOptions) []string {
 	}
 	add("--enable", "runs only the checks", o.enable)
 	add("--disable", "disables the checks", o.disable)
+	add("--exclude", "drops the findings of the paths", o.exclude)
 	return out
 }
 
@@ -140,14 +142,32 @@ type reportOptions struct {
 	writes  []string
 	summary bool
 	noGroup bool
+	// minSeverity is --min-severity: the lowest severity shown.
+	minSeverity string
+	// exclude is --exclude: more patterns of paths whose findings are dropped.
+	exclude []string
+	// paths is set for the commands that read paths (--exclude); serve for
+	// the one that writes no report of its own (no -o, --fail-on,
+	// --min-severity).
+	paths, serve bool
 }
 
-func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
+func (o *reportOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	if o.formats == nil {
 		o.formats = outputs
 	}
-	fs.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(o.formats, ", "))
-	fs.StringVar(&o.failOn, "fail-on", "", "lowest severity that fails the run: error, warning, info or never (default error)")
+	if !o.serve {
+		fs.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(o.formats, ", "))
+		fs.StringVar(&o.failOn, "fail-on", "", "lowest severity that fails the run: error, warning, info or never (default error); counts every finding, shown or not")
+		fs.StringVar(&o.minSeverity, "min-severity", "", "show only findings at or above this severity: error, warning or info (default info: all); the exit code still follows --fail-on")
+		completeValues(cmd, "output", o.formats)
+		completeValues(cmd, "fail-on", failOnValues)
+		completeValues(cmd, "min-severity", severityValues)
+	}
+	if o.paths {
+		fs.StringArrayVar(&o.exclude, "exclude", nil, "drop the findings of paths matching PATTERN, as the configuration's exclude (repeatable; \"legacy/**\" at any depth, \"/legacy/**\" from the working directory)")
+	}
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these checks (comma-separated IDs)")
 	fs.StringSliceVar(&o.disable, "disable", nil, "skip these checks (comma-separated IDs)")
 	fs.StringVar(&o.config, "config", "", "configuration file (default: "+ConfigFile+" found upward from the working directory)")
@@ -159,6 +179,46 @@ func (o *reportOptions) addFlags(fs *pflag.FlagSet) {
 		fs.BoolVar(&o.noGroup, "no-group", false, fmt.Sprintf("list every finding, instead of one entry for findings of one cause about %d objects or more (text, markdown)", report.GroupAt))
 	}
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the findings ignore annotations and comments silenced, and those the baseline holds")
+	completeList(cmd, "enable", checkIDs)
+	completeList(cmd, "disable", checkIDs)
+}
+
+// The values --fail-on and --min-severity take.
+var (
+	failOnValues   = []string{"error", "warning", "info", "never"}
+	severityValues = []string{"error", "warning", "info"}
+)
+
+// completeValues completes a flag's value from a fixed list.
+func completeValues(cmd *cobra.Command, flag string, values []string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, v := range values {
+			if strings.HasPrefix(v, toComplete) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// completeList completes a comma-separated list flag: the item being typed
+// after the last comma, those already typed kept in front and left out.
+func completeList(cmd *cobra.Command, flag string, values func() []string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		typed, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			typed, last = toComplete[:i+1], toComplete[i+1:]
+		}
+		done := strings.Split(typed, ",")
+		var out []cobra.Completion
+		for _, v := range values() {
+			if strings.HasPrefix(v, last) && !contains(done, v) {
+				out = append(out, typed+v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
 }
 
 // settings are the resolved flags and configuration.
@@ -177,11 +237,17 @@ type settings struct {
 	checks, liveChecks []*lint.Check
 	severity           map[string]lint.Severity
 	exclude            []string
+	// wd and anchors are where an anchored exclude pattern starts: the
+	// working directory and the directories given on the command line.
+	wd      string
+	anchors []string
+	// minSeverity is the lowest severity shown (0: all).
+	minSeverity lint.Severity
 	// narrowed says how the configuration and flags narrow the run.
 	narrowed []string
 }
 
-var outputs = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
+var outputs = []string{"text", "compact", "json", "sarif", "junit", "github", "markdown", "html"}
 
 // forLive is the settings of a running cluster (or its snapshot): the live
 // checks run too.
@@ -196,8 +262,27 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{output: o.output, severity: map[string]lint.Severity{}, exclude: cfg.Exclude, showSuppressed: o.showSuppressed, summary: o.summary, group: report.GroupAt,
+	s := &settings{output: o.output, severity: map[string]lint.Severity{}, showSuppressed: o.showSuppressed, summary: o.summary, group: report.GroupAt,
 		narrowed: narrowing(cfg, o)}
+	if s.wd, err = env.Getwd(); err != nil {
+		s.wd = ""
+	}
+	for i, p := range cfg.Exclude {
+		if !source.ValidExclude(p) {
+			return nil, usagef("configuration: exclude[%d] %q is not a valid pattern", i, p)
+		}
+	}
+	for _, p := range o.exclude {
+		if !source.ValidExclude(p) {
+			return nil, usagef("--exclude %q is not a valid pattern", p)
+		}
+	}
+	s.exclude = append(append([]string(nil), cfg.Exclude...), o.exclude...)
+	if o.minSeverity != "" {
+		if s.minSeverity, err = lint.ParseSeverity(o.minSeverity); err != nil {
+			return nil, usagef("--min-severity: %v", err)
+		}
+	}
 	if o.noGroup {
 		s.group = 0
 	}
@@ -208,7 +293,7 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	if formats == nil {
 		formats = outputs
 	}
-	if !contains(formats, o.output) {
+	if !o.serve && !contains(formats, o.output) {
 		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(formats, ", "))
 	}
 	for _, w := range o.writes {
@@ -428,7 +513,7 @@ func (s *settings) options(suppressed []lint.Finding) report.Options {
 func (s *settings) apply(fs []lint.Finding) []lint.Finding {
 	out := fs[:0]
 	for _, f := range fs {
-		if excluded(f.Origin.File, s.exclude) {
+		if s.excluded(f.Origin.File) {
 			continue
 		}
 		if sev, ok := s.severity[f.Check]; ok {
@@ -439,13 +524,41 @@ func (s *settings) apply(fs []lint.Finding) []lint.Finding {
 	return out
 }
 
-func excluded(file string, patterns []string) bool {
-	for _, p := range patterns {
-		if source.MatchPattern(p, file) {
+// excluded reports whether a file matches an exclude pattern.
+func (s *settings) excluded(file string) bool {
+	for _, p := range s.exclude {
+		if source.MatchExclude(p, file, s.wd, s.anchors) {
 			return true
 		}
 	}
 	return false
+}
+
+// anchor adds the directories among the paths given on the command line to
+// the anchors of exclude patterns.
+func (s *settings) anchor(paths []string) {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			a, err := filepath.Abs(p)
+			if err == nil && !contains(s.anchors, a) {
+				s.anchors = append(s.anchors, a)
+			}
+		}
+	}
+}
+
+// shown are the findings at or above --min-severity, the ones a report shows.
+func (s *settings) shown(fs []lint.Finding) []lint.Finding {
+	if s.minSeverity == 0 {
+		return fs
+	}
+	var out []lint.Finding
+	for _, f := range fs {
+		if f.Severity >= s.minSeverity {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // exitCode maps findings to the exit code.

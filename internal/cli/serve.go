@@ -25,7 +25,8 @@ import (
 )
 
 func newServeCmd(env *Env) *cobra.Command {
-	o := &reportOptions{formats: []string{"text"}}
+	// serve writes no report of its own: no -o, --fail-on or --min-severity.
+	o := &reportOptions{formats: []string{"text"}, serve: true}
 	lo := &liveOptions{}
 	var listen string
 	var interval time.Duration
@@ -55,6 +56,14 @@ access (and a CronJob variant that writes the JSON report to its log).`,
 			if err != nil {
 				return err
 			}
+			// Without a cluster to read, serving would only ever fail.
+			opts, err := lo.liveOptions(env)
+			if err != nil {
+				return err
+			}
+			if err := live.Configured(opts); err != nil {
+				return usagef("%v", err)
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return usagef("--listen %s: %v", listen, err)
@@ -80,7 +89,7 @@ access (and a CronJob variant that writes the JSON report to its log).`,
 			return nil
 		},
 	}
-	o.addFlags(cmd.Flags())
+	o.addFlags(cmd)
 	lo.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&listen, "listen", ":8080", "address to serve metrics and reports on")
 	cmd.Flags().DurationVar(&interval, "interval", 5*time.Minute, "how often to analyse the cluster again (changes are analysed sooner)")

@@ -54,6 +54,7 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 			if err != nil {
 				return err
 			}
+			set.anchor(args)
 			cs, err := loadClusters(cmd.Context(), env, useLive, lo, args, o, set.assign)
 			if err != nil {
 				return err
@@ -62,7 +63,8 @@ The exit code is 1 when a hazard is at or above --fail-on (default error).
 		},
 	}
 	o.report.formats = []string{"text", "json", "dot", "mermaid", "html"}
-	o.report.addFlags(cmd.Flags())
+	o.report.paths = true
+	o.report.addFlags(cmd)
 	cmd.Flags().BoolVar(&liveFlag, "live", false, "plan the teardown of the running cluster instead of files")
 	addSourceFlags(cmd, o)
 	lo.budget = &o.budget
@@ -172,7 +174,7 @@ func teardownHTML(env *Env, set *settings, cs []*source.Cluster) error {
 			}
 		}
 		code = max(code, used.exitCode(fs))
-		all = append(all, fs...)
+		all = append(all, set.shown(fs)...)
 	}
 	lint.Sort(all)
 	if err := report.HTML(env.Stdout, htmlClusters(cs, sims, true), all, report.Options{}); err != nil {
@@ -198,16 +200,18 @@ func teardown(env *Env, set *settings, m *cluster.Model, name string) error {
 	if name != "" && len(plan.Steps) == 0 && len(findings) == 0 {
 		return errNothingToTearDown
 	}
+	// --min-severity narrows the hazards shown; the exit code counts them all.
+	shown := set.shown(findings)
 	var err error
 	switch set.output {
 	case "json":
-		err = report.TeardownJSON(env.Stdout, plan, findings, name)
+		err = report.TeardownJSON(env.Stdout, plan, shown, name)
 	case "dot":
-		err = report.TeardownDot(env.Stdout, plan, findings, name)
+		err = report.TeardownDot(env.Stdout, plan, shown, name)
 	case "mermaid":
-		err = report.TeardownMermaid(env.Stdout, plan, findings, name)
+		err = report.TeardownMermaid(env.Stdout, plan, shown, name)
 	default:
-		err = report.TeardownText(env.Stdout, plan, findings, color(env, env.Stdout))
+		err = report.TeardownText(env.Stdout, plan, shown, color(env, env.Stdout))
 	}
 	if err != nil {
 		return fmt.Errorf("write teardown plan: %w", err)

@@ -57,7 +57,7 @@ type Case struct {
 }
 
 // AllFormats are the findings report's formats.
-var AllFormats = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
+var AllFormats = []string{"text", "compact", "json", "sarif", "junit", "github", "markdown", "html"}
 
 // Outputs are the formats c is run in.
 func (c Case) Outputs() []string {

@@ -3,6 +3,8 @@
 // distance (the "did you mean" of a misspelled field, key or namespace).
 package textmatch
 
+import "strings"
+
 // Wildcard matches s against a pattern where * is any run of characters and,
 // when question is set, ? is exactly one character (Fargate selectors); without
 // it, ? is literal (IAM ARNs). Matching backtracks only to the last star, so it
@@ -55,4 +57,22 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Nearest is the candidate nearest a mistyped word (a few edits away, or one
+// the word is a part of), or "" when none is near: the "did you mean" of check
+// IDs, flags and workload names. Ties go to the first in byte order, so the
+// answer does not depend on the order of the candidates.
+func Nearest(word string, candidates []string) string {
+	best, bestD := "", 0
+	for _, c := range candidates {
+		d := Distance(word, c)
+		if word != "" && len(word) >= 3 && strings.Contains(c, word) {
+			d = min(d, 2)
+		}
+		if d <= max(2, len(c)/4) && (best == "" || d < bestD || d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	return best
 }

@@ -1,9 +1,14 @@
 package live
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -85,6 +90,53 @@ func (o Options) withDefaults() Options {
 // service account rather than a kubeconfig.
 const inClusterContext = "in-cluster"
 
+// noKubeconfig says, in place of client-go's advice to set KUBERNETES_MASTER,
+// where a configuration was looked for (kubectl's order) and why each place
+// gave none.
+func noKubeconfig(rules *clientcmd.ClientConfigLoadingRules) error {
+	state := func(file string) string {
+		if _, err := os.Stat(file); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return file + ": no such file"
+			}
+			return err.Error()
+		}
+		return file + ": no cluster in it"
+	}
+	var tried []string
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		var files []string
+		for _, f := range rules.Precedence {
+			files = append(files, state(f))
+		}
+		tried = append(tried, "the KUBECONFIG variable ("+strings.Join(files, "; ")+"; ~/.kube/config is not read when KUBECONFIG is set)")
+	} else {
+		tried = append(tried, "the KUBECONFIG variable (not set)")
+		for _, f := range rules.Precedence {
+			tried = append(tried, state(f))
+		}
+	}
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	switch {
+	case host == "" || port == "":
+		tried = append(tried, "the in-cluster service account (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT not set: not running in a pod)")
+	default:
+		tried = append(tried, "the in-cluster service account (no token or CA at "+filepath.Dir(inClusterToken)+")")
+	}
+	return fmt.Errorf("no kubeconfig found; tried %s. Give --kubeconfig FILE, set KUBECONFIG, or run 'aws eks update-kubeconfig --name CLUSTER'", strings.Join(tried, ", "))
+}
+
+// inClusterToken is where a pod's service account token is mounted.
+const inClusterToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+// Configured reports whether a client configuration can be resolved for the
+// options (a kubeconfig, or the in-cluster service account), without asking
+// the cluster anything.
+func Configured(o Options) error {
+	_, _, err := restConfig(o.withDefaults())
+	return err
+}
+
 // restConfig resolves the client configuration with kubectl's loading rules and
 // returns it with the name of the context it came from.
 func restConfig(o Options) (*rest.Config, string, error) {
@@ -93,6 +145,9 @@ func restConfig(o Options) (*rest.Config, string, error) {
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.Context}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, "", noKubeconfig(rules)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("load kubeconfig: %w", err)
 	}
