@@ -27,10 +27,16 @@ start=$(date +%s)
 # ended, so the log reads as if the steps had run one after another, and every
 # job's exit status is collected (any failure fails the run).
 logs=$(mktemp -d)
+# On exit, jobs still running (a step failed first) are stopped with everything
+# they started.
+killtree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null || true); do killtree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
 cleanup() {
-  local pids
-  pids=$(jobs -pr)
-  if [[ -n $pids ]]; then kill $pids 2>/dev/null || true; fi
+  local pid
+  for pid in $(jobs -pr); do killtree "$pid"; done
   rm -rf "$logs"
 }
 trap cleanup EXIT
@@ -117,11 +123,10 @@ job differential_v1beta1 "go test: Karpenter v0.37's provisioning scheduler (int
 step "go test"
 main_status=0
 go test -count=1 ./... || main_status=$?
-if ((main_status != 0)); then
-  echo "go test: failed (exit $main_status)"; exit "$main_status"
-fi
+if ((main_status != 0)); then echo "go test: failed (exit $main_status)"; fi
 finish differential
 finish differential_v1beta1
+if ((main_status != 0)); then exit "$main_status"; fi
 
 # Each target runs for a number of inputs (about 25 seconds of it on a 2-core
 # machine, the build of its instrumented test binary included; each target's
