@@ -42,11 +42,32 @@ rm -rf "$dist"
 mkdir -p "$dist/krew"
 images=()
 krew_platforms=""
+# The platforms are compiled at the same time (into one Go build cache), each
+# into a staging directory of its own; packaging, in the order of $platforms,
+# follows once every build has succeeded.
+stages=$(mktemp -d)
+trap 'rm -rf "$stages"' EXIT
+declare -A pids
+for p in $platforms; do
+  os=${p%/*} arch=${p#*/}
+  mkdir -p "$stages/$os-$arch"
+  GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stages/$os-$arch/eksdoctor" ./cmd/eksdoctor \
+    >"$stages/$os-$arch.log" 2>&1 &
+  pids[$p]=$!
+done
+failed=0
+for p in $platforms; do
+  if ! wait "${pids[$p]}"; then
+    echo "release: go build for $p failed:" >&2
+    cat "$stages/${p%/*}-${p#*/}.log" >&2
+    failed=1
+  fi
+done
+if ((failed)); then exit 1; fi
 for p in $platforms; do
   os=${p%/*} arch=${p#*/}
   name="eksdoctor_${version}_${os}_${arch}"
-  stage=$(mktemp -d)
-  GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stage/eksdoctor" ./cmd/eksdoctor
+  stage=$stages/$os-$arch
   cp README.md "$stage/README.md"
   touch -d "@$epoch" "$stage/eksdoctor" "$stage/README.md"
   chmod 0755 "$stage/eksdoctor"; chmod 0644 "$stage/README.md"
@@ -57,7 +78,6 @@ for p in $platforms; do
     cp "$stage/eksdoctor" "$dist/bin/$os-$arch/eksdoctor"
     images+=("$p=$dist/bin/$os-$arch/eksdoctor")
   fi
-  rm -rf "$stage"
   sum=$(sha256sum "$dist/$name.tar.gz" | cut -d' ' -f1)
   krew_platforms+="  - selector:
       matchLabels:
