@@ -149,6 +149,22 @@ func (r ModuleReads) Input(name string) Presence {
 	return p
 }
 
+// RequiredInputs lists, sorted, the inputs every allowed release declares
+// without a default: a call that does not set one is rejected by Terraform.
+func (r ModuleReads) RequiredInputs() []string {
+	if r.mod == nil || r.allowed.empty() {
+		return nil
+	}
+	var out []string
+	for name, s := range r.mod.required {
+		if r.allowed.subsetOf(s) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Key says whether the allowed releases read key at path (path "eks_managed_node_groups.*",
 // key "taints"), and whether the keys they read there are all that matter.
 func (r ModuleReads) Key(path, key string) Presence {

@@ -16,7 +16,7 @@ var moduleInputUnknown = &Check{
 	Family:   "input",
 	Severity: Warning,
 	Doc: Doc{
-		What: "A call of terraform-aws-modules/eks (or one of its sub-modules, karpenter among them) or of aws-ia/eks-blueprints-addons sets an argument, or a key inside an argument's value (a node group of `eks_managed_node_groups`, an add-on of `cluster_addons`, a taint, an access entry), that none of the module's releases its version constraint allows reads. Which inputs and keys each release reads is extracted from the module's source, release by release (v17.0.0 onwards; the blueprints from v0.1.0). An argument the module does not declare is an error; a key inside a value is a warning. A call without a version constraint is judged against the newest release, which terraform init installs. A plain value (true, a number, a string) written where every key names an entry (a node group of `eks_managed_node_groups`, an add-on of `eks_addons`) is a warning: the module takes it for an entry of that name; when the key is an input of the module, the finding says it belongs one level up. Keys inside values the module passes on whole (labels, tags) or reads with computed keys are not judged.",
+		What: "A call of terraform-aws-modules/eks (or one of its sub-modules, karpenter among them) or of aws-ia/eks-blueprints-addons sets an argument, or a key inside an argument's value (a node group of `eks_managed_node_groups`, an add-on of `cluster_addons`, a taint, an access entry), that none of the module's releases its version constraint allows reads. Which inputs and keys each release reads is extracted from the module's source, release by release (v17.0.0 onwards; the blueprints from v0.1.0). An argument the module does not declare is an error, and so is an argument every allowed release requires (no default) that the call does not set; a key inside a value is a warning. A call without a version constraint is judged against the newest release, which terraform init installs. A plain value (true, a number, a string) written where every key names an entry (a node group of `eks_managed_node_groups`, an add-on of `eks_addons`) is a warning: the module takes it for an entry of that name; when the key is an input of the module, the finding says it belongs one level up. Keys inside values the module passes on whole (labels, tags) or reads with computed keys are not judged.",
 		Why:  "Terraform rejects an argument the module does not declare (`An argument named \"cluster_name\" is not expected here`), so plan fails: usually the input was renamed in the major version the constraint now allows. A key inside a map or object is accepted and silently ignored — the module reads only the keys it knows — so what it was meant to do never happens: `taint` instead of `taints` leaves the node group untainted, and the workloads it was reserved for share it with everything else; an add-on setting under the wrong name is never applied.",
 		Fix:  "Use the name the release reads (the finding says which, and the release that renamed it), or pin the module to a release that reads what the configuration sets. The proposed fix renames the key where it is written in the module block, keeping its value.",
 	},
@@ -41,6 +41,7 @@ func runModuleInputUnknown(p *Pass) {
 		if !ok || len(reads.Releases()) == 0 {
 			continue
 		}
+		reportMissingRequired(p, mc, reads)
 		for _, k := range mc.Keys {
 			if len(k.Path) == 0 {
 				if !reads.Input(k.Key).Any {
@@ -63,6 +64,41 @@ func runModuleInputUnknown(p *Pass) {
 			}
 		}
 	}
+}
+
+// reportMissingRequired: an input every allowed release declares without a
+// default, which the call does not set, makes Terraform reject the call
+// (`The argument "cluster_name" is required, but no definition was found`).
+func reportMissingRequired(p *Pass, mc *cluster.ModuleCall, reads catalog.ModuleReads) {
+	set := map[string]bool{}
+	for _, k := range mc.Keys {
+		if len(k.Path) == 0 {
+			set[k.Key] = true
+		}
+	}
+	var missing []string
+	for _, name := range reads.RequiredInputs() {
+		if !set[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	args := "argument " + strconv.Quote(missing[0]) + ", which the call does not set"
+	if len(missing) > 1 {
+		quoted := make([]string, len(missing))
+		for i, n := range missing {
+			quoted[i] = strconv.Quote(n)
+		}
+		args = "arguments " + strings.Join(quoted, ", ") + ", which the call does not set"
+	}
+	p.Report(Finding{
+		Severity: Error,
+		Origin:   mc.Origin,
+		Summary:  fmt.Sprintf("%s: %s requires %s: Terraform rejects the call (`The argument %q is required, but no definition was found`)", mc.Address, releaseSpan(mc, reads), args, missing[0]),
+		Detail:   fmt.Sprintf("Every release the version constraint allows declares %s without a default, so plan fails before anything is created.", strings.Join(missing, ", ")),
+	})
 }
 
 // keyPlace is where the module reads key k.Path's last element from, as the
