@@ -133,15 +133,7 @@ func reportUnreadKey(p *Pass, r *cluster.HelmRelease, kb *catalog.Chart, key str
 	}
 	// A dependency of a wrapper chart reads its keys under the key the wrapper
 	// passes it (its name or alias): that is what the user writes.
-	shown, shownInstead := key, instead
-	if r.Parent != "" {
-		if !slices.Contains(r.Stray, strings.SplitN(key, ".", 2)[0]) {
-			shown = r.Parent + "." + key
-		}
-		if instead != "" {
-			shownInstead = r.Parent + "." + instead
-		}
-	}
+	shown, shownInstead := writtenAs(r, key), writtenAs(r, instead)
 	fix := renameValueFix(r, kb, fixKey, fixInstead, origin)
 	origin.Path = shown
 	summary := fmt.Sprintf("%s sets %s, which chart %s %s never reads", releaseLabel(r), shown, kb.Name, kb.Version)
@@ -265,9 +257,12 @@ func relatedName(a, b string) bool {
 // renameValueFix renames (or, with instead empty, removes) a values key where
 // the user set it.
 func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead string, origin cluster.Origin) *Fix {
-	summary := "remove " + key
+	// Written where the user wrote them: under a wrapper chart's dependency
+	// key, the stray keys at the top level.
+	at, to := writtenAs(r, key), writtenAs(r, instead)
+	summary := "remove " + at
 	if instead != "" {
-		summary = fmt.Sprintf("rename %s to %s", key, instead)
+		summary = fmt.Sprintf("rename %s to %s", at, to)
 	}
 	if r.Address != "" && !terraform.WrittenInConfig(r.Origin.File) {
 		// A plan: the configuration it came from is not among the inputs.
@@ -283,22 +278,6 @@ func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead stri
 	}
 	value := cluster.Lookup(r.Values, key)
 	patch := map[string]any{}
-	at, to := key, instead
-	if r.Parent != "" {
-		// Written in the wrapper chart's values: the dependency's keys are
-		// under its key there, the stray ones at the top level.
-		if !slices.Contains(r.Stray, strings.SplitN(key, ".", 2)[0]) {
-			at = r.Parent + "." + key
-		}
-		if instead != "" {
-			to = r.Parent + "." + instead
-		}
-		if instead != "" {
-			summary = fmt.Sprintf("rename %s to %s", at, to)
-		} else {
-			summary = "remove " + at
-		}
-	}
 	// Remove the emptied maps too: a map left empty is still a key Helm
 	// passes (and one no template reads).
 	at = strings.TrimSuffix(at, key) + removalPoint(kb, r.Values, key)
@@ -312,6 +291,17 @@ func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead stri
 		return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{{File: origin.File, Line: origin.Line, Format: FormatValues, Text: yamlText(patch)}}}
 	}
 	return releaseValuesFix(summary+" in the release's values", r, patch)
+}
+
+// writtenAs is a values key of a release as the user writes it: a wrapper
+// chart's dependency reads its keys under the key the wrapper passes it,
+// except the stray top-level keys carried to it (a key the chart reads is
+// never under a stray one). "" stays "".
+func writtenAs(r *cluster.HelmRelease, key string) string {
+	if r.Parent == "" || key == "" || slices.Contains(r.Stray, strings.SplitN(key, ".", 2)[0]) {
+		return key
+	}
+	return r.Parent + "." + key
 }
 
 // removalPoint is the key to remove so that removing key leaves no empty map
