@@ -13,6 +13,9 @@ type Graph struct {
 	// Modules are the calls of modules eksdoctor knows the inputs of, as
 	// written.
 	Modules []*ModuleCall
+	// Addressing answers questions about addresses (see lookup.go); set by
+	// the loader that builds the graph.
+	Addressing Addressing
 }
 
 // Resource is a resource, data source or module call. Addresses are the

@@ -37,6 +37,9 @@ func Merge(parts ...*Model) *Model {
 			if m.Terraform == nil {
 				m.Terraform = NewGraph()
 			}
+			if m.Terraform.Addressing == nil {
+				m.Terraform.Addressing = p.Terraform.Addressing
+			}
 			m.Terraform.Modules = append(m.Terraform.Modules, p.Terraform.Modules...)
 			for a, r := range p.Terraform.Nodes {
 				m.Terraform.Nodes[a] = r

@@ -8,7 +8,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var addonTolerationUnsupported = &Check{
@@ -81,33 +81,16 @@ func addonAfterKarpenter(m *cluster.Model, w *cluster.Workload) bool {
 	if a == nil || m.Terraform == nil || m.Karpenter.Release == nil || m.Karpenter.Release.Address == "" {
 		return false
 	}
-	addr := graphAddress(m.Terraform, a.Address)
-	if addr == "" || !m.Terraform.DependsOn(addr, graphAddress(m.Terraform, m.Karpenter.Release.Address)) {
+	addr := m.Terraform.ResourceOf(a.Address)
+	if addr == "" || !m.Terraform.DependsOn(addr, m.Terraform.ResourceOf(m.Karpenter.Release.Address)) {
 		return false
 	}
 	for _, np := range m.NodePools {
-		if via := graphAddress(m.Terraform, np.Object.Via); via != "" && m.Terraform.DependsOn(addr, via) {
+		if via := m.Terraform.ResourceOf(np.Object.Via); via != "" && m.Terraform.DependsOn(addr, via) {
 			return true
 		}
 	}
 	return false
-}
-
-// graphAddress is the graph node of a resource address: the address itself, or
-// the resource an instance address ("aws_eks_addon.this[\"x\"]") belongs to.
-func graphAddress(g *cluster.Graph, addr string) string {
-	if addr == "" {
-		return ""
-	}
-	if _, ok := g.Nodes[addr]; ok {
-		return addr
-	}
-	if i := strings.IndexByte(addr, '['); i > 0 && !strings.Contains(addr[i:], ".") {
-		if _, ok := g.Nodes[addr[:i]]; ok {
-			return addr[:i]
-		}
-	}
-	return ""
 }
 
 // need is what stands between a workload and the capacity meant for it: the
@@ -208,7 +191,7 @@ func upgradeFix(m *cluster.Model, w *cluster.Workload, version string, c PodChan
 		return nil
 	}
 	setPath(config, key, value)
-	e, ok := addonEdit(m, a, version, config)
+	e, ok := write.Addon(m, a, version, config)
 	if !ok {
 		return nil
 	}
@@ -248,7 +231,7 @@ func reportRejectedConfig(p *Pass, a *cluster.Addon) map[string]bool {
 		f.Detail += "\nThe version is not pinned; " + kb.Assumed + "."
 	}
 	if v, ok := catalog.AddonUpgrade(a.Name, kb.Version, keys...); ok {
-		if e, ok := addonEdit(p.Model, a, v, addonConfig(a)); ok {
+		if e, ok := write.Addon(p.Model, a, v, addonConfig(a)); ok {
 			f.Fix = &Fix{Summary: fmt.Sprintf("upgrade EKS add-on %s to %s, the first version whose schema accepts %s", a.Name, v, strings.Join(keys, ", ")), Edits: []Edit{e}}
 		}
 	} else {
@@ -256,7 +239,7 @@ func reportRejectedConfig(p *Pass, a *cluster.Addon) map[string]bool {
 		for _, k := range keys {
 			deletePath(config, k)
 		}
-		if e, ok := addonEdit(p.Model, a, "", config); ok {
+		if e, ok := write.Addon(p.Model, a, "", config); ok {
 			f.Fix = &Fix{Summary: fmt.Sprintf("remove %s from the configuration: no known version of add-on %s accepts it", strings.Join(keys, ", "), a.Name), Edits: []Edit{e}}
 		}
 	}
@@ -330,7 +313,7 @@ func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, s
 		return Edit{}, "", false
 	}
 	setPath(config, key, value)
-	e, ok := addonEdit(m, a, "", config)
+	e, ok := write.Addon(m, a, "", config)
 	if !ok {
 		return Edit{}, "", false
 	}
@@ -342,26 +325,6 @@ func addonFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit, s
 		where += fmt.Sprintf("; eksdoctor does not know the configuration schema of %s %s: check that the version accepts %s (aws eks describe-addon-configuration)", a.Name, orUnpinned(addonVersion(a)), key)
 	}
 	return e, where, true
-}
-
-// addonEdit sets an add-on's version (when not empty) and configuration where
-// the add-on is declared: the add-on block or map entry in Terraform, the entry
-// of an eksctl ClusterConfig's addons list.
-func addonEdit(m *cluster.Model, a *cluster.Addon, version string, config map[string]any) (Edit, bool) {
-	if a.Decl.Kind == cluster.DeclEksctl || a.Decl.Kind == cluster.DeclNew && a.Decl.Object != nil {
-		fields := map[string]any{"configurationValues": jsonText(config)}
-		if a.Decl.Kind == cluster.DeclNew {
-			fields["name"] = a.Name
-		}
-		if len(config) == 0 {
-			fields["configurationValues"] = nil
-		}
-		if version != "" {
-			fields["version"] = version
-		}
-		return eksctlAddonFields(m, a, fields)
-	}
-	return terraform.AddonEdit(a, version, config)
 }
 
 // orUnpinned is a version, or says there is none.

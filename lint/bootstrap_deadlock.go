@@ -7,7 +7,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // bootstrap-deadlock: components needed before Karpenter can launch nodes that fit only Karpenter capacity, or nothing, before it runs.
@@ -102,9 +102,9 @@ func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement
 	if a == nil || a.Implicit != "" || m.Terraform == nil || w.IsDaemonSet() || boot.Result() != sim.Fits {
 		return
 	}
-	addr := graphAddress(m.Terraform, a.Address)
+	addr := m.Terraform.ResourceOf(a.Address)
 	if addr == "" {
-		addr = terraform.NodeOf(m.Terraform, a.Address)
+		addr = m.Terraform.NodeOf(a.Address)
 	}
 	if addr == "" {
 		return
@@ -122,7 +122,7 @@ func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement
 		default:
 			return
 		}
-		node := terraform.NodeOf(m.Terraform, saddr)
+		node := m.Terraform.NodeOf(saddr)
 		if node == "" {
 			return
 		}
@@ -152,7 +152,7 @@ func reportAddonBeforeCapacity(p *Pass, w *cluster.Workload, boot *sim.Placement
 	}
 	if len(nodes) > 0 {
 		deps := append(append([]string(nil), m.Terraform.Nodes[addr].DependsOn...), nodes...)
-		if e, ok := terraform.DependsOnEdit(m.Terraform, addr, deps); ok {
+		if e, ok := write.DependsOn(m, addr, deps); ok {
 			f.Fix = &Fix{Summary: "create the add-on after the capacity its pods need: depends_on = [" + strings.Join(nodes, ", ") + "]", Edits: []Edit{e}}
 		}
 	}

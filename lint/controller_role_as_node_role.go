@@ -6,8 +6,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
-	"github.com/eksdoctor/eksdoctor/source/manifest"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // controller-role-as-node-role: the Karpenter controller's role, or another non-node role, used or authorized as the nodes' role.
@@ -45,7 +44,7 @@ func runControllerRoleAsNodeRole(p *Pass) {
 			Detail:  profileNote(nc) + misuseDetail(role),
 		}
 		if nr, ok := nodeRoleFor(res, role); ok {
-			if e, ok := nodeClassRoleEdit(m, nc, ncr, nr); ok {
+			if e, ok := write.NodeClassRole(m, nc, ncr, nr); ok {
 				f.Fix = &Fix{Summary: fmt.Sprintf("use the node role %s", nr), Edits: []Edit{e}}
 			}
 		}
@@ -65,13 +64,13 @@ func runControllerRoleAsNodeRole(p *Pass) {
 				Detail:  misuseDetail(role),
 			}
 			if nr, ok := nodeRoleFor(res, role); ok {
-				if fixed, ok := newNodeMapping(m, nr, identity.LinuxNode); ok {
+				if fixed, ok := write.NodeMapping(m, nr, identity.LinuxNode); ok {
 					fixed.Username, fixed.Groups = rm.Username, rm.Groups
-					if e, ok := rewriteAwsAuth(m, rm, &fixed); ok {
+					if e, ok := write.AwsAuthMapping(m, rm, &fixed); ok {
 						f.Fix = &Fix{Summary: fmt.Sprintf("map the node role %s instead", nr), Edits: []Edit{e}}
 					}
 				}
-			} else if e, ok := rewriteAwsAuth(m, rm, nil); ok {
+			} else if e, ok := write.AwsAuthMapping(m, rm, nil); ok {
 				f.Fix = &Fix{Summary: "remove the entry: the role is not a node role", Edits: []Edit{e}}
 			}
 			p.Report(f)
@@ -94,7 +93,7 @@ func runControllerRoleAsNodeRole(p *Pass) {
 			Detail:  misuseDetail(role),
 		}
 		if nr, ok := nodeRoleFor(res, role); ok {
-			if ed, ok := setEntryPrincipal(m, e, nr); ok {
+			if ed, ok := write.AccessEntryPrincipal(m, e, nr); ok {
 				f.Fix = &Fix{Summary: fmt.Sprintf("give the access entry to the node role %s", nr), Edits: []Edit{ed}}
 			}
 		}
@@ -122,11 +121,11 @@ func mapsAsNode(rm *cluster.RoleMapping, kind cluster.RoleKind) bool {
 }
 
 func awsAuthRef(m *cluster.Model) cluster.ObjectRef {
-	if o := awsAuthObject(m); o != nil {
+	if o := write.AwsAuthObject(m); o != nil {
 		return o.Ref()
 	}
 	if a := m.Identity.AwsAuth; a != nil && a.Address == "iamIdentityMappings" {
-		if o := eksctlObject(m); o != nil {
+		if o := write.EksctlConfig(m); o != nil {
 			return o.Ref()
 		}
 	}
@@ -208,56 +207,6 @@ func appendRole(list []identity.Role, r identity.Role) []identity.Role {
 		}
 	}
 	return append(list, r)
-}
-
-// nodeClassRoleEdit points an EC2NodeClass at a node role.
-func nodeClassRoleEdit(m *cluster.Model, nc *cluster.NodeClass, ncr identity.NodeClassRole, nr identity.Role) (Edit, bool) {
-	if nc.Object == nil || nc.Object.Kind != "EC2NodeClass" || nc.InstanceProfileFrom != "" {
-		// v1alpha5 kinds have no spec.role; a profile the chart's settings
-		// give is changed where the profile is made.
-		return Edit{}, false
-	}
-	var value string
-	switch {
-	case nr.Known():
-		value = nr.Name
-	case nc.Object.Via != "":
-		expr, ok := roleExpr(nr, "name")
-		if !ok {
-			return Edit{}, false
-		}
-		value = cluster.Unknown(expr)
-	default:
-		return Edit{}, false
-	}
-	spec := map[string]any{"role": value}
-	if ncr.Field == "spec.instanceProfile" {
-		spec["instanceProfile"] = nil
-	}
-	return objectPatch(m, nc.Object, map[string]any{"spec": spec})
-}
-
-// setEntryPrincipal gives an access entry to another role.
-func setEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Role) (Edit, bool) {
-	if e.Decl.Kind == cluster.DeclEksctl {
-		arn, ok := literalARN(m, nr, true)
-		if !ok {
-			return Edit{}, false
-		}
-		patch, ok := manifest.AccessEntryPrincipalPatch(e.Decl.Object, e.PrincipalARN, arn)
-		if !ok {
-			return Edit{}, false
-		}
-		return objectPatch(m, e.Decl.Object, patch)
-	}
-	if e.Decl.Kind != cluster.DeclResource {
-		return Edit{}, false
-	}
-	principal, ok := principalExpr(m, nr)
-	if !ok {
-		return Edit{}, false
-	}
-	return terraform.AccessEntryPrincipalEdit(m.Terraform, e, principal)
 }
 
 // article puts "a" or "an" before a noun phrase.

@@ -12,6 +12,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var disruptionTolerationMissing = &Check{
@@ -428,7 +429,7 @@ func tolerateAllFix(m *cluster.Model, w *cluster.Workload, force bool) *Fix {
 		}
 		values := map[string]any{}
 		setPath(values, key, true)
-		e, ok := valuesEdit(r, values)
+		e, ok := write.ReleaseValues(r, values)
 		if !ok {
 			return nil
 		}
@@ -458,7 +459,7 @@ func tolerateAllFix(m *cluster.Model, w *cluster.Workload, force bool) *Fix {
 			return nil
 		}
 		setPath(config, key, true)
-		e, ok := addonEdit(m, a, "", config)
+		e, ok := write.Addon(m, a, "", config)
 		if !ok {
 			return nil
 		}

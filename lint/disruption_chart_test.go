@@ -15,9 +15,8 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
+	"github.com/eksdoctor/eksdoctor/lint/linttest"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source"
-	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
 // The Helm and EKS add-on cases are built as models (a helm_release or add-on as
@@ -91,10 +90,7 @@ func (c chartCase) build(t *testing.T) *cluster.Model {
 			"nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}", "nodeClassRef: {name: default}",
 		).Replace(docs)
 	}
-	objs, probs := manifest.Decode("karpenter.yaml", []byte(docs))
-	if len(probs) > 0 {
-		t.Fatalf("decode manifests: %v", probs)
-	}
+	objs := linttest.Decode(t, "karpenter.yaml", docs)
 	part := &cluster.Model{
 		Objects: objs,
 		NodeGroups: []*cluster.NodeGroup{{
@@ -120,7 +116,7 @@ func (c chartCase) build(t *testing.T) *cluster.Model {
 		}
 		part.Addons = append(part.Addons, &a)
 	}
-	return source.Build(part)
+	return linttest.Build(part)
 }
 
 func copyValues(m map[string]any) map[string]any {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/live"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // disruption-daemonset-evicted: node-critical DaemonSet pods (CSI, CNI) evicted from a node Karpenter is draining while volumes are still attached there.
@@ -214,7 +214,7 @@ func reportEvictedDaemon(p *Pass, w *cluster.Workload, n *cluster.Node, taint co
 		patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
 		fix = &Fix{
 			Summary: fmt.Sprintf("tolerate %s so Karpenter leaves %s on the nodes it drains%s", sim.TaintText(taint), w.Ref(), helmNote(w.Object)),
-			Edits:   []Edit{live.PatchEdit(w.Object, patch)},
+			Edits:   []Edit{write.LivePatch(w.Object, patch)},
 		}
 	}
 	p.Report(Finding{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // The F2 checks. EKS runs a pod on Fargate only when a profile selects it at
@@ -21,7 +22,7 @@ import (
 var fargateTaint = corev1.Taint{Key: "eks.amazonaws.com/compute-type", Value: "fargate", Effect: corev1.TaintEffectNoSchedule}
 
 // maxFargateSelectors is the EKS limit on selectors per profile.
-const maxFargateSelectors = 5
+const maxFargateSelectors = write.MaxFargateSelectors
 
 func sortedProfiles(m *cluster.Model) []*cluster.FargateProfile {
 	out := append([]*cluster.FargateProfile(nil), m.FargateProfiles...)
@@ -151,4 +152,18 @@ func orDefaultName(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// newProfileEdit declares a Fargate profile next to the existing ones.
+func newProfileEdit(m *cluster.Model, name string, sel cluster.FargateSelector) (Edit, bool) {
+	for _, fp := range m.FargateProfiles {
+		if fp.Name == name {
+			return Edit{}, false
+		}
+	}
+	fps := sortedProfiles(m)
+	if len(fps) == 0 {
+		return Edit{}, false
+	}
+	return write.NewFargateProfile(m, fps[0], name, sel, false)
 }

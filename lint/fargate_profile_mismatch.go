@@ -10,6 +10,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // fargate-profile-mismatch: workloads meant for Fargate that no Fargate profile selects, and profiles EKS rejects.
@@ -340,7 +341,7 @@ func reportRejectedProfile(p *Pass, fp *cluster.FargateProfile) {
 			Summary: fmt.Sprintf("Fargate profile %q has %d selectors; EKS accepts at most %d, so the profile is never created", fp.Name, len(fp.Selectors), maxFargateSelectors),
 			Detail:  "CreateFargateProfile rejects more than five selectors; none of the profile's pods run on Fargate. Profiles are immutable, so split the selectors across profiles.",
 		}
-		if e, ok := splitProfileEdit(p.Model, fp); ok {
+		if e, ok := write.SplitFargateProfile(p.Model, fp); ok {
 			f.Fix = &Fix{Summary: fmt.Sprintf("move the selectors beyond the fifth to a new profile %q", fp.Name+"-2"), Edits: []Edit{e}}
 		}
 		p.Report(f)
@@ -397,7 +398,7 @@ func mismatchFix(m *cluster.Model, w *cluster.Workload, near []nearMiss) *Fix {
 			break
 		}
 	}
-	e, ok := addSelectorEdit(m, fp, sel)
+	e, ok := write.AddFargateSelector(m, fp, sel)
 	if !ok {
 		return nil
 	}
@@ -420,7 +421,7 @@ func hookUpgradeFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if r == nil || w.Object.Annotations["eksdoctor.io/component"] != "karpenter-post-install-hook" {
 		return nil
 	}
-	e, ok := blockEdit(m, r.Address, `version = "1.0.1"`+"\n")
+	e, ok := write.ReleaseChartVersion(m, r, "1.0.1")
 	if !ok {
 		return nil
 	}
@@ -461,7 +462,7 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 	if w.TemplatePath != "" {
 		path = w.TemplatePath + ".metadata"
 	}
-	e, ok := objectPatch(m, w.Object, nest(path, map[string]any{"labels": labels}))
+	e, ok := write.ObjectPatch(m, w.Object, nest(path, map[string]any{"labels": labels}))
 	if !ok {
 		return nil
 	}
@@ -517,13 +518,13 @@ func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) [
 
 // releaseValuesEdit merges values into a Helm release where it is declared.
 func releaseValuesEdit(r *cluster.HelmRelease, values map[string]any) (Edit, bool) {
-	return valuesEdit(r, values)
+	return write.ReleaseValues(r, values)
 }
 
 // releaseValuesFix is a fix made of one change of a release's values; nil
 // when the values are not the user's to write (a tool installs the release).
 func releaseValuesFix(summary string, r *cluster.HelmRelease, values map[string]any) *Fix {
-	e, ok := valuesEdit(r, values)
+	e, ok := write.ReleaseValues(r, values)
 	if !ok {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // fargate-role-unauthorized: Fargate profiles whose pod execution role the cluster does not authorize.
@@ -77,11 +78,11 @@ func fargateRoleFix(m *cluster.Model, a identity.Authorization) *Fix {
 	if e, _, ok := correctMapping(m, a.AwsAuth.Found, identity.FargatePods, false); ok {
 		return &Fix{Summary: "correct the aws-auth entry of the pod execution role", Edits: []Edit{e}}
 	}
-	rm, ok := newNodeMapping(m, a.Role, identity.FargatePods)
+	rm, ok := write.NodeMapping(m, a.Role, identity.FargatePods)
 	if !ok {
 		return nil
 	}
-	e, ok := rewriteAwsAuth(m, nil, &rm)
+	e, ok := write.AwsAuthMapping(m, nil, &rm)
 	if !ok {
 		return nil
 	}

@@ -10,10 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/identity"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/manifest"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // fargate-unsupported: pods a Fargate profile takes that Fargate cannot run (DaemonSets, host ports, privileged containers, Karpenter without its cluster name or role).
@@ -249,7 +247,7 @@ func versionBefore(v, w string) bool {
 // clusterNameValue is the cluster name to write into Karpenter's configuration:
 // a reference to the cluster in Terraform, else its name; "" when unknown.
 func clusterNameValue(m *cluster.Model, inTerraform bool) string {
-	if e, ok := terraform.ClusterNameRef(m.Cluster); ok && inTerraform {
+	if e, ok := write.ClusterNameExpr(m.Cluster); ok && inTerraform {
 		return cluster.Unknown(e)
 	}
 	if m.Cluster.Name != "" && !cluster.IsUnknown(m.Cluster.Name) {
@@ -264,7 +262,7 @@ func clusterNameValue(m *cluster.Model, inTerraform bool) string {
 
 func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if r := w.Release; r != nil {
-		name := clusterNameValue(m, terraform.WrittenInConfig(r.Origin.File))
+		name := clusterNameValue(m, m.Terraform.InConfig(r.Origin.File))
 		if name == "" {
 			return nil
 		}
@@ -286,7 +284,7 @@ func clusterNameFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	}
 	env := copyJSONList(c["env"])
 	c["env"] = append(env, map[string]any{"name": "CLUSTER_NAME", "value": clusterNameValue(m, false)})
-	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"containers": containers}))
+	e, ok := write.ObjectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"containers": containers}))
 	if !ok {
 		return nil
 	}
@@ -337,7 +335,7 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	if len(rest) == 0 {
 		value = nil
 	}
-	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"tolerations": value}))
+	e, ok := write.ObjectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{"tolerations": value}))
 	if !ok {
 		return nil
 	}
@@ -347,31 +345,11 @@ func removeTolerationFix(m *cluster.Model, w *cluster.Workload) *Fix {
 // irsaFix moves a service account from EKS Pod Identity to IRSA.
 func irsaFix(m *cluster.Model, w *cluster.Workload, id cluster.ServiceAccountIdentity) *Fix {
 	summary := fmt.Sprintf("give %s/%s its role through IRSA instead of EKS Pod Identity", id.Namespace, id.Name)
-	if o := eksctlObject(m); o != nil && manifest.FromPodIdentityAssociation(id) {
-		e, ok := objectPatch(m, o, manifest.IRSAPatch(o, id.Namespace, id.Name))
-		if !ok {
-			return nil
-		}
-		return &Fix{Summary: summary + " (eksctl iam.serviceAccounts; eksctl annotates the service account)", Edits: []Edit{e}}
-	}
-	k := m.Karpenter
-	if m.Terraform == nil || k.Address == "" || !terraform.InModule(k.Address) {
-		return nil
-	}
-	mod, ok := terraform.KarpenterIRSAEdit(m.Terraform, k.Address, m.Cluster, id.Namespace+":"+id.Name)
+	edits, how, ok := write.IRSA(m, w.Release, id)
 	if !ok {
 		return nil
 	}
-	edits := []Edit{mod}
-	if r := w.Release; r != nil {
-		values := map[string]any{"serviceAccount": map[string]any{"annotations": map[string]any{identity.IRSAAnnotation: cluster.Unknown(terraform.KarpenterRoleARNExpr(k.Address))}}}
-		e, ok := releaseValuesEdit(r, values)
-		if !ok {
-			return nil
-		}
-		edits = append(edits, e)
-	}
-	return &Fix{Summary: summary + " (enable_irsa in the karpenter module, and the role annotation on the service account)", Edits: edits}
+	return &Fix{Summary: summary + " (" + how + ")", Edits: edits}
 }
 
 // checkProfileDependency warns when Terraform may install a release before the
@@ -385,13 +363,13 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 	if _, ok := m.Terraform.Nodes[r.Address]; !ok {
 		return
 	}
-	node := terraform.NodeOf(m.Terraform, fp.Address)
+	node := m.Terraform.NodeOf(fp.Address)
 	if node == "" {
 		return
 	}
 	// The profile inside a modelled module (terraform-aws-modules/eks) is a
 	// part of it: reading module.eks.cluster_name does not wait for it.
-	part := terraform.PartOf(m.Terraform, fp.Address)
+	part := m.Terraform.PartOf(fp.Address)
 	if part == "" || m.Terraform.Reaches(r.Address, part) {
 		return
 	}
@@ -400,7 +378,7 @@ func checkProfileDependency(p *Pass, w *cluster.Workload, fp *cluster.FargatePro
 	}
 	deps := append([]string(nil), m.Terraform.Nodes[r.Address].DependsOn...)
 	deps = append(deps, node)
-	e, ok := terraform.DependsOnEdit(m.Terraform, r.Address, deps)
+	e, ok := write.DependsOn(m, r.Address, deps)
 	f := Finding{
 		Severity: Warning,
 		Origin:   r.Origin,

@@ -9,7 +9,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/live"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // finalizer-stuck: objects being deleted and held by a Karpenter finalizer that no running controller will remove.
@@ -208,8 +208,8 @@ func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instance
 	}
 	if o.Kind == "NodeClaim" || o.Kind == "Node" || o.Kind == "EC2NodeClass" {
 		for _, f := range karpenterFinalizersOf(o) {
-			if cmd, ok := live.RemoveFinalizerCommand(o, f); ok {
-				edits = append(edits, Edit{Format: FormatShell, Text: cmd + "  # last resort"})
+			if e, ok := write.RemoveFinalizer(o, f, "last resort"); ok {
+				edits = append(edits, e)
 			}
 		}
 		if node != nil {
@@ -217,8 +217,8 @@ func stuckFix(m *cluster.Model, o *cluster.Object, ctrl sim.Controller, instance
 				if !isKarpenterFinalizer(f) {
 					continue
 				}
-				if cmd, ok := live.RemoveFinalizerCommand(node.Object, f); ok {
-					edits = append(edits, Edit{Format: FormatShell, Text: cmd + "  # last resort"})
+				if e, ok := write.RemoveFinalizer(node.Object, f, "last resort"); ok {
+					edits = append(edits, e)
 				}
 			}
 		}

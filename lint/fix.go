@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // toleration returns the toleration that matches exactly one taint.
@@ -67,7 +68,7 @@ func nest(path string, v any) map[string]any {
 }
 
 // yamlText renders a patch as YAML.
-func yamlText(v any) string { return YAMLText(v) }
+func yamlText(v any) string { return write.YAMLText(v) }
 
 // podSpecPath is the path of the pod spec inside a workload object.
 func podSpecPath(w *cluster.Workload) string {
@@ -115,7 +116,7 @@ func podFix(m *cluster.Model, w *cluster.Workload, c PodChange, summary string) 
 	if e, where, ok := sourceFix(m, w, c); ok {
 		return &Fix{Summary: summary + ", through " + where, Edits: []Edit{e}}
 	}
-	e, ok := objectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{c.Field: c.Value}))
+	e, ok := write.ObjectPatch(m, w.Object, nest(podSpecPath(w), map[string]any{c.Field: c.Value}))
 	if !ok {
 		return nil
 	}

@@ -10,8 +10,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
-	"github.com/eksdoctor/eksdoctor/source/manifest"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var helmValuesUnknown = &Check{
@@ -264,7 +263,7 @@ func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead stri
 	if instead != "" {
 		summary = fmt.Sprintf("rename %s to %s", at, to)
 	}
-	if r.Address != "" && !terraform.WrittenInConfig(r.Origin.File) {
+	if write.FromPlan(r) {
 		// A plan: the configuration it came from is not among the inputs.
 		return nil
 	}
@@ -274,7 +273,7 @@ func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead stri
 		if instead == "" {
 			return nil
 		}
-		return &Fix{Summary: summary + " in the set block", Edits: []Edit{terraform.SetBlockNameEdit(origin, instead)}}
+		return &Fix{Summary: summary + " in the set block", Edits: []Edit{write.SetBlockName(origin, instead)}}
 	}
 	value := cluster.Lookup(r.Values, key)
 	patch := map[string]any{}
@@ -285,10 +284,11 @@ func renameValueFix(r *cluster.HelmRelease, kb *catalog.Chart, key, instead stri
 	if to != "" {
 		setPath(patch, to, cluster.CopyJSON(value))
 	}
-	inObject := r.Decl.Object != nil && origin.File == r.Decl.Object.Origin.File
-	if manifest.IsManifestFile(origin.File) && origin.Line > 0 && !inObject && (instead == "" || !containsUnknown(value)) {
+	if instead == "" || !containsUnknown(value) {
 		// A values file the release reads: merge the change into it.
-		return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{{File: origin.File, Line: origin.Line, Format: FormatValues, Text: yamlText(patch)}}}
+		if e, ok := write.ValuesFile(r, origin, patch); ok {
+			return &Fix{Summary: summary + " in " + origin.File, Edits: []Edit{e}}
+		}
 	}
 	return releaseValuesFix(summary+" in the release's values", r, patch)
 }
@@ -374,7 +374,7 @@ func releaseFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit,
 	if !ok {
 		return Edit{}, "", false
 	}
-	if r.Address != "" && !terraform.WrittenInConfig(r.Origin.File) {
+	if write.FromPlan(r) {
 		return Edit{}, "", false
 	}
 	values := map[string]any{}
@@ -383,7 +383,7 @@ func releaseFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit,
 	if c.Added != nil {
 		where += " (the list replaces the chart's, so it keeps the items already there)"
 	}
-	e, ok := valuesEdit(r, values)
+	e, ok := write.ReleaseValues(r, values)
 	return e, where, ok
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var moduleInputUnknown = &Check{
@@ -240,7 +240,7 @@ func reportUnknownInput(p *Pass, mc *cluster.ModuleCall, reads catalog.ModuleRea
 	}
 	f := Finding{Severity: sev, Origin: k.Origin, Summary: summary, Detail: b.String()}
 	if to != "" && (place == "" && reads.Input(to).Any || place != "" && reads.Key(place, to).Any) {
-		if e, ok := terraform.RenameKeyEdit(mc, k, to); ok {
+		if e, ok := write.RenameModuleKey(mc, k, to); ok {
 			f.Fix = &Fix{Summary: fmt.Sprintf("rename %s to %s, which the release reads", k.Key, to), Edits: []Edit{e}}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // node-role-unauthorized: the role an EC2NodeClass gives its nodes is not authorized to join the cluster (aws-auth or access entries), so instances launch and never become nodes.
@@ -183,7 +183,7 @@ func reportPrefixTrap(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, nc
 			where, trap.Name, trap.Name, ncr.Role.Name, nodeJoinSymptom),
 	}
 	if trap.Config != nil {
-		if e, ok := terraform.ExactNodeRoleNameEdit(p.Model.Terraform, trap.Config.Address); ok {
+		if e, ok := write.ExactNodeRoleName(p.Model, trap.Config.Address); ok {
 			f.Fix = &Fix{Summary: "create the node role with its exact name: node_iam_role_use_name_prefix = false", Edits: []Edit{e}}
 		}
 	}
@@ -199,7 +199,7 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 	if readsAccess {
 		for _, f := range explicitMappings(a.Access.Found) {
 			if len(f.Problems) > 0 {
-				if e, ok := fixAccessEntry(m, f.Entry, a.Purpose); ok {
+				if e, ok := write.AccessEntryType(m, f.Entry, a.Purpose); ok {
 					return &Fix{Summary: fmt.Sprintf("make the access entry for %s of type %s", a.Role, a.Purpose.EntryType()), Edits: []Edit{e}}
 				}
 			}
@@ -213,7 +213,7 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 	var edits []Edit
 	var what []string
 	addAccess := func() bool {
-		if e, ok := addAccessEntry(m, res, nc, a.Role, a.Purpose); ok {
+		if e, ok := write.NewAccessEntry(m, nc, a.Role, a.Purpose); ok {
 			edits = append(edits, e)
 			what = append(what, "an access entry of type "+a.Purpose.EntryType())
 			return true
@@ -221,11 +221,11 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 		return false
 	}
 	addAwsAuth := func() bool {
-		rm, ok := newNodeMapping(m, a.Role, a.Purpose)
+		rm, ok := write.NodeMapping(m, a.Role, a.Purpose)
 		if !ok {
 			return false
 		}
-		if e, ok := rewriteAwsAuth(m, nil, &rm); ok {
+		if e, ok := write.AwsAuthMapping(m, nil, &rm); ok {
 			edits = append(edits, e)
 			what = append(what, "an aws-auth entry")
 			return true

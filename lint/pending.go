@@ -11,7 +11,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/parallel"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/live"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // Pending pods of a running cluster: grouped by owner, judged by the same placement as inputs, reported as pod-unschedulable or bootstrap-deadlock.
@@ -361,7 +361,7 @@ func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix
 			patch := nest(podSpecPath(w), map[string]any{"tolerations": tolerationMaps(all)})
 			return &Fix{
 				Summary: fmt.Sprintf("tolerate %s so the pods can run on %s%s", strings.Join(names, ", "), describeSource(v.Source), helmNote(w.Object)),
-				Edits:   []Edit{live.PatchEdit(w.Object, patch)},
+				Edits:   []Edit{write.LivePatch(w.Object, patch)},
 			}
 		}
 	}
@@ -376,7 +376,7 @@ func livePendingFix(w *cluster.Workload, pl *sim.Placement, bootstrap bool) *Fix
 		patch := nest(poolLabelsParent(np), map[string]any{"labels": map[string]any{key: value}})
 		return &Fix{
 			Summary: fmt.Sprintf("label the nodes of %s with %s=%s, the label the pods select (Karpenter replaces the NodePool's existing nodes, which drifted)%s", poolWord(np), key, value, helmNote(np.Object)),
-			Edits:   []Edit{live.PatchEdit(np.Object, patch)},
+			Edits:   []Edit{write.LivePatch(np.Object, patch)},
 		}
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var podUnschedulable = &Check{
@@ -151,20 +151,17 @@ func fargateComputeTypeFix(m *cluster.Model, w *cluster.Workload) *Fix {
 	}
 	config := addonConfig(a)
 	config["computeType"] = "Fargate"
-	e, ok := addonEdit(m, a, "", config)
-	if a.Decl.Kind == cluster.DeclNew && a.Decl.Object == nil {
-		// A new aws_eks_addon is created after the profiles that take its pods.
-		var deps []string
-		for _, fp := range m.FargateProfiles {
-			if _, selects := sim.MatchingSelector(fp, w.Template.Namespace, templateLabels(w)); selects {
-				if n := terraform.NodeOf(m.Terraform, fp.Address); n != "" && !slices.Contains(deps, n) {
-					deps = append(deps, n)
-				}
+	// An add-on declared anew is created after the profiles that take its pods.
+	var deps []string
+	for _, fp := range m.FargateProfiles {
+		if _, selects := sim.MatchingSelector(fp, w.Template.Namespace, templateLabels(w)); selects {
+			if n := m.Terraform.NodeOf(fp.Address); n != "" && !slices.Contains(deps, n) {
+				deps = append(deps, n)
 			}
 		}
-		sort.Strings(deps)
-		e, ok = terraform.NewAddonAfterEdit(a, config, deps)
 	}
+	sort.Strings(deps)
+	e, ok := write.AddonAfter(m, a, config, deps)
 	if !ok {
 		return nil
 	}
@@ -249,7 +246,7 @@ func nodePoolLabelFix(p *Pass, w *cluster.Workload, pl *sim.Placement) *Fix {
 		}
 		labels[key] = value
 		patch := nest(poolLabelsParent(np), map[string]any{"labels": labels})
-		e, ok := objectPatch(p.Model, np.Object, patch)
+		e, ok := write.ObjectPatch(p.Model, np.Object, patch)
 		if !ok {
 			return nil
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var recreateOnChange = &Check{
@@ -48,7 +48,7 @@ func runRecreateOnChange(p *Pass) {
 func recreatedObjects(m *cluster.Model, addr string) (pools, classes []cluster.ObjectRef) {
 	seen := map[cluster.ObjectRef]bool{}
 	for _, o := range m.Objects {
-		if o.Manager != "terraform" || o.Via == "" || terraform.ConfigAddress(o.Via) != addr || seen[o.Ref()] {
+		if o.Manager != "terraform" || o.Via == "" || m.Terraform.ConfigAddress(o.Via) != addr || seen[o.Ref()] {
 			continue
 		}
 		seen[o.Ref()] = true
@@ -85,7 +85,7 @@ func reportRecreate(p *Pass, r *cluster.Resource, pool cluster.ObjectRef, pools,
 	}
 	d.WriteString("\nKeyed by each object's kind and name, an edit is an update in place.")
 	f := Finding{Object: pool, Origin: k.Origin, Summary: summary, Detail: d.String()}
-	if e, ok := terraform.RekeyByNameEdit(p.Model.Terraform, r.Address); ok {
+	if e, ok := write.RekeyByName(p.Model, r.Address); ok {
 		f.Fix = &Fix{
 			Summary: fmt.Sprintf("key %s by each object's kind and name; each instance moves to a new address once: terraform state mv it from its old address (terraform state list shows them) before applying, or accept one last replacement", r.Address),
 			Edits:   []Edit{e},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/schema"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var karpenterSchema = &Check{
@@ -138,7 +139,7 @@ func schemaFix(m *cluster.Model, o *cluster.Object, classes map[string]*cluster.
 	for _, c := range fx.Changes {
 		what = append(what, c.Description)
 	}
-	e, ok := objectPatch(m, o, patch)
+	e, ok := write.ObjectPatch(m, o, patch)
 	if !ok {
 		return nil
 	}
@@ -147,15 +148,15 @@ func schemaFix(m *cluster.Model, o *cluster.Object, classes map[string]*cluster.
 		nc := classes[fx.NodeClassName]
 		var ne Edit
 		if nc != nil {
-			ne, ok = objectPatch(m, nc, fx.NodeClassPatch)
+			ne, ok = write.ObjectPatch(m, nc, fx.NodeClassPatch)
 		}
 		switch {
 		case nc != nil && ok:
 			f.Edits = append(f.Edits, ne)
 		case nc != nil:
-			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q: %s", fx.NodeClassName, strings.TrimSpace(YAMLText(fx.NodeClassPatch)))
+			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q: %s", fx.NodeClassName, strings.TrimSpace(yamlText(fx.NodeClassPatch)))
 		default:
-			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q (not among the inputs): %s", fx.NodeClassName, strings.TrimSpace(YAMLText(fx.NodeClassPatch)))
+			f.Summary += fmt.Sprintf("; add to EC2NodeClass %q (not among the inputs): %s", fx.NodeClassName, strings.TrimSpace(yamlText(fx.NodeClassPatch)))
 		}
 	}
 	return f

@@ -10,7 +10,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/sim"
-	"github.com/eksdoctor/eksdoctor/source/live"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 // volume-attachment-stale: VolumeAttachments left on nodes that are gone or being drained, which keep volumes from attaching elsewhere.
@@ -232,7 +232,7 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	for i, f := range va.Object.Finalizers() {
 		path := fmt.Sprintf("/metadata/finalizers/%d", i)
 		patch := []any{map[string]any{"op": "test", "path": path, "value": f}, map[string]any{"op": "remove", "path": path}}
-		edits = append(edits, Edit{Format: FormatShell, Text: fmt.Sprintf("kubectl patch volumeattachment %s --type json -p %s  # only once EC2 shows the volume detached", shell.Quote(va.Name), shell.Quote(live.CompactJSON(patch)))})
+		edits = append(edits, write.JSONPatchCommand("volumeattachment", va.Name, patch, "only once EC2 shows the volume detached"))
 		break
 	}
 	p.Report(Finding{

@@ -12,17 +12,8 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/internal/outputfs"
-	"github.com/eksdoctor/eksdoctor/source/manifest"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
+	"github.com/eksdoctor/eksdoctor/write"
 )
-
-// appliers apply each edit format to a file's content; each format's is in
-// the source package that reads and writes that format.
-var appliers = map[string]func(content []byte, e cluster.Edit) ([]byte, error){
-	cluster.FormatYAML:   manifest.ApplyYAML,
-	cluster.FormatHCL:    terraform.ApplyHCL,
-	cluster.FormatValues: terraform.ApplyHelmValues,
-}
 
 // Apply applies edits to files; relative edit paths are resolved against dir, and
 // edits to one file are applied bottom-up so earlier line numbers stay valid.
@@ -65,12 +56,8 @@ func applyAll(content []byte, f string, es []cluster.Edit) ([]byte, error) {
 	es = append([]cluster.Edit(nil), es...)
 	sort.SliceStable(es, func(i, j int) bool { return es[i].Line > es[j].Line })
 	for _, e := range es {
-		a, ok := appliers[e.Format]
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: no applier for format %q", f, e.Line, e.Format)
-		}
 		var err error
-		if content, err = a(content, e); err != nil {
+		if content, err = write.Apply(content, e); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", f, e.Line, err)
 		}
 	}

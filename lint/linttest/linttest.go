@@ -17,6 +17,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
 // Extract writes a txtar archive's files into a new temporary directory.
@@ -70,6 +71,22 @@ func Load(t testing.TB, dir string) *cluster.Model {
 	}
 	return cs[0].Model
 }
+
+// Decode reads the Kubernetes objects of a manifest's text, as the loader
+// does for file; a test fails when any cannot be read.
+func Decode(t testing.TB, file, text string) []*cluster.Object {
+	t.Helper()
+	objs, probs := manifest.Decode(file, []byte(text))
+	if len(probs) > 0 {
+		t.Fatalf("decode %s: %v", file, probs)
+	}
+	return objs
+}
+
+// Build completes a model a test builds by hand the way the loader completes
+// what it reads (source.Build): releases and add-ons become objects, objects
+// workloads and capacity.
+func Build(parts ...*cluster.Model) *cluster.Model { return source.Build(parts...) }
 
 // Run loads a directory and runs the checks with the given IDs (all when none).
 func Run(t testing.TB, dir string, ids ...string) []lint.Finding {

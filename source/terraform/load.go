@@ -43,6 +43,7 @@ func Load(dir string, opts Options) (model *cluster.Model, err error) {
 	}
 	b := newBuilder(opts.FS)
 	g := cluster.NewGraph()
+	g.Addressing = Addressing{}
 	defer func() {
 		// Evaluation is written not to fail, but a configuration is untrusted input:
 		// whatever escapes becomes a problem rather than a crash.

@@ -147,6 +147,7 @@ func (p *planLoader) load() {
 		}
 	}
 	g := cluster.NewGraph()
+	g.Addressing = Addressing{}
 	if c := p.plan.Config; c != nil && c.RootModule != nil {
 		p.configModule(c.RootModule, "", g, 0)
 	}

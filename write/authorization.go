@@ -1,4 +1,4 @@
-package lint
+package write
 
 import (
 	"fmt"
@@ -11,16 +11,10 @@ import (
 	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
-// Edits that authorize a role for the cluster, in the format that declares the authorization: aws-auth in eksctl, a ConfigMap manifest, Terraform (module input, kubernetes_config_map, kubectl_manifest), and access entries.
-
-// asWritten names a role the way the configuration refers to it: the expression
-// when the reference is one, else its name.
-func asWritten(r identity.Role) string {
-	if e, ok := cluster.UnknownExpr(r.Text); ok {
-		return e
-	}
-	return r.String()
-}
+// Edits that authorize a role for the cluster, in the format that declares
+// the authorization: aws-auth in eksctl, a ConfigMap manifest, Terraform
+// (module input, kubernetes_config_map, kubectl_manifest), and access
+// entries; and the edits that point Karpenter at a role.
 
 // roleExpr returns a Terraform expression for a role's "arn" or "name".
 func roleExpr(role identity.Role, want string) (string, bool) {
@@ -110,9 +104,9 @@ func accountOf(m *cluster.Model) (string, string) {
 	return best[0], best[1]
 }
 
-// newNodeMapping is the aws-auth entry that authorizes a role for a purpose, with
+// NodeMapping is the aws-auth entry that authorizes a role for a purpose, with
 // the role written the way the aws-auth store can hold it (decided later).
-func newNodeMapping(m *cluster.Model, role identity.Role, p identity.Purpose) (cluster.RoleMapping, bool) {
+func NodeMapping(m *cluster.Model, role identity.Role, p identity.Purpose) (cluster.RoleMapping, bool) {
 	rm := cluster.RoleMapping{Username: p.Username(), Groups: p.Groups()}
 	expr, exprOK := roleExpr(role, "arn")
 	lit, litOK := literalARN(m, role, false)
@@ -138,36 +132,38 @@ func newNodeMapping(m *cluster.Model, role identity.Role, p identity.Purpose) (c
 func terraformAwsAuth(m *cluster.Model) bool {
 	a := m.Identity.AwsAuth
 	if a != nil && a.Managed == "user" {
-		return a.Address != "iamIdentityMappings" && awsAuthObject(m) == nil
+		return a.Address != "iamIdentityMappings" && AwsAuthObject(m) == nil
 	}
-	return eksctlObject(m) == nil && m.Terraform != nil
+	return EksctlConfig(m) == nil && m.Terraform != nil
 }
 
-// rewriteAwsAuth writes the user's aws-auth mappings with one entry replaced
+// AwsAuthMapping writes the user's aws-auth mappings with one entry replaced
 // (old != nil) or added (old == nil), in the format the configuration declares
 // them: eksctl iamIdentityMappings, the ConfigMap manifest, terraform-aws-eks
 // aws_auth_roles, or a Terraform ConfigMap resource.
-func rewriteAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Edit, bool) {
+func AwsAuthMapping(m *cluster.Model, old, nu *cluster.RoleMapping) (cluster.Edit, bool) {
 	a := m.Identity.AwsAuth
 	switch {
 	case a != nil && a.Address == "iamIdentityMappings":
 		return rewriteEksctlMappings(m, old, nu)
 	case a != nil && a.Managed == "user":
-		if o := awsAuthObject(m); o != nil {
+		if o := AwsAuthObject(m); o != nil {
 			return rewriteConfigMap(m, o, old, nu)
 		}
 		return rewriteTerraformAwsAuth(m, old, nu)
 	case a == nil || a.Managed == "eks":
 		// Nothing writes aws-auth yet: eksctl adds identity mappings to the
 		// ConfigMap EKS maintains.
-		if cc := eksctlObject(m); cc != nil && old == nil {
+		if cc := EksctlConfig(m); cc != nil && old == nil {
 			return rewriteEksctlMappings(m, nil, nu)
 		}
 	}
-	return Edit{}, false
+	return cluster.Edit{}, false
 }
 
-func eksctlObject(m *cluster.Model) *cluster.Object {
+// EksctlConfig is the eksctl ClusterConfig among the model's objects, nil
+// when there is none.
+func EksctlConfig(m *cluster.Model) *cluster.Object {
 	for _, o := range m.Objects {
 		if o.Kind == "ClusterConfig" && strings.HasPrefix(o.APIVersion, "eksctl.io/") {
 			return o
@@ -176,7 +172,9 @@ func eksctlObject(m *cluster.Model) *cluster.Object {
 	return nil
 }
 
-func awsAuthObject(m *cluster.Model) *cluster.Object {
+// AwsAuthObject is the aws-auth ConfigMap the inputs declare (not the one
+// read from a cluster), nil when there is none.
+func AwsAuthObject(m *cluster.Model) *cluster.Object {
 	for _, o := range m.Objects {
 		if o.Kind == "ConfigMap" && o.Namespace == "kube-system" && o.Name == "aws-auth" && o.Manager != "cluster" {
 			return o
@@ -185,33 +183,33 @@ func awsAuthObject(m *cluster.Model) *cluster.Object {
 	return nil
 }
 
-func rewriteEksctlMappings(m *cluster.Model, old, nu *cluster.RoleMapping) (Edit, bool) {
-	o := eksctlObject(m)
+func rewriteEksctlMappings(m *cluster.Model, old, nu *cluster.RoleMapping) (cluster.Edit, bool) {
+	o := EksctlConfig(m)
 	if o == nil {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
 	patch, ok := manifest.EksctlMappingsPatch(o, old, nu)
 	if !ok {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
-	return objectPatch(m, o, patch)
+	return ObjectPatch(m, o, patch)
 }
 
-func rewriteConfigMap(m *cluster.Model, o *cluster.Object, old, nu *cluster.RoleMapping) (Edit, bool) {
+func rewriteConfigMap(m *cluster.Model, o *cluster.Object, old, nu *cluster.RoleMapping) (cluster.Edit, bool) {
 	patch, ok := manifest.AwsAuthPatch(o, old, nu)
 	if !ok {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
-	return objectPatch(m, o, patch)
+	return ObjectPatch(m, o, patch)
 }
 
 // rewriteTerraformAwsAuth rewrites aws_auth_roles of the module that manages
 // aws-auth (terraform-aws-eks v19, or its v20 aws-auth sub-module), or the
 // mapRoles of a kubernetes_config_map resource.
-func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Edit, bool) {
+func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (cluster.Edit, bool) {
 	a := m.Identity.AwsAuth
 	if a == nil || m.Terraform == nil {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
 	var entries []cluster.RoleMapping
 	found := old == nil
@@ -229,7 +227,7 @@ func rewriteTerraformAwsAuth(m *cluster.Model, old, nu *cluster.RoleMapping) (Ed
 		entries = append(entries, rm)
 	}
 	if !found {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
 	if old == nil {
 		entries = append(entries, *nu)
@@ -250,74 +248,95 @@ func principalExpr(m *cluster.Model, role identity.Role) (string, bool) {
 	return terraform.StringExpr(lit), true
 }
 
-// correctMapping rewrites the first explicit aws-auth mapping of a role that has
-// problems into the one the purpose needs: its username and groups, the ARN
-// without an IAM path. withPathOnly leaves alone a mapping whose path problem
-// cannot be seen in a parsed ARN.
-func correctMapping(m *cluster.Model, found []identity.Found, p identity.Purpose, withPathOnly bool) (Edit, cluster.RoleMapping, bool) {
-	for _, f := range explicitMappings(found) {
-		if len(f.Problems) == 0 || f.Mapping == nil {
-			continue
-		}
-		fixed := *f.Mapping
-		if arn, ok := identity.ParseRoleARN(fixed.RoleARN); ok && arn.HasPath() {
-			fixed.RoleARN = arn.WithoutPath()
-		} else if withPathOnly && f.PathInARN {
-			continue
-		}
-		fixed.Username = p.Username()
-		fixed.Groups = unionGroups(fixed.Groups, p.Groups())
-		if e, ok := rewriteAwsAuth(m, f.Mapping, &fixed); ok {
-			return e, fixed, true
-		}
-	}
-	return Edit{}, cluster.RoleMapping{}, false
-}
-
-// fixAccessEntry makes an access entry the type the purpose needs.
-func fixAccessEntry(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose) (Edit, bool) {
+// AccessEntryType makes an access entry the type the purpose needs.
+func AccessEntryType(m *cluster.Model, e *cluster.AccessEntry, p identity.Purpose) (cluster.Edit, bool) {
 	if e == nil {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
 	if e.Decl.Kind == cluster.DeclEksctl {
 		patch, ok := manifest.AccessEntryTypePatch(e.Decl.Object, e.PrincipalARN, p.EntryType())
 		if !ok {
-			return Edit{}, false
+			return cluster.Edit{}, false
 		}
-		return objectPatch(m, e.Decl.Object, patch)
+		return ObjectPatch(m, e.Decl.Object, patch)
 	}
 	return terraform.AccessEntryTypeEdit(m.Terraform, e, p.EntryType())
 }
 
-// addAccessEntry creates an access entry for the role: in eksctl's accessConfig,
+// NewAccessEntry creates an access entry for the role: in eksctl's accessConfig,
 // through the karpenter module's own inputs when it creates the role, or as an
 // aws_eks_access_entry resource next to the cluster.
-func addAccessEntry(m *cluster.Model, res *identity.Resolver, nc *cluster.NodeClass, role identity.Role, p identity.Purpose) (Edit, bool) {
-	if o := eksctlObject(m); o != nil && m.Cluster.Defined && !terraform.WrittenInConfig(m.Cluster.Origin.File) {
+func NewAccessEntry(m *cluster.Model, nc *cluster.NodeClass, role identity.Role, p identity.Purpose) (cluster.Edit, bool) {
+	if o := EksctlConfig(m); o != nil && m.Cluster.Defined && !terraform.WrittenInConfig(m.Cluster.Origin.File) {
 		arn, ok := literalARN(m, role, true)
 		if !ok {
-			return Edit{}, false
+			return cluster.Edit{}, false
 		}
 		patch, ok := manifest.NewAccessEntryPatch(o, arn, p.EntryType())
 		if !ok {
-			return Edit{}, false
+			return cluster.Edit{}, false
 		}
-		return objectPatch(m, o, patch)
+		return ObjectPatch(m, o, patch)
 	}
 	if m.Terraform == nil {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
 	if role.Config != nil && strings.HasSuffix(role.Key, "#node") && terraform.InModule(role.Config.Address) {
 		return terraform.ModuleArgsEdit(m.Terraform, role.Config.Address, fmt.Sprintf("create_access_entry = true\naccess_entry_type = %q\n", p.EntryType()))
 	}
 	principal, ok := principalExpr(m, role)
 	if !ok {
-		return Edit{}, false
+		return cluster.Edit{}, false
 	}
 	return terraform.NewAccessEntry(m.Terraform, m.Cluster, nc.Name+"_node", principal, p.EntryType())
 }
 
-func copyJSONList(v any) []any {
-	l, _ := cluster.CopyJSON(v).([]any)
-	return l
+// NodeClassRole points an EC2NodeClass at a node role.
+func NodeClassRole(m *cluster.Model, nc *cluster.NodeClass, ncr identity.NodeClassRole, nr identity.Role) (cluster.Edit, bool) {
+	if nc.Object == nil || nc.Object.Kind != "EC2NodeClass" || nc.InstanceProfileFrom != "" {
+		// v1alpha5 kinds have no spec.role; a profile the chart's settings
+		// give is changed where the profile is made.
+		return cluster.Edit{}, false
+	}
+	var value string
+	switch {
+	case nr.Known():
+		value = nr.Name
+	case nc.Object.Via != "":
+		expr, ok := roleExpr(nr, "name")
+		if !ok {
+			return cluster.Edit{}, false
+		}
+		value = cluster.Unknown(expr)
+	default:
+		return cluster.Edit{}, false
+	}
+	spec := map[string]any{"role": value}
+	if ncr.Field == "spec.instanceProfile" {
+		spec["instanceProfile"] = nil
+	}
+	return ObjectPatch(m, nc.Object, map[string]any{"spec": spec})
+}
+
+// AccessEntryPrincipal gives an access entry to another role.
+func AccessEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.Role) (cluster.Edit, bool) {
+	if e.Decl.Kind == cluster.DeclEksctl {
+		arn, ok := literalARN(m, nr, true)
+		if !ok {
+			return cluster.Edit{}, false
+		}
+		patch, ok := manifest.AccessEntryPrincipalPatch(e.Decl.Object, e.PrincipalARN, arn)
+		if !ok {
+			return cluster.Edit{}, false
+		}
+		return ObjectPatch(m, e.Decl.Object, patch)
+	}
+	if e.Decl.Kind != cluster.DeclResource {
+		return cluster.Edit{}, false
+	}
+	principal, ok := principalExpr(m, nr)
+	if !ok {
+		return cluster.Edit{}, false
+	}
+	return terraform.AccessEntryPrincipalEdit(m.Terraform, e, principal)
 }

@@ -1,4 +1,4 @@
-package lint
+package write
 
 import (
 	"testing"
@@ -7,8 +7,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/source/manifest"
-	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // The eksctl add-on edit patches the one entry, by its name: applied to the
@@ -25,11 +23,11 @@ func TestEksctlAddonEdit(t *testing.T) {
 	m := &cluster.Model{Objects: []*cluster.Object{cfg}}
 	a := &cluster.Addon{Name: "aws-ebs-csi-driver", Address: "addons.1", Origin: cluster.Origin{File: "cluster.yaml", Line: 12},
 		Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: cfg, List: "addons", Index: 1}}
-	e, ok := eksctlAddonEdit(m, a, "configurationValues", `{"node":{"tolerateAllTaints":true}}`)
+	e, ok := EksctlAddonFields(m, a, map[string]any{"configurationValues": `{"node":{"tolerateAllTaints":true}}`})
 	if !ok {
 		t.Fatal("no edit")
 	}
-	if e.File != "cluster.yaml" || e.Line != 1 || e.Format != FormatYAML {
+	if e.File != "cluster.yaml" || e.Line != 1 || e.Format != cluster.FormatYAML {
 		t.Errorf("edit at %s:%d (%s), want cluster.yaml:1 (yaml)", e.File, e.Line, e.Format)
 	}
 	var got map[string]any
@@ -46,7 +44,7 @@ func TestEksctlAddonEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := manifest.ApplyYAML(doc, e)
+	out, err := Apply(doc, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,33 +62,7 @@ func TestEksctlAddonEdit(t *testing.T) {
 	if old := cfg.Content["addons"].([]any)[1].(map[string]any)["configurationValues"]; old != `{"node":{"tolerateAllTaints":false}}` {
 		t.Errorf("the model was modified: %v", old)
 	}
-	if _, ok := eksctlAddonEdit(m, &cluster.Addon{Address: "addons.7", Origin: a.Origin, Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: cfg, List: "addons", Index: 7}}, "version", "x"); ok {
+	if _, ok := EksctlAddonFields(m, &cluster.Addon{Address: "addons.7", Origin: a.Origin, Decl: cluster.Decl{Kind: cluster.DeclEksctl, Object: cfg, List: "addons", Index: 7}}, map[string]any{"version": "x"}); ok {
 		t.Error("an edit for an entry the list does not have")
-	}
-}
-
-func TestHCLValue(t *testing.T) {
-	got := terraform.Literal(map[string]any{
-		"node": map[string]any{
-			"tolerateAllTaints": false,
-			"tolerations":       []any{map[string]any{"key": "karpenter.sh/disrupted", "operator": "Exists", "effect": "NoSchedule"}},
-		},
-		"a.b": "${x}",
-	}, 0)
-	want := `{
-  "a.b" = "$${x}"
-  node = {
-    tolerateAllTaints = false
-    tolerations = [
-      {
-        key = "karpenter.sh/disrupted"
-        operator = "Exists"
-        effect = "NoSchedule"
-      },
-    ]
-  }
-}`
-	if got != want {
-		t.Errorf("terraform.Literal() =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -1,0 +1,72 @@
+package cluster
+
+// Addressing answers what checks need to know of Terraform addresses and
+// configuration files. Only source/terraform, which reads addresses, implements
+// it; its loader sets it on the graph it builds (Graph.Addressing), so checks
+// ask the model and never take an address apart themselves.
+type Addressing interface {
+	// Resource is the graph node a resource address is: the address itself,
+	// or the address without its instance key; "" when neither is a node.
+	Resource(g *Graph, addr string) string
+	// Node is the graph node an address belongs to: the address itself, or
+	// the module call it is inside; "" when neither is a node.
+	Node(g *Graph, addr string) string
+	// Part is the module part (ModulePart.Address) an address inside a
+	// modelled module belongs to, the module call itself when the call has
+	// no parts, "" when the address belongs to no node.
+	Part(g *Graph, addr string) string
+	// InModule reports whether an address is inside a module call (or is one).
+	InModule(addr string) bool
+	// Config is an address without its instance keys, as the configuration
+	// writes it.
+	Config(addr string) string
+	// ConfigFile reports whether a file is a Terraform configuration file
+	// (as opposed to a plan, a values file, a manifest).
+	ConfigFile(file string) bool
+}
+
+// The Graph methods below ask the graph's Addressing; on a nil graph, or one
+// no loader set Addressing on, they know nothing: "" and false.
+
+// ResourceOf is Addressing.Resource.
+func (g *Graph) ResourceOf(addr string) string {
+	if g == nil || g.Addressing == nil {
+		return ""
+	}
+	return g.Addressing.Resource(g, addr)
+}
+
+// NodeOf is Addressing.Node.
+func (g *Graph) NodeOf(addr string) string {
+	if g == nil || g.Addressing == nil {
+		return ""
+	}
+	return g.Addressing.Node(g, addr)
+}
+
+// PartOf is Addressing.Part.
+func (g *Graph) PartOf(addr string) string {
+	if g == nil || g.Addressing == nil {
+		return ""
+	}
+	return g.Addressing.Part(g, addr)
+}
+
+// InModule is Addressing.InModule.
+func (g *Graph) InModule(addr string) bool {
+	return g != nil && g.Addressing != nil && g.Addressing.InModule(addr)
+}
+
+// ConfigAddress is Addressing.Config; "" without Addressing.
+func (g *Graph) ConfigAddress(addr string) string {
+	if g == nil || g.Addressing == nil {
+		return ""
+	}
+	return g.Addressing.Config(addr)
+}
+
+// InConfig reports whether a file is a Terraform configuration file
+// (Addressing.ConfigFile).
+func (g *Graph) InConfig(file string) bool {
+	return g != nil && g.Addressing != nil && g.Addressing.ConfigFile(file)
+}

@@ -1,0 +1,45 @@
+package terraform
+
+import (
+	"strings"
+
+	"github.com/eksdoctor/eksdoctor/cluster"
+)
+
+// Addressing answers the model's questions about Terraform addresses
+// (cluster.Addressing); the loaders set it on every graph they build.
+type Addressing struct{}
+
+var _ cluster.Addressing = Addressing{}
+
+// Resource is the graph node of a resource address: the address itself, or
+// the address without its instance key.
+func (Addressing) Resource(g *cluster.Graph, addr string) string {
+	if g == nil || addr == "" {
+		return ""
+	}
+	if _, ok := g.Nodes[addr]; ok {
+		return addr
+	}
+	if i := strings.IndexByte(addr, '['); i > 0 && !strings.Contains(addr[i:], ".") {
+		if _, ok := g.Nodes[addr[:i]]; ok {
+			return addr[:i]
+		}
+	}
+	return ""
+}
+
+// Node is NodeOf.
+func (Addressing) Node(g *cluster.Graph, addr string) string { return NodeOf(g, addr) }
+
+// Part is PartOf.
+func (Addressing) Part(g *cluster.Graph, addr string) string { return PartOf(g, addr) }
+
+// InModule reports whether an address is inside a module call.
+func (Addressing) InModule(addr string) bool { return InModule(addr) }
+
+// Config is ConfigAddress.
+func (Addressing) Config(addr string) string { return ConfigAddress(addr) }
+
+// ConfigFile is WrittenInConfig.
+func (Addressing) ConfigFile(file string) bool { return WrittenInConfig(file) }
