@@ -14,7 +14,7 @@ const (
 //
 // Each format is written and applied by the source package that reads it:
 // source/manifest for YAML, source/terraform for HCL and Helm values, the live
-// source's kubectl commands for shell.
+// source's kubectl commands for shell; the write package chooses among them.
 type Edit struct {
 	File   string
 	Line   int
@@ -79,8 +79,8 @@ const (
 
 // Decl is the declaration handle a loader attaches to a model entry: which
 // format declares it and where, so that the writer of that format changes it
-// where the user wrote it. Only the source package of the format reads the
-// fields past Kind.
+// where the user wrote it. Only the write package and the source package of
+// the format read it.
 type Decl struct {
 	Kind DeclKind
 	// Object is the eksctl ClusterConfig that declares the entry; List is the

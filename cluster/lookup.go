@@ -17,6 +17,10 @@ type Addressing interface {
 	Part(g *Graph, addr string) string
 	// InModule reports whether an address is inside a module call (or is one).
 	InModule(addr string) bool
+	// InstanceKey is the last for_each key an address holds, unquoted
+	// ("cluster_creator" for aws_eks_access_entry.this["cluster_creator"]);
+	// "" when it holds none.
+	InstanceKey(addr string) string
 	// Config is an address without its instance keys, as the configuration
 	// writes it.
 	Config(addr string) string
@@ -55,6 +59,14 @@ func (g *Graph) PartOf(addr string) string {
 // InModule is Addressing.InModule.
 func (g *Graph) InModule(addr string) bool {
 	return g != nil && g.Addressing != nil && g.Addressing.InModule(addr)
+}
+
+// InstanceKey is Addressing.InstanceKey; "" without Addressing.
+func (g *Graph) InstanceKey(addr string) string {
+	if g == nil || g.Addressing == nil {
+		return ""
+	}
+	return g.Addressing.InstanceKey(addr)
 }
 
 // ConfigAddress is Addressing.Config; "" without Addressing.

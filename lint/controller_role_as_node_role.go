@@ -161,18 +161,7 @@ func misuseDetail(role identity.Role) string {
 // configuration authorizes or declares.
 func nodeRoleFor(res *identity.Resolver, wrong identity.Role) (identity.Role, bool) {
 	cands := res.NodeRoles()
-	if i := strings.LastIndexByte(wrong.Key, '#'); i > 0 && wrong.Kind != cluster.RoleCluster {
-		want := wrong.Key[:i] + "#node"
-		for _, c := range cands {
-			if c.Key == want {
-				return c, true
-			}
-		}
-		// The module's node role even when the configuration does not show it.
-		nr := res.Resolve(cluster.Unknown(wrong.Key[:i] + ".node_iam_role_arn"))
-		if strings.HasPrefix(wrong.Ref, wrong.Key[:i]+".irsa") {
-			nr = res.Resolve(cluster.Unknown(wrong.Key[:i] + ".role_arn"))
-		}
+	if nr, ok := res.ModuleNodeRole(wrong); ok {
 		return nr, true
 	}
 	// The node classes' own node roles come first: a mapping of the wrong role

@@ -279,7 +279,7 @@ func usesAwsAuth(m *cluster.Model) bool {
 func userAccessEntries(m *cluster.Model) []cluster.AccessEntry {
 	var out []cluster.AccessEntry
 	for _, e := range m.Identity.AccessEntries {
-		if !e.Implicit && !strings.Contains(e.Address, `["cluster_creator"]`) {
+		if !e.Implicit && m.Terraform.InstanceKey(e.Address) != "cluster_creator" {
 			out = append(out, e)
 		}
 	}

@@ -38,6 +38,12 @@ func (Addressing) Part(g *cluster.Graph, addr string) string { return PartOf(g, 
 // InModule reports whether an address is inside a module call.
 func (Addressing) InModule(addr string) bool { return InModule(addr) }
 
+// InstanceKey is ForEachKey.
+func (Addressing) InstanceKey(addr string) string {
+	k, _ := ForEachKey(addr)
+	return k
+}
+
 // Config is ConfigAddress.
 func (Addressing) Config(addr string) string { return ConfigAddress(addr) }
 
