@@ -7,18 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 
-	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/source"
 	"github.com/eksdoctor/eksdoctor/source/live"
@@ -105,7 +98,7 @@ type server struct {
 
 	mu       sync.Mutex
 	ready    bool
-	metrics  []byte // the latest analysis's families, without the run counters
+	latest   *analysisMetrics // nil before the first analysis
 	html     []byte
 	json     []byte
 	runs     int
@@ -173,19 +166,25 @@ func (sv *server) run(ctx context.Context) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.runs++
-	sv.metrics = metricsText(m, findings, suppressed, time.Now(), took)
+	a := measureAnalysis(m, findings, suppressed, time.Now(), took)
+	sv.latest = &a
 	sv.json, sv.html = js.Bytes(), page.Bytes()
 	sv.ready = true
 }
 
 func (sv *server) routes() http.Handler {
 	mux := http.NewServeMux()
-	serve := func(body func() ([]byte, bool), contentType string) http.HandlerFunc {
+	readOnly := func(h http.HandlerFunc) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				http.Error(w, "read-only", http.StatusMethodNotAllowed)
 				return
 			}
+			h(w, r)
+		}
+	}
+	serve := func(body func() ([]byte, bool), contentType string) http.HandlerFunc {
+		return readOnly(func(w http.ResponseWriter, _ *http.Request) {
 			b, ok := body()
 			if !ok {
 				http.Error(w, "no analysis yet", http.StatusServiceUnavailable)
@@ -193,7 +192,7 @@ func (sv *server) routes() http.Handler {
 			}
 			w.Header().Set("Content-Type", contentType)
 			_, _ = w.Write(b)
-		}
+		})
 	}
 	latest := func(pick func() []byte) func() ([]byte, bool) {
 		return func() ([]byte, bool) {
@@ -202,13 +201,9 @@ func (sv *server) routes() http.Handler {
 			return pick(), sv.ready
 		}
 	}
-	mux.HandleFunc("/metrics", serve(func() ([]byte, bool) {
-		sv.mu.Lock()
-		defer sv.mu.Unlock()
-		// The latest analysis (none before the first), then the counters
-		// as they are now: a failed run since shows at once.
-		return append(slices.Clip(sv.metrics), runCounters(sv.runs, sv.failures)...), true
-	}, "text/plain; version=0.0.4; charset=utf-8"))
+	// The latest analysis (none before the first), then the counters as
+	// they are now: a failed run since shows at once.
+	mux.HandleFunc("/metrics", readOnly(sv.metricsHandler().ServeHTTP))
 	mux.HandleFunc("/report", serve(latest(func() []byte { return sv.html }), "text/html; charset=utf-8"))
 	mux.HandleFunc("/report.json", serve(latest(func() []byte { return sv.json }), "application/json"))
 	mux.HandleFunc("/healthz", serve(func() ([]byte, bool) { return []byte("ok\n"), true }, "text/plain; charset=utf-8"))
@@ -222,82 +217,4 @@ func (sv *server) routes() http.Handler {
 		_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>eksdoctor</title></head><body><h1>eksdoctor</h1><ul><li><a href="report">report</a></li><li><a href="report.json">report.json</a></li><li><a href="metrics">metrics</a></li></ul></body></html>`))
 	})
 	return mux
-}
-
-// metricsText writes the metrics in Prometheus' text exposition format,
-// every series sorted so that the same state gives the same text.
-func metricsText(m *cluster.Model, findings, suppressed []lint.Finding, now time.Time, took time.Duration) []byte {
-	var b strings.Builder
-	family := func(name, kind, help string) { writeFamily(&b, name, kind, help) }
-	counts := map[string]int{}
-	for _, f := range findings {
-		counts[labels("check", f.Check, "severity", f.Severity.String(), "namespace", f.Object.Namespace)]++
-	}
-	family("eksdoctor_findings", "gauge", "Findings of the latest analysis, by check, severity and namespace of the object.")
-	writeSeries(&b, "eksdoctor_findings", counts)
-	family("eksdoctor_findings_suppressed", "gauge", "Findings of the latest analysis that ignore annotations silenced.")
-	fmt.Fprintf(&b, "eksdoctor_findings_suppressed %d\n", len(suppressed))
-	pending := map[string]int{}
-	for _, p := range m.Pods {
-		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" {
-			continue
-		}
-		reason := "NotYetScheduled"
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
-				reason = c.Reason
-			}
-		}
-		pending[labels("reason", reason)]++
-	}
-	family("eksdoctor_pending_pods", "gauge", "Pods not bound to a node, by the reason their PodScheduled condition gives.")
-	writeSeries(&b, "eksdoctor_pending_pods", pending)
-	skipped := map[string]int{}
-	if m.Live != nil {
-		for _, s := range m.Live.Skipped {
-			skipped[labels("resource", s.Resource)] = 1
-		}
-	}
-	family("eksdoctor_read_errors", "gauge", "Resources the latest analysis could not read (1 each).")
-	writeSeries(&b, "eksdoctor_read_errors", skipped)
-	family("eksdoctor_last_run_timestamp_seconds", "gauge", "When the latest analysis ended, in seconds since 1970.")
-	fmt.Fprintf(&b, "eksdoctor_last_run_timestamp_seconds %s\n", strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64))
-	family("eksdoctor_run_duration_seconds", "gauge", "How long the latest analysis took, reading included.")
-	fmt.Fprintf(&b, "eksdoctor_run_duration_seconds %s\n", strconv.FormatFloat(took.Seconds(), 'f', 3, 64))
-	return []byte(b.String())
-}
-
-// runCounters are the counters of the analyses so far.
-func runCounters(runs, failures int) []byte {
-	var b strings.Builder
-	writeFamily(&b, "eksdoctor_runs_total", "counter", "Analyses completed.")
-	fmt.Fprintf(&b, "eksdoctor_runs_total %d\n", runs)
-	writeFamily(&b, "eksdoctor_run_failures_total", "counter", "Analyses that could not read the cluster.")
-	fmt.Fprintf(&b, "eksdoctor_run_failures_total %d\n", failures)
-	return []byte(b.String())
-}
-
-func writeFamily(b *strings.Builder, name, kind, help string) {
-	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
-}
-
-// labels renders label pairs as Prometheus writes them, values escaped.
-func labels(kv ...string) string {
-	var parts []string
-	for i := 0; i+1 < len(kv); i += 2 {
-		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1])
-		parts = append(parts, kv[i]+`="`+v+`"`)
-	}
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
-func writeSeries(b *strings.Builder, name string, series map[string]int) {
-	keys := make([]string, 0, len(series))
-	for k := range series {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(b, "%s%s %d\n", name, k, series[k])
-	}
 }

@@ -100,7 +100,8 @@ func TestServeFollowsTheCluster(t *testing.T) {
 	_, metrics := get("/metrics")
 	for _, want := range []string{
 		"# TYPE eksdoctor_findings gauge\n",
-		`eksdoctor_findings{check="finalizer-stuck",severity="error",namespace=""} 1`,
+		// The exposition orders labels by name.
+		`eksdoctor_findings{check="finalizer-stuck",namespace="",severity="error"} 1`,
 		"# TYPE eksdoctor_pending_pods gauge\n",
 		"eksdoctor_runs_total 1\n",
 		"eksdoctor_last_run_timestamp_seconds ",
