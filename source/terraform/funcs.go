@@ -206,32 +206,9 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 	if c.templateOnly && name == "templatefile" {
 		return cty.NilVal, errAt(e.Range(), "templatefile cannot be called from a template")
 	}
-	args := make([]cty.Value, 0, len(e.Args))
-	for i, a := range e.Args {
-		v, err := l.eval(a, c)
-		if err != nil {
-			return v, err
-		}
-		if e.ExpandFinal && i == len(e.Args)-1 {
-			if !v.IsKnown() {
-				return l.unknownAt(e), nil
-			}
-			v = unmark(v)
-			if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType()) {
-				return cty.NilVal, errAt(a.Range(), "the final argument of an expanded call must be a list")
-			}
-			for it := v.ElementIterator(); it.Next(); {
-				_, ev := it.Element()
-				args = append(args, ev)
-			}
-			continue
-		}
-		args = append(args, v)
-	}
-	for _, a := range args {
-		if !a.IsKnown() {
-			return l.unknownAt(e), nil
-		}
+	args, ok, early, err := l.evalArgs(e, c)
+	if !ok {
+		return early, err
 	}
 	if err := l.checkCall(e, name, args); err != nil {
 		return cty.NilVal, err
@@ -294,6 +271,41 @@ func (l *loader) evalCall(e *hclsyntax.FunctionCallExpr, c *evalCtx) (res cty.Va
 		return l.callMoving(e, f, args)
 	}
 	return l.callStd(e, f, args)
+}
+
+// evalArgs evaluates the arguments of a call, the elements of an expanded final
+// one (f(list...)) each an argument. When ok is false the call returns early with
+// early and eerr: an argument's error, or the call unknown when an argument is not
+// known at the top level.
+func (l *loader) evalArgs(e *hclsyntax.FunctionCallExpr, c *evalCtx) (args []cty.Value, ok bool, early cty.Value, eerr *evalError) {
+	args = make([]cty.Value, 0, len(e.Args))
+	for i, a := range e.Args {
+		v, err := l.eval(a, c)
+		if err != nil {
+			return nil, false, v, err
+		}
+		if e.ExpandFinal && i == len(e.Args)-1 {
+			if !v.IsKnown() {
+				return nil, false, l.unknownAt(e), nil
+			}
+			v = unmark(v)
+			if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType()) {
+				return nil, false, cty.NilVal, errAt(a.Range(), "the final argument of an expanded call must be a list")
+			}
+			for it := v.ElementIterator(); it.Next(); {
+				_, ev := it.Element()
+				args = append(args, ev)
+			}
+			continue
+		}
+		args = append(args, v)
+	}
+	for _, a := range args {
+		if !a.IsKnown() {
+			return nil, false, l.unknownAt(e), nil
+		}
+	}
+	return args, true, cty.NilVal, nil
 }
 
 // callStd calls a go-cty function the way HCL does (arguments converted to the

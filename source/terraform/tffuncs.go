@@ -1,12 +1,9 @@
 package terraform
 
 import (
-	"crypto/md5"
-	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -16,6 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/apparentlymart/go-cidr/cidr"
+	ctycidr "github.com/hashicorp/go-cty-funcs/cidr"
+	"github.com/hashicorp/go-cty-funcs/crypto"
+	"github.com/hashicorp/go-cty-funcs/encoding"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
@@ -41,30 +41,21 @@ var tfFuncs = map[string]function.Function{
 	"endswith":     stringPredicate(strings.HasSuffix),
 	"strcontains":  stringPredicate(strings.Contains),
 	"replace":      tfReplace,
-	"base64encode": stringFunc(func(s string) (string, error) { return base64.StdEncoding.EncodeToString([]byte(s)), nil }),
-	"base64decode": stringFunc(func(s string) (string, error) {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return "", fmt.Errorf("invalid base64: %w", err)
-		}
-		if !utf8.Valid(b) {
-			return "", fmt.Errorf("decoded base64 is not UTF-8 text")
-		}
-		return string(b), nil
-	}),
-	"md5":          hashFunc(func(b []byte) []byte { h := md5.Sum(b); return h[:] }, hex.EncodeToString),
-	"sha1":         hashFunc(func(b []byte) []byte { h := sha1.Sum(b); return h[:] }, hex.EncodeToString),
-	"sha256":       hashFunc(func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }, hex.EncodeToString),
-	"sha512":       hashFunc(func(b []byte) []byte { h := sha512.Sum512(b); return h[:] }, hex.EncodeToString),
-	"base64sha256": hashFunc(func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }, base64.StdEncoding.EncodeToString),
-	"base64sha512": hashFunc(func(b []byte) []byte { h := sha512.Sum512(b); return h[:] }, base64.StdEncoding.EncodeToString),
+	"base64encode": encoding.Base64EncodeFunc,
+	"base64decode": tfBase64Decode,
+	"md5":          unknownOverPlaceholders(crypto.Md5Func),
+	"sha1":         unknownOverPlaceholders(crypto.Sha1Func),
+	"sha256":       unknownOverPlaceholders(crypto.Sha256Func),
+	"sha512":       unknownOverPlaceholders(crypto.Sha512Func),
+	"base64sha256": hashFunc(func(b []byte) []byte { h := sha256.Sum256(b); return h[:] }),
+	"base64sha512": hashFunc(func(b []byte) []byte { h := sha512.Sum512(b); return h[:] }),
 	"basename":     stringFunc(func(s string) (string, error) { return path.Base(strings.ReplaceAll(s, "\\", "/")), nil }),
 	"dirname":      stringFunc(func(s string) (string, error) { return path.Dir(strings.ReplaceAll(s, "\\", "/")), nil }),
-	"urlencode":    stringFunc(urlEncode),
+	"urlencode":    encoding.URLEncodeFunc,
 	"cidrhost":     tfCidrHost,
 	"cidrnetmask":  tfCidrNetmask,
 	"cidrsubnet":   tfCidrSubnet,
-	"cidrsubnets":  tfCidrSubnets,
+	"cidrsubnets":  unknownOverPlaceholders(ctycidr.SubnetsFunc),
 	"transpose":    tfTranspose,
 	"matchkeys":    tfMatchkeys,
 }
@@ -332,10 +323,42 @@ func stringFunc(f func(string) (string, error)) function.Function {
 	})
 }
 
-// hashFunc is a hash of a string's UTF-8 bytes, encoded: md5, sha1, sha256, sha512 in
-// hexadecimal, base64sha256 and base64sha512 in base64. The hash of text that holds
-// values not known yet is not known.
-func hashFunc(hash func([]byte) []byte, encode func([]byte) string) function.Function {
+// unknownOverPlaceholders is a function of go-cty-funcs whose result is not known
+// when a string argument holds values not known yet: the function would take the
+// placeholder's text for the value (hash it, parse it as a network).
+func unknownOverPlaceholders(f function.Function) function.Function {
+	return function.New(&function.Spec{
+		Params:   f.Params(),
+		VarParam: f.VarParam(),
+		Type:     f.ReturnTypeForValues,
+		Impl: func(args []cty.Value, ret cty.Type) (cty.Value, error) {
+			for _, a := range args {
+				if a.Type() == cty.String && holdsPlaceholder(a.AsString()) {
+					return cty.UnknownVal(ret), nil
+				}
+			}
+			return f.Call(args)
+		},
+	})
+}
+
+// tfBase64Decode is Terraform's base64decode. It stays hand-written: go-cty-funcs'
+// writes text that does not decode to UTF-8 to the process's log.
+var tfBase64Decode = stringFunc(func(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", fmt.Errorf("invalid base64: %w", err)
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("decoded base64 is not UTF-8 text")
+	}
+	return string(b), nil
+})
+
+// hashFunc is a hash of a string's UTF-8 bytes in base64: base64sha256 and
+// base64sha512, which go-cty-funcs lacks. The hash of text that holds values not
+// known yet is not known.
+func hashFunc(hash func([]byte) []byte) function.Function {
 	return function.New(&function.Spec{
 		Params: stringParams("string"),
 		Type:   function.StaticReturnType(cty.String),
@@ -344,22 +367,9 @@ func hashFunc(hash func([]byte) []byte, encode func([]byte) string) function.Fun
 			if holdsPlaceholder(s) {
 				return cty.UnknownVal(cty.String), nil
 			}
-			return cty.StringVal(encode(hash([]byte(s)))), nil
+			return cty.StringVal(base64.StdEncoding.EncodeToString(hash([]byte(s)))), nil
 		},
 	})
-}
-
-func urlEncode(s string) (string, error) {
-	var b strings.Builder
-	for _, c := range []byte(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '~':
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String(), nil
 }
 
 // tfReplace is Terraform's replace: a search string between slashes is a regular
@@ -416,7 +426,9 @@ func smallNumber(v cty.Value, what string, lo, hi int64) (int, error) {
 }
 
 // tfCidrHost is Terraform's cidrhost(prefix, hostnum): the address of a host in a
-// network; a negative number counts from the end.
+// network; a negative number counts from the end. It stays hand-written: the host
+// number of go-cty-funcs' is an int, too small for the hosts of an IPv6 network,
+// which Terraform's takes.
 var tfCidrHost = function.New(&function.Spec{
 	Params: []function.Parameter{{Name: "prefix", Type: cty.String}, {Name: "hostnum", Type: cty.Number}},
 	Type:   function.StaticReturnType(cty.String),
@@ -438,7 +450,8 @@ var tfCidrHost = function.New(&function.Spec{
 })
 
 // tfCidrNetmask is Terraform's cidrnetmask(prefix): an IPv4 network's mask in
-// dotted-decimal form.
+// dotted-decimal form. It stays hand-written: go-cty-funcs' gives IPv6 networks a
+// mask, which Terraform refuses.
 var tfCidrNetmask = function.New(&function.Spec{
 	Params: stringParams("prefix"),
 	Type:   function.StaticReturnType(cty.String),
@@ -458,7 +471,9 @@ var tfCidrNetmask = function.New(&function.Spec{
 const maxNewBits = 32
 
 // tfCidrSubnet is Terraform's cidrsubnet(prefix, newbits, netnum): the netnum-th
-// subnet of a network with newbits more bits of prefix.
+// subnet of a network with newbits more bits of prefix. It stays hand-written:
+// go-cty-funcs' returns a wrong network, not an error, for a negative newbits or
+// netnum (cidrsubnet("10.0.0.0/16", 8, -1) is 0.0.1.0/24 there).
 var tfCidrSubnet = function.New(&function.Spec{
 	Params: []function.Parameter{{Name: "prefix", Type: cty.String}, {Name: "newbits", Type: cty.Number}, {Name: "netnum", Type: cty.Number}},
 	Type:   function.StaticReturnType(cty.String),
@@ -483,45 +498,6 @@ var tfCidrSubnet = function.New(&function.Spec{
 			return cty.NilVal, err
 		}
 		return cty.StringVal(subnet.String()), nil
-	},
-})
-
-// tfCidrSubnets is Terraform's cidrsubnets(prefix, newbits...): consecutive subnets
-// of a network, each aligned to its own size, with the given extra bits of prefix.
-var tfCidrSubnets = function.New(&function.Spec{
-	Params:   stringParams("prefix"),
-	VarParam: &function.Parameter{Name: "newbits", Type: cty.Number},
-	Type:     function.StaticReturnType(cty.List(cty.String)),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		network, err := parseCIDR(args[0].AsString())
-		if err != nil || network == nil {
-			return cty.UnknownVal(cty.List(cty.String)), err
-		}
-		if len(args) == 1 {
-			return cty.ListValEmpty(cty.String), nil
-		}
-		base, addrLen := network.Mask.Size()
-		out := make([]cty.Value, 0, len(args)-1)
-		var current *net.IPNet
-		for i, a := range args[1:] {
-			newbits, err := smallNumber(a, fmt.Sprintf("newbits %d", i+1), 1, int64(addrLen-base))
-			if err != nil {
-				return cty.NilVal, err
-			}
-			length := base + newbits
-			if current == nil {
-				// The subnet just below the network, so that the next one of
-				// this length is the network's first.
-				current, _ = cidr.PreviousSubnet(network, length)
-			}
-			next, rollover := cidr.NextSubnet(current, length)
-			if rollover || !network.Contains(next.IP) {
-				return cty.NilVal, fmt.Errorf("not enough remaining address space for a subnet with a prefix of %d bits after %s", length, current)
-			}
-			current = next
-			out = append(out, cty.StringVal(current.String()))
-		}
-		return cty.ListVal(out), nil
 	},
 })
 
