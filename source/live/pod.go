@@ -2,15 +2,16 @@ package live
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"maps"
 	"strconv"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	corev1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
@@ -73,14 +74,73 @@ func (d *objectDecoder) decode(raw []byte) (map[string]any, *cluster.Pod, error)
 	if content, pod := d.pod(raw); pod != nil {
 		return content, pod, nil
 	}
-	var obj map[string]any
-	// The same decoder as client-go's unstructured objects, so integers come
-	// back as int64 exactly as a live read gives them.
-	err := utiljson.Unmarshal(raw, &obj)
+	obj, err := unmarshalGeneric(raw)
 	if err == nil {
 		err = checkObject(obj)
 	}
 	return obj, nil, err
+}
+
+// unmarshalGeneric decodes an object into generic values as client-go decodes
+// unstructured objects (k8s.io/apimachinery's json.Unmarshal: encoding/json with
+// integers preserved), so that a snapshot's object is what a live read gives: a
+// number without a decimal point that fits an int64 is an int64, any other a
+// float64. What it refuses, it refuses with encoding/json's error.
+func unmarshalGeneric(raw []byte) (map[string]any, error) {
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err == nil {
+		if _, end := dec.Token(); end == io.EOF && preserveInts(obj) {
+			return obj, nil
+		}
+	}
+	// Invalid JSON, text after the object, a value that is not an object or a
+	// number no float64 holds: Unmarshal says which, as client-go's decoder
+	// does (the first such number, for one).
+	obj = nil
+	err := json.Unmarshal(raw, &obj)
+	return obj, err
+}
+
+// preserveInts replaces the numbers in v, decoded as json.Number, by an int64
+// when the number has no decimal point and fits one, by a float64 otherwise. It
+// reports false for a number that not even a float64 holds.
+func preserveInts(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if n, ok := x.(json.Number); ok {
+				if v[k], ok = numberValue(n); !ok {
+					return false
+				}
+			} else if !preserveInts(x) {
+				return false
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if n, ok := x.(json.Number); ok {
+				if v[i], ok = numberValue(n); !ok {
+					return false
+				}
+			} else if !preserveInts(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func numberValue(n json.Number) (any, bool) {
+	s := string(n)
+	if !strings.Contains(s, ".") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i, true
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
 }
 
 // podHead is what a v1 Pod's apiVersion and kind are.

@@ -246,3 +246,60 @@ func TestSnapshotLayoutsReadAlike(t *testing.T) {
 		}
 	}
 }
+
+// genericToCompare are objects, and texts that are not, for unmarshalGeneric:
+// numbers of every kind, members twice, invalid UTF-8 and escapes, text after
+// the object, values that are not objects, numbers no float64 holds.
+var genericToCompare = []string{
+	`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","generation":3},"data":{"a":"b"}}`,
+	`{"i":1,"neg":-0,"big":9223372036854775807,"over":9223372036854775808,"f":1.0,"e":1e3,"E":2E-2,"l":[1,2.5,[3,{"x":4}]],"n":null,"t":true}`,
+	`{"a":1,"a":{"b":2}}`,
+	"{\"s\":\"\xff\xfe\",\"u\":\"\\ud800\",\"v\":\"caf\\u00e9\"}",
+	` {"a":1} `,
+	`{"a":1} x`,
+	`{"a":1}{"b":2}`,
+	`[1,2]`,
+	`"text"`,
+	`null`,
+	`{"a":1e400,"b":[2e400]}`,
+	`{"a":[1,1e999],"b":1e400}`,
+	`{"a":`,
+	``,
+	`{"a":01}`,
+}
+
+// unmarshalGeneric decodes as client-go's decoder for unstructured objects
+// does: the same values, with the same types, and the same errors.
+func TestGenericDecodeAsClientGo(t *testing.T) {
+	for _, raw := range genericToCompare {
+		compareGeneric(t, []byte(raw))
+	}
+}
+
+// FuzzGenericDecode: unmarshalGeneric and client-go's decoder agree on any
+// input.
+func FuzzGenericDecode(f *testing.F) {
+	for _, raw := range genericToCompare {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		compareGeneric(t, raw)
+	})
+}
+
+func compareGeneric(t *testing.T, raw []byte) {
+	t.Helper()
+	var want map[string]any
+	wantErr := utiljson.Unmarshal(raw, &want)
+	got, gotErr := unmarshalGeneric(raw)
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+		t.Fatalf("%q: error %v, client-go's %v", raw, gotErr, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	// %#v shows the types: an int64 is not a float64.
+	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+		t.Errorf("%q:\n got %#v\nwant %#v", raw, got, want)
+	}
+}
