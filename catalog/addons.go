@@ -84,13 +84,6 @@ func (a *Addon) Component(id string) (*ChartComponent, bool) {
 // HasFeature reports whether the add-on version has a template feature.
 func (a *Addon) HasFeature(f string) bool { return hasString(a.Features, f) }
 
-// ConfigKeys lists the configuration keys the version is known to accept, sorted.
-func (a *Addon) ConfigKeys() []string {
-	out := append([]string(nil), a.config.Accepts...)
-	sort.Strings(out)
-	return out
-}
-
 // Accepts tells whether the version's configuration schema accepts a dotted key
 // ("controller.tolerations"). Keys below an accepted key ("resources.requests.cpu"
 // under "resources") are accepted with it.

@@ -257,13 +257,6 @@ func ChartFor(name, version string) (*Chart, bool) {
 	return c, true
 }
 
-// ChartKnowledgeError reports whether the embedded knowledge base decodes; tests and
-// the CLI's self-check use it, lookups treat a broken base as knowing nothing.
-func ChartKnowledgeError() error {
-	_, err := knowledge()
-	return err
-}
-
 // chartFile is charts/<name>/chart.yaml.
 type chartFile struct {
 	Name         string           `json:"name"`

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
 
-// How placements are told in findings: the scheduler's first clause, the detail source by source, the explain command to run.
+// How placements are told in findings: the scheduler's first clause, the detail source by source.
 
 // firstClause is the most telling part of a placement summary.
 func firstClause(pl *sim.Placement) string {
@@ -41,8 +40,3 @@ func wordDetail(pl *sim.Placement) string {
 
 // maxDetailed is how many refusing sources of one kind a finding details.
 const maxDetailed = 8
-
-// explainArg is the WORKLOAD argument of `eksdoctor explain` for a workload.
-func explainArg(w *cluster.Workload) string {
-	return strings.ToLower(w.Object.Kind) + "/" + w.Template.Namespace + "/" + w.Object.Name
-}

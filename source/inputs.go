@@ -48,10 +48,6 @@ func readSpecial(file string, data []byte, budget live.Budget) (*cluster.Model, 
 	return nil, false
 }
 
-func loadTerraform(fsys *inputfs.FS, dir string, opts Options) (*cluster.Model, error) {
-	return terraform.Load(dir, terraform.Options{VarFiles: opts.TFVars, FS: fsys})
-}
-
 func loadChart(fsys *inputfs.FS, path string, opts Options) (*cluster.Model, error) {
 	ns := opts.Namespace
 	if ns == "" {
