@@ -117,14 +117,6 @@ func ModuleReadsFor(module, constraint string) (ModuleReads, bool) {
 	return ModuleReads{mod: mod, allowed: allowed}, true
 }
 
-// Module is the module's name as ModuleReadsFor normalizes it.
-func (r ModuleReads) Module() string {
-	if r.mod == nil {
-		return ""
-	}
-	return r.mod.name
-}
-
 // Every reports that the constraint was empty: every release of the module is
 // allowed, and an answer holds whichever release Terraform picks.
 func (r ModuleReads) Every() bool { return r.every }

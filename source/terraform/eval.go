@@ -36,13 +36,6 @@ type evalError struct {
 	undeclared string
 }
 
-func (e *evalError) Error() string {
-	if e.rng.Filename == "" {
-		return e.msg
-	}
-	return fmt.Sprintf("%s:%d: %s", e.rng.Filename, e.rng.Start.Line, e.msg)
-}
-
 func errAt(rng hcl.Range, format string, args ...any) *evalError {
 	return &evalError{rng: rng, msg: fmt.Sprintf(format, args...)}
 }
