@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/sim"
 )
 
 func TestArbitrateKeepsOneFindingPerCause(t *testing.T) {
@@ -45,32 +44,6 @@ func TestSupersededChecksAreRegistered(t *testing.T) {
 			if _, ok := Lookup(s.ID); !ok || s == c {
 				t.Errorf("%s supersedes %q, which is not another registered check", c.ID, s.ID)
 			}
-		}
-	}
-}
-
-func TestFactReadWithoutRequiringPanics(t *testing.T) {
-	m := &cluster.Model{}
-	c := &Check{ID: "reader"}
-	p := &Pass{Model: m, check: c, facts: newFactStore(m, sim.New(m))}
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), "without requiring it") {
-			t.Errorf("reading an undeclared fact: recover() = %v", r)
-		}
-	}()
-	resultOf[sim.Controller](p, karpenterControllerFact)
-}
-
-func TestFactComputedOnce(t *testing.T) {
-	m := &cluster.Model{}
-	n := 0
-	f := &Fact{Name: "counter", compute: func(*factStore) any { n++; return n }}
-	c := &Check{ID: "reader", Requires: []*Fact{f}}
-	store := newFactStore(m, sim.New(m))
-	for range 3 {
-		p := &Pass{Model: m, check: c, facts: store}
-		if v := resultOf[int](p, f); v != 1 {
-			t.Fatalf("fact = %d, want 1 (computed once)", v)
 		}
 	}
 }

@@ -184,6 +184,11 @@ func RunAll(m *cluster.Model, s *sim.Simulator, checks []*Check) (active, suppre
 		}
 	}
 	lookup := func(ref cluster.ObjectRef) *cluster.Object { return objects[ref] }
+	if _, err := factOrder(checks); err != nil {
+		// A programming error, as reading an undeclared fact is: computing
+		// such facts would wait on each other forever.
+		panic(err.Error())
+	}
 	facts := newFactStore(m, s)
 	// Most checks ask where workloads run; answer for all of them at once, in
 	// parallel, before the checks run one after the other.

@@ -140,13 +140,14 @@ type pendingJudgment struct {
 // livePendingFact judges the Pending pods of a running cluster once for the
 // two checks that report them: each group is reported once, under one ID.
 var livePendingFact = &Fact{
-	Name: "Pending pods of a running cluster",
-	compute: func(fs *factStore) any {
-		m, s := fs.m, fs.s
+	Name:     "Pending pods of a running cluster",
+	Requires: []*Fact{karpenterControllerFact},
+	compute: func(fp *factPass) any {
+		m, s := fp.Model, fp.Sim
 		if m.Live == nil {
 			return []pendingJudgment(nil)
 		}
-		ctrl := fs.get(karpenterControllerFact).(sim.Controller)
+		ctrl := factOf[sim.Controller](fp, karpenterControllerFact)
 		// Groups are judged side by side (a large cluster has thousands),
 		// kept in their order.
 		groups := pendingGroups(m)
