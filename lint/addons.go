@@ -21,7 +21,8 @@ var addonTolerationUnsupported = &Check{
 		Why:  "EKS validates `configuration_values` against the add-on version's JSON schema and fails `CreateAddon`/`UpdateAddon` with `InvalidParameterException` for a key it does not know, so the configuration that would let the pods tolerate the node group's taint cannot be applied: the pods stay Pending, and `terraform apply` waits for the add-on until it times out.",
 		Fix:  "Upgrade the add-on to the first version whose schema accepts the key (the finding names it; the proposed fix sets `addon_version` and the configuration, keeping the add-on's default tolerations), install the component with its Helm chart instead of the add-on, or do not taint the node group the pods must run on.",
 	},
-	Run: runAddonTolerationUnsupported,
+	Run:      runAddonTolerationUnsupported,
+	Requires: []*Fact{podsFact},
 }
 
 func runAddonTolerationUnsupported(p *Pass) {
@@ -29,15 +30,16 @@ func runAddonTolerationUnsupported(p *Pass) {
 	for _, a := range p.Model.Addons {
 		rejected[a] = reportRejectedConfig(p, a)
 	}
+	// What the pods lack is what pod-unschedulable and bootstrap-deadlock
+	// decide, and their fixes would tolerate.
+	decided := resultOf[map[*cluster.Workload]*podsDecision](p, podsFact)
 	for _, w := range p.Model.Workloads {
 		a := w.Addon
-		if a == nil || w.Replicas == 0 || !judgedStatically(p.Model, w) {
+		d := decided[w]
+		if a == nil || w.Replicas == 0 || d == nil || d.need == nil {
 			continue
 		}
-		need, ok := schedulingNeed(p, w)
-		if !ok {
-			continue
-		}
+		need := *d.need
 		kb, ok := catalog.AddonFor(a.Name, addonVersion(a))
 		if !ok {
 			continue
@@ -93,54 +95,7 @@ func addonAfterKarpenter(m *cluster.Model, w *cluster.Workload) bool {
 	return false
 }
 
-// need is what stands between a workload and the capacity meant for it: the
-// taints of one source, in the phase that matters.
-type need struct {
-	taintNeed
-	phase cluster.Phase
-}
-
-// schedulingNeed finds the taints pod-unschedulable or bootstrap-deadlock would
-// have the workload tolerate: a component needed before Karpenter in the
-// bootstrap phase, any other in the steady phase; for node-critical DaemonSets,
-// a source whose nodes they select but whose taints they do not tolerate.
-func schedulingNeed(p *Pass, w *cluster.Workload) (need, bool) {
-	if w.IsDaemonSet() {
-		if w.Bootstrap != "" {
-			boot := p.Sim.Place(w, cluster.Bootstrap)
-			for _, v := range boot.Verdicts {
-				if v.Source.Kind == cluster.KindNodeGroup && onlyTaints(v) {
-					return need{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Bootstrap}, true
-				}
-			}
-		}
-		if w.NodeCritical != "" {
-			for _, v := range p.Sim.Place(w, cluster.Steady).Verdicts {
-				if v.Source.Kind != cluster.KindFargate && onlyTaints(v) {
-					return need{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Steady}, true
-				}
-			}
-		}
-		return need{}, false
-	}
-	if w.Bootstrap != "" && !addonAfterKarpenter(p.Model, w) {
-		boot := p.Sim.Place(w, cluster.Bootstrap)
-		if boot.Result() == sim.Refuses {
-			if n, ok := firstTaintNeed(w, boot, cluster.KindNodeGroup, cluster.KindNode); ok {
-				return need{n, cluster.Bootstrap}, true
-			}
-		}
-	}
-	pl := p.Sim.Place(w, cluster.Steady)
-	if pl.Result() == sim.Refuses && pl.Fargate == nil {
-		if n, ok := firstTaintNeed(w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); ok {
-			return need{n, cluster.Steady}, true
-		}
-	}
-	return need{}, false
-}
-
-func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key string, c PodChange, n need) {
+func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key string, c PodChange, n podsNeed) {
 	a := w.Addon
 	src := describeSource(n.verdict.Source)
 	var taints []string

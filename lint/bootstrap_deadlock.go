@@ -23,30 +23,32 @@ var bootstrapDeadlock = &Check{
 		Fix:  "Let the component run on the node group (or Fargate profile) that exists before Karpenter: tolerate the node group's taint, or select its labels. The fix is expressed where the component is configured (manifest, Helm values, add-on configuration_values).",
 	},
 	Run:        runBootstrapDeadlock,
-	Requires:   []*Fact{livePendingFact},
+	Requires:   []*Fact{podsFact, livePendingFact},
 	Supersedes: []*Check{podUnschedulable},
 }
 
 // bootstrapJudged reports whether bootstrap-deadlock judges a workload: a
 // component needed before Karpenter capacity exists, from the configuration.
-func bootstrapJudged(p *Pass, w *cluster.Workload) bool {
-	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(p.Model, w) && !addonAfterKarpenter(p.Model, w)
+func bootstrapJudged(m *cluster.Model, w *cluster.Workload) bool {
+	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(m, w) && !addonAfterKarpenter(m, w)
 }
 
 func runBootstrapDeadlock(p *Pass) {
 	// Live workloads are judged by their Pending pods: the bootstrap phase of a
 	// running cluster is not what its nodes show.
 	defer reportPendingPods(p, pendingBootstrap)
+	decided := resultOf[map[*cluster.Workload]*podsDecision](p, podsFact)
 	for _, w := range p.Model.Workloads {
-		if !bootstrapJudged(p, w) {
+		d := decided[w]
+		if d == nil || d.boot == nil {
 			continue
 		}
-		boot := p.Sim.Place(w, cluster.Bootstrap)
+		boot := d.boot
 		if w.IsDaemonSet() {
 			reportDaemonSetBootstrap(p, w, boot)
 			continue
 		}
-		if decidePods(bootstrapEvidence(boot)) != podsDeadlock {
+		if d.bootOutcome != podsDeadlock {
 			reportAddonBeforeCapacity(p, w, boot)
 			continue
 		}

@@ -30,29 +30,28 @@ var podUnschedulable = &Check{
 			"(3) When a pod requires several custom labels a NodePool does not define, Karpenter names one of them in Go's map order, which changes from run to run, and guesses a typo the same way; eksdoctor names the first in key order, so the same input always gives the same report. Likewise when the values of several keys do not intersect, Karpenter lists them in map order and eksdoctor in key order. The differential test accepts any label the pod requires in the first case and compares the keys as a set in the second.",
 	},
 	Run:      runPodUnschedulable,
-	Requires: []*Fact{livePendingFact},
+	Requires: []*Fact{podsFact, livePendingFact},
 }
 
 func runPodUnschedulable(p *Pass) {
+	// Live workloads are judged by their pods (Pending or not): podsFact
+	// leaves them out.
+	decided := resultOf[map[*cluster.Workload]*podsDecision](p, podsFact)
 	ws := p.Model.Workloads
 	p.each(len(ws), func(p *Pass, i int) {
 		w := ws[i]
-		if p.Model.Live != nil && w.Object.Manager == "cluster" {
-			// Live workloads are judged by their pods (Pending or not).
+		d := decided[w]
+		if d == nil || d.steady == nil {
 			return
 		}
-		if !w.IsDaemonSet() && p.Sim.Result(w, cluster.Steady) == sim.Fits {
-			return
-		}
-		pl := p.Sim.Place(w, cluster.Steady)
 		if w.IsDaemonSet() {
-			reportDaemonSetTaints(p, w, pl)
+			reportDaemonSetTaints(p, w, d.steady)
 			return
 		}
 		// A workload meant for Fargate (fargate-profile-mismatch) or needed
 		// before Karpenter (bootstrap-deadlock) is explained by those checks
 		// when they report it: see arbitrate.
-		reportUnschedulable(p, w, pl, w.Object.Origin, w.Ref())
+		reportUnschedulable(p, w, d.steady, d.steadyOutcome, w.Object.Origin, w.Ref())
 	})
 	reportPendingPods(p, pendingUnschedulable)
 }
@@ -81,17 +80,12 @@ func reportDaemonSetTaints(p *Pass, w *cluster.Workload, pl *sim.Placement) {
 	}
 }
 
-func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, origin cluster.Origin, ref cluster.ObjectRef) {
+func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, outcome podsOutcome, origin cluster.Origin, ref cluster.ObjectRef) {
 	if w.Replicas == 0 {
 		return
 	}
 	var sev Severity
 	var what string
-	outcome := decidePods(steadyEvidence(pl))
-	if outcome == podsNoNodePool && w.Component == "karpenter" {
-		// The controller never runs on the nodes it launches.
-		outcome = podsUnverified
-	}
 	switch outcome {
 	case podsFine:
 		return

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/parallel"
 	"github.com/eksdoctor/eksdoctor/sim"
 )
 
@@ -179,4 +180,115 @@ func selectsPoolLabel(w *cluster.Workload, np *cluster.NodePool) bool {
 // capacity they come from (kubernetes.io/*, topology, instance type).
 func wellKnownLabel(k string) bool {
 	return strings.Contains(k, "kubernetes.io/") || strings.HasPrefix(k, "topology.") || strings.HasPrefix(k, "node.kubernetes.io")
+}
+
+// podsDecision is what the configuration says about where a workload's pods
+// run, decided once for every check that asks: pod-unschedulable and
+// bootstrap-deadlock report it, and addon-toleration-unsupported reads what
+// they would have the pods tolerate.
+type podsDecision struct {
+	// steady is the placement once Karpenter runs; nil when the pods fit (or
+	// there are none), so it was not worked out source by source.
+	steady        *sim.Placement
+	steadyOutcome podsOutcome
+	// boot is the placement before Karpenter runs, for a component
+	// bootstrap-deadlock judges; nil for any other.
+	boot        *sim.Placement
+	bootOutcome podsOutcome
+	// need is what the pods lack to run where they must: the taints of the
+	// first source that refuses them only for those, in the phase that
+	// decides; nil when nothing is wrong or a taint is not what is.
+	need *podsNeed
+}
+
+// podsNeed is the taints of one source that stand between a workload and the
+// capacity meant for it, in a phase.
+type podsNeed struct {
+	taintNeed
+	phase cluster.Phase
+}
+
+// podsFact decides, for every workload judged from the configuration, where
+// its pods run (see podsDecision).
+var podsFact = &Fact{
+	Name: "where the configuration lets workloads' pods run",
+	compute: func(fp *factPass) any {
+		m, s := fp.Model, fp.Sim
+		ws := m.Workloads
+		decided := make([]*podsDecision, len(ws))
+		parallel.Each(len(ws), func(i int) {
+			if judgedStatically(m, ws[i]) {
+				decided[i] = decideWorkloadPods(m, s, ws[i])
+			}
+		})
+		out := make(map[*cluster.Workload]*podsDecision, len(ws))
+		for i, w := range ws {
+			if decided[i] != nil {
+				out[w] = decided[i]
+			}
+		}
+		return out
+	},
+}
+
+// decideWorkloadPods places a workload in the phases that matter and decides
+// what each placement says.
+func decideWorkloadPods(m *cluster.Model, s *sim.Simulator, w *cluster.Workload) *podsDecision {
+	d := &podsDecision{}
+	ds := w.IsDaemonSet()
+	if bootstrapJudged(m, w) {
+		d.boot = s.Place(w, cluster.Bootstrap)
+		if !ds {
+			d.bootOutcome = decidePods(bootstrapEvidence(d.boot))
+		}
+	}
+	if ds || w.Replicas != 0 && s.Result(w, cluster.Steady) != sim.Fits {
+		d.steady = s.Place(w, cluster.Steady)
+		if !ds {
+			d.steadyOutcome = decidePods(steadyEvidence(d.steady))
+			if d.steadyOutcome == podsNoNodePool && w.Component == "karpenter" {
+				// The controller never runs on the nodes it launches.
+				d.steadyOutcome = podsUnverified
+			}
+		}
+	}
+	d.need = decidedNeed(w, d)
+	return d
+}
+
+// decidedNeed is the taints whose toleration the checks' fixes propose: for a
+// DaemonSet, the first node group it does not run on before Karpenter (a
+// component needed then), else the first source whose nodes a node-critical
+// one selects and whose taints it does not tolerate; for other workloads, the
+// first source, before Karpenter for a component it deadlocks, else once it
+// runs, that refuses the pods only for taints.
+func decidedNeed(w *cluster.Workload, d *podsDecision) *podsNeed {
+	if w.IsDaemonSet() {
+		if d.boot != nil {
+			for _, v := range d.boot.Verdicts {
+				if v.Source.Kind == cluster.KindNodeGroup && onlyTaints(v) {
+					return &podsNeed{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Bootstrap}
+				}
+			}
+		}
+		if w.NodeCritical != "" && d.steady != nil {
+			for _, v := range d.steady.Verdicts {
+				if v.Source.Kind != cluster.KindFargate && onlyTaints(v) {
+					return &podsNeed{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Steady}
+				}
+			}
+		}
+		return nil
+	}
+	if d.boot != nil && d.bootOutcome == podsDeadlock {
+		if n, ok := firstTaintNeed(w, d.boot, cluster.KindNodeGroup, cluster.KindNode); ok {
+			return &podsNeed{n, cluster.Bootstrap}
+		}
+	}
+	if d.steady != nil && d.steady.Fargate == nil && (d.steadyOutcome == podsNeedController || d.steadyOutcome == podsFitNothing) {
+		if n, ok := firstTaintNeed(w, d.steady, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); ok {
+			return &podsNeed{n, cluster.Steady}
+		}
+	}
+	return nil
 }
