@@ -41,7 +41,10 @@ type nearMiss struct {
 
 func runFargateProfileMismatch(p *Pass) {
 	m := p.Model
-	reportLiveMismatch(p)
+	for _, g := range liveMissedGroups(m) {
+		e := liveSelectionEvidence(m, g)
+		reportSelection(p, e, decideSelection(e), 0)
+	}
 	if len(m.FargateProfiles) == 0 {
 		return
 	}
@@ -50,58 +53,214 @@ func runFargateProfileMismatch(p *Pass) {
 	}
 	nodes := fargateNodes(p)
 	for _, w := range m.Workloads {
-		miss, ok := fargateMismatch(p, w)
-		switch {
-		case !ok:
-		case miss.unverified:
-			reportUnverifiedSelection(p, w, miss.pl)
-		default:
-			reportMismatch(p, w, miss.pl, miss.near, miss.sev, nodes)
+		if e, ok := selectionEvidenceOf(p, w); ok {
+			reportSelection(p, e, decideSelection(e), nodes)
 		}
 	}
 }
 
-// fargateMiss is what fargate-profile-mismatch says about a workload.
-type fargateMiss struct {
-	pl   *sim.Placement
+// Whether pods meant for Fargate were handed to it is decided once, by
+// decideSelection, for the configuration and for a running cluster alike.
+// From the configuration the evidence is the pods' placement in the phase
+// they must run in; in a running cluster, Pending pods the default scheduler
+// refused for the Fargate taint: they were never mutated for Fargate. What a
+// running cluster adds (which pods, the scheduler's words) words the outcome.
+
+// selectionEvidence is what is known about whether a Fargate profile took
+// pods meant for Fargate.
+type selectionEvidence struct {
+	// missed: no Fargate profile took the pods (the configuration: none
+	// selects them in the phase they must run in; a running cluster: the
+	// default scheduler refused them for the Fargate taint).
+	missed bool
+	// selecting is the profile that selects the pods now, by namespace and
+	// labels, whatever their annotations say.
+	selecting *cluster.FargateProfile
+	// keptOff: their annotation eks.amazonaws.com/compute-type: ec2 keeps
+	// them off Fargate.
+	keptOff bool
+	// profilesUnknown: a profile whose selectors are not known before apply
+	// may select them.
+	profilesUnknown bool
+	// ec2 is what capacity other than Fargate says of the pods (Unknown in a
+	// running cluster with other nodes: pod-unschedulable judges those), and
+	// noEC2 that there is none.
+	ec2   sim.Result
+	noEC2 bool
+	// near are the selectors meant for the pods that miss them (from the
+	// configuration).
 	near []nearMiss
-	sev  Severity
-	// unverified: only Fargate can run the pods, and whether a profile selects
-	// them is not known before apply.
-	unverified bool
+
+	// Where the evidence comes from: a workload of the configuration and
+	// its placement, or the Pending pods of a running cluster.
+	w    *cluster.Workload
+	pl   *sim.Placement
+	live *missedGroup
 }
 
-// fargateMismatch decides whether a workload's pods were meant for Fargate and
-// no profile selects them, judged in the phase the workload must run in.
-func fargateMismatch(p *Pass, w *cluster.Workload) (fargateMiss, bool) {
+// selectionOutcome is what the evidence says.
+type selectionOutcome int
+
+const (
+	selectionFine selectionOutcome = iota
+	// selectionUnverified: only Fargate can run the pods, and whether a
+	// profile selects them is not known before apply.
+	selectionUnverified
+	// selectionElsewhere: a selector meant for the pods misses them, and
+	// EC2 capacity runs them instead.
+	selectionElsewhere
+	// selectionNone: no profile took the pods, and nothing else runs them
+	// or a selector meant for them misses them.
+	selectionNone
+	// selectionKeptOff: a profile selects the Pending pods, and their
+	// annotation keeps them off Fargate.
+	selectionKeptOff
+	// selectionTooEarly: a profile selects the Pending pods now, so they were
+	// created before it was ACTIVE.
+	selectionTooEarly
+)
+
+// decideSelection decides whether pods meant for Fargate were left without a
+// profile.
+func decideSelection(e selectionEvidence) selectionOutcome {
+	switch {
+	case !e.missed:
+		return selectionFine
+	case e.selecting != nil && e.keptOff:
+		if e.live != nil {
+			return selectionKeptOff
+		}
+		// From the configuration, pod-unschedulable says what they need
+		// (configuring the add-on for Fargate).
+		return selectionFine
+	case e.selecting != nil && e.live != nil:
+		// (From the configuration, a profile that selects the pods takes
+		// them.)
+		return selectionTooEarly
+	case e.profilesUnknown:
+		if e.noEC2 {
+			return selectionUnverified
+		}
+		return selectionFine
+	case e.ec2 == sim.Fits && len(e.near) > 0:
+		return selectionElsewhere
+	case e.ec2 == sim.Refuses && (len(e.near) > 0 || e.noEC2):
+		return selectionNone
+	}
+	return selectionFine
+}
+
+// severity is how grave an outcome is.
+func (o selectionOutcome) severity() Severity {
+	switch o {
+	case selectionUnverified:
+		return Info
+	case selectionElsewhere:
+		return Warning
+	}
+	return Error
+}
+
+// explainsPods reports whether the finding of an outcome is the root cause of
+// the pods fitting no capacity: nothing else runs them.
+func (e selectionEvidence) explainsPods(o selectionOutcome) bool {
+	return o.severity() == Error && e.ec2 == sim.Refuses
+}
+
+// selectionEvidenceOf gathers the evidence of a workload of the
+// configuration, judged in the phase it must run in; ok is false when the
+// check does not judge it.
+func selectionEvidenceOf(p *Pass, w *cluster.Workload) (selectionEvidence, bool) {
 	m := p.Model
 	if len(m.FargateProfiles) == 0 || w.IsDaemonSet() || w.Replicas == 0 || !judgedStatically(m, w) {
-		return fargateMiss{}, false
+		return selectionEvidence{}, false
 	}
-	// Pods a profile selects but whose annotation keeps them off Fargate are
-	// not a selector's miss: pod-unschedulable says what they need.
-	if sim.KeptOffFargate(w.Template.Annotations) && sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w)) != nil {
-		return fargateMiss{}, false
+	e := selectionEvidence{
+		w:         w,
+		selecting: sim.SelectingProfile(m.FargateProfiles, w.Template.Namespace, templateLabels(w)),
+		keptOff:   sim.KeptOffFargate(w.Template.Annotations),
 	}
-	pl := p.Sim.Place(w, requiredPhase(w))
-	if pl.Fargate != nil {
-		return fargateMiss{}, false
+	if e.selecting != nil && e.keptOff {
+		return e, true
 	}
-	ec2 := ec2Result(pl)
-	if fargateUnknown(pl) {
-		if ec2 == sim.Refuses && !hasEC2Capacity(pl) {
-			return fargateMiss{pl: pl, sev: Info, unverified: true}, true
+	e.pl = p.Sim.Place(w, requiredPhase(w))
+	e.missed = e.pl.Fargate == nil
+	if !e.missed {
+		return e, true
+	}
+	e.profilesUnknown = fargateUnknown(e.pl)
+	e.ec2 = ec2Result(e.pl)
+	e.noEC2 = !hasEC2Capacity(e.pl)
+	if !e.profilesUnknown {
+		e.near = nearMisses(m, w)
+	}
+	return e, true
+}
+
+// missedGroup is the Pending pods of one owner the default scheduler refused
+// for the Fargate taint.
+type missedGroup struct {
+	owner cluster.ObjectRef
+	pods  []*cluster.Pod
+	event cluster.Event
+}
+
+// liveMissedGroups returns the Pending pods of a running cluster that no
+// Fargate profile took: the default scheduler names the Fargate taint in
+// refusing them.
+func liveMissedGroups(m *cluster.Model) []missedGroup {
+	groups := pendingPods(m, func(pod *cluster.Pod) bool {
+		_, ok := schedulingEvent(pod, fargateTaintEvent)
+		return ok && pod.Spec.SchedulerName != "fargate-scheduler"
+	})
+	var out []missedGroup
+	for _, ref := range sortedOwners(groups) {
+		pods := groups[ref]
+		ev, _ := schedulingEvent(pods[0], fargateTaintEvent)
+		out = append(out, missedGroup{owner: ref, pods: pods, event: ev})
+	}
+	return out
+}
+
+// liveSelectionEvidence gathers the evidence of Pending pods no profile took.
+// The scheduler names the Fargate taint whenever Fargate nodes exist: other
+// capacity refused them too only when Fargate is all the cluster has;
+// otherwise whether it can take them is pod-unschedulable's to say.
+func liveSelectionEvidence(m *cluster.Model, g missedGroup) selectionEvidence {
+	pod := g.pods[0]
+	allFargate := len(m.Nodes) > 0
+	for _, n := range m.Nodes {
+		if n.Labels["eks.amazonaws.com/compute-type"] != "fargate" {
+			allFargate = false
 		}
-		return fargateMiss{}, false
 	}
-	near := nearMisses(m, w)
+	e := selectionEvidence{
+		live:      &g,
+		missed:    true,
+		selecting: sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels),
+		keptOff:   sim.KeptOffFargate(pod.Object.Annotations),
+		ec2:       sim.Unknown,
+		noEC2:     allFargate,
+	}
+	if allFargate {
+		e.ec2 = sim.Refuses
+	}
+	return e
+}
+
+// reportSelection words an outcome: for a workload of the configuration, or
+// for Pending pods of a running cluster. nodes is the estimate of Fargate
+// nodes (fargateNodes) for the configuration.
+func reportSelection(p *Pass, e selectionEvidence, o selectionOutcome, nodes int) {
 	switch {
-	case ec2 == sim.Fits && len(near) > 0:
-		return fargateMiss{pl: pl, near: near, sev: Warning}, true
-	case ec2 == sim.Refuses && (len(near) > 0 || !hasEC2Capacity(pl)):
-		return fargateMiss{pl: pl, near: near, sev: Error}, true
+	case o == selectionFine:
+	case e.live != nil:
+		reportLiveMismatch(p, e, o)
+	case o == selectionUnverified:
+		reportUnverifiedSelection(p, e.w, e.pl)
+	default:
+		reportMismatch(p, e, o, nodes)
 	}
-	return fargateMiss{}, false
 }
 
 // reportUnverifiedSelection: only Fargate can run the pods, and whether a
@@ -280,7 +439,8 @@ func labelKeys(m map[string]string) []string {
 	return out
 }
 
-func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []nearMiss, sev Severity, nodes int) {
+func reportMismatch(p *Pass, e selectionEvidence, o selectionOutcome, nodes int) {
+	w, pl, near, sev := e.w, e.pl, e.near, o.severity()
 	ref := w.Ref()
 	var b strings.Builder
 	fmt.Fprintf(&b, "The pods are in namespace %q with %s.\n", w.Template.Namespace, labelSetText(templateLabels(w)))
@@ -318,7 +478,7 @@ func reportMismatch(p *Pass, w *cluster.Workload, pl *sim.Placement, near []near
 	// Pods that fit nothing because no profile selects them: this is the root
 	// cause the scheduling checks would report as unschedulable.
 	var causes []string
-	if sev == Error {
+	if e.explainsPods(o) {
 		causes = []string{podsCause(ref)}
 	}
 	p.Report(Finding{
@@ -531,57 +691,38 @@ func releaseValuesFix(summary string, r *cluster.HelmRelease, values map[string]
 	return &Fix{Summary: summary, Edits: []Edit{e}}
 }
 
-// reportLiveMismatch: pods the default scheduler could only place on Fargate
-// nodes were never handed to fargate-scheduler.
-func reportLiveMismatch(p *Pass) {
+// reportLiveMismatch words the outcome for Pending pods of a running cluster:
+// the default scheduler could only place them on Fargate nodes, and they were
+// never handed to fargate-scheduler.
+func reportLiveMismatch(p *Pass, e selectionEvidence, o selectionOutcome) {
 	m := p.Model
-	groups := pendingPods(m, func(pod *cluster.Pod) bool {
-		_, ok := schedulingEvent(pod, fargateTaintEvent)
-		return ok && pod.Spec.SchedulerName != "fargate-scheduler"
+	g := e.live
+	ref, pods, pod := g.owner, g.pods, g.pods[0]
+	why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelSetText(pod.Object.Labels))
+	switch {
+	case o == selectionKeptOff:
+		why = fmt.Sprintf("Fargate profile %q selects them, but their annotation %s: ec2 keeps them off Fargate", e.selecting.Name, sim.ComputeTypeKey)
+	case o == selectionTooEarly:
+		why = fmt.Sprintf("Fargate profile %q selects them now, so they were created before it was ACTIVE", e.selecting.Name)
+	case len(m.FargateProfiles) > 0:
+		why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelSetText(pod.Object.Labels))
+	}
+	// With only Fargate nodes, the pods fit nothing else: their placement is
+	// this check's to explain.
+	var causes []string
+	if e.explainsPods(o) {
+		causes = podCauses(pods)
+	}
+	p.Report(Finding{
+		Severity: o.severity(),
+		causes:   causes,
+		Object:   ref,
+		Origin:   pod.Object.Origin,
+		Summary:  fmt.Sprintf("%s: %d pod(s) Pending with %q: %s", ref, len(pods), g.event.Message, why),
+		Detail:   fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefaultName(pod.Spec.SchedulerName, "default-scheduler"), podNameList(pods)),
+		Fix: &Fix{
+			Summary: "once a profile selects them, delete the pods so that their owner re-creates them and Fargate mutates the new ones",
+			Edits:   []Edit{{Format: FormatShell, Text: "kubectl delete pod -n " + shell.Quote(pod.Object.Namespace) + " " + shell.Join(sortedPodNames(pods)...)}},
+		},
 	})
-	// The scheduler names the Fargate taint whenever Fargate nodes exist; the pods
-	// were meant for Fargate only when a profile selects them now, or when Fargate
-	// is all the cluster has. Otherwise their problem is EC2 capacity, which
-	// pod-unschedulable explains.
-	allFargate := len(m.Nodes) > 0
-	for _, n := range m.Nodes {
-		if n.Labels["eks.amazonaws.com/compute-type"] != "fargate" {
-			allFargate = false
-		}
-	}
-	for _, ref := range sortedOwners(groups) {
-		pods := groups[ref]
-		pod := pods[0]
-		if !allFargate && sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels) == nil {
-			continue
-		}
-		ev, _ := schedulingEvent(pod, fargateTaintEvent)
-		why := fmt.Sprintf("no Fargate profile selected them when they were created (namespace %q, %s), or they were created before their profile was ACTIVE", pod.Object.Namespace, labelSetText(pod.Object.Labels))
-		if len(m.FargateProfiles) > 0 {
-			if fp := sim.SelectingProfile(m.FargateProfiles, pod.Object.Namespace, pod.Object.Labels); fp != nil && sim.KeptOffFargate(pod.Object.Annotations) {
-				why = fmt.Sprintf("Fargate profile %q selects them, but their annotation %s: ec2 keeps them off Fargate", fp.Name, sim.ComputeTypeKey)
-			} else if fp != nil {
-				why = fmt.Sprintf("Fargate profile %q selects them now, so they were created before it was ACTIVE", fp.Name)
-			} else {
-				why = fmt.Sprintf("no Fargate profile selects them (namespace %q, %s)", pod.Object.Namespace, labelSetText(pod.Object.Labels))
-			}
-		}
-		// With only Fargate nodes, the pods fit nothing else: their
-		// placement is this check's to explain.
-		var causes []string
-		if allFargate {
-			causes = podCauses(pods)
-		}
-		p.Report(Finding{
-			causes:  causes,
-			Object:  ref,
-			Origin:  pod.Object.Origin,
-			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: %s", ref, len(pods), ev.Message, why),
-			Detail:  fmt.Sprintf("The pods use %s, not fargate-scheduler: the Fargate admission webhook did not mutate them at creation, so the default scheduler sees only Fargate nodes, which it may not use. Pods: %s.", orDefaultName(pod.Spec.SchedulerName, "default-scheduler"), podNameList(pods)),
-			Fix: &Fix{
-				Summary: "once a profile selects them, delete the pods so that their owner re-creates them and Fargate mutates the new ones",
-				Edits:   []Edit{{Format: FormatShell, Text: "kubectl delete pod -n " + shell.Quote(pod.Object.Namespace) + " " + shell.Join(sortedPodNames(pods)...)}},
-			},
-		})
-	}
 }
