@@ -32,7 +32,10 @@ var fargateUnsupported = &Check{
 
 func runFargateUnsupported(p *Pass) {
 	m := p.Model
-	reportLiveTooManyPods(p)
+	for _, g := range liveTurnedAwayGroups(p) {
+		e := tolerationEvidence{live: &g, tolerates: true, turnedAway: true}
+		reportToleration(p, e, decideToleration(e), nil)
+	}
 	if len(m.FargateProfiles) == 0 {
 		return
 	}
@@ -43,7 +46,6 @@ func runFargateUnsupported(p *Pass) {
 		}
 		fp := sim.ProfileFor(m.FargateProfiles, w.Template.Namespace, templateLabels(w), w.Template.Annotations)
 		ref := w.Ref()
-		spec := &w.Template.Spec
 		if w.IsDaemonSet() {
 			// EKS add-ons and node agents (CNI, CSI node plugins, kube-proxy)
 			// serve EC2 nodes only; their DaemonSets simply have no pods here.
@@ -65,16 +67,8 @@ func runFargateUnsupported(p *Pass) {
 			continue
 		}
 		if fp == nil {
-			if t, ok := toleratesFargate(spec.Tolerations); ok {
-				f := Finding{
-					Object:  ref,
-					Origin:  w.Object.At(podSpecPath(w) + ".tolerations"),
-					Summary: fmt.Sprintf("%s tolerates %s but no Fargate profile selects it: the default scheduler binds it to another pod's Fargate node (`Too many pods`)", ref, sim.TaintText(fargateTaint)),
-					Detail:  fmt.Sprintf("Toleration %s lets kube-scheduler place the pods on existing Fargate nodes, which hold exactly one pod each: the pods stay Pending with `0/N nodes are available: N Too many pods`. A profile must select the pods instead (fargate-profile-mismatch says which).", fargateTolerationText(t)),
-					Fix:     removeTolerationFix(m, w),
-				}
-				p.Report(f)
-			}
+			e := workloadTolerationEvidence(w, nil)
+			reportToleration(p, e, decideToleration(e), nil)
 			continue
 		}
 		checkFargatePod(p, w, fp)
@@ -147,15 +141,8 @@ func checkFargatePod(p *Pass, w *cluster.Workload, fp *cluster.FargateProfile) {
 			})
 		}
 	}
-	if t, ok := toleratesFargate(spec.Tolerations); ok {
-		report(Finding{
-			Severity: Warning,
-			Origin:   at("tolerations"),
-			Summary:  fmt.Sprintf("also tolerates %s", sim.TaintText(fargateTaint)),
-			Detail:   fmt.Sprintf("Toleration %s is the wrong fix for pods created before their Fargate profile was active: such pods are scheduled by the default scheduler, which then binds them to other pods' Fargate nodes (`0/2 nodes are available: 2 Too many pods`). Create the pods after the profile instead (depends_on).", fargateTolerationText(t)),
-			Fix:      removeTolerationFix(m, w),
-		})
-	}
+	e := workloadTolerationEvidence(w, fp)
+	reportToleration(p, e, decideToleration(e), report)
 	checkProfileDependency(p, w, fp, report)
 }
 
@@ -429,23 +416,123 @@ func fargateNodeFull(s *sim.Simulator, pod *cluster.Pod) bool {
 	return false
 }
 
-// reportLiveTooManyPods: pods tolerating the Fargate taint were bound by the
-// default scheduler to Fargate nodes that already hold their one pod.
-func reportLiveTooManyPods(p *Pass) {
+// Whether pods tolerate the Fargate taint to their loss is decided once, by
+// decideToleration, for the configuration and for a running cluster alike:
+// pods no profile takes that tolerate it are bound by the default scheduler
+// to Fargate nodes, which hold one pod each. A running cluster adds that it
+// happened: Fargate nodes turned the Pending pods away (`Too many pods`).
+
+// tolerationEvidence is what is known about pods and the Fargate taint.
+type tolerationEvidence struct {
+	// tolerates: the pods tolerate the Fargate taint (toleration, when read
+	// from the configuration).
+	tolerates  bool
+	toleration corev1.Toleration
+	// profile is the Fargate profile that takes the pods (in a running
+	// cluster, none: the pods are the default scheduler's).
+	profile *cluster.FargateProfile
+	// turnedAway: in a running cluster, Fargate nodes that hold their one
+	// pod already turned the Pending pods away.
+	turnedAway bool
+
+	// Where the evidence comes from: a workload of the configuration, or
+	// Pending pods of a running cluster.
+	w    *cluster.Workload
+	live *turnedAwayGroup
+}
+
+// tolerationOutcome is what the evidence says.
+type tolerationOutcome int
+
+const (
+	tolerationFine tolerationOutcome = iota
+	// tolerationStrands: no profile takes the pods, and the default
+	// scheduler binds them to Fargate nodes that hold another pod.
+	tolerationStrands
+	// tolerationWrongFix: a profile takes the pods; the toleration is the
+	// wrong fix for pods created before their profile was active.
+	tolerationWrongFix
+)
+
+// decideToleration decides what tolerating the Fargate taint does to pods.
+func decideToleration(e tolerationEvidence) tolerationOutcome {
+	switch {
+	case !e.tolerates:
+		return tolerationFine
+	case e.profile != nil:
+		return tolerationWrongFix
+	case e.live != nil && !e.turnedAway:
+		// Not (yet) bound to a full Fargate node.
+		return tolerationFine
+	}
+	return tolerationStrands
+}
+
+// workloadTolerationEvidence gathers the evidence of a workload of the
+// configuration, with the profile that takes its pods (nil for none).
+func workloadTolerationEvidence(w *cluster.Workload, fp *cluster.FargateProfile) tolerationEvidence {
+	t, ok := toleratesFargate(w.Template.Spec.Tolerations)
+	return tolerationEvidence{w: w, tolerates: ok, toleration: t, profile: fp}
+}
+
+// turnedAwayGroup is the Pending pods of one owner that tolerate the Fargate
+// taint and that Fargate nodes turned away.
+type turnedAwayGroup struct {
+	owner cluster.ObjectRef
+	pods  []*cluster.Pod
+	event cluster.Event
+}
+
+// liveTurnedAwayGroups returns the Pending pods of a running cluster,
+// tolerating the Fargate taint, that the default scheduler tried on Fargate
+// nodes which already hold their one pod.
+func liveTurnedAwayGroups(p *Pass) []turnedAwayGroup {
 	groups := pendingPods(p.Model, func(pod *cluster.Pod) bool {
 		_, tol := toleratesFargate(pod.Spec.Tolerations)
 		_, ev := schedulingEvent(pod, "Too many pods")
 		return tol && ev && pod.Spec.SchedulerName != "fargate-scheduler" && fargateNodeFull(p.Sim, pod)
 	})
+	var out []turnedAwayGroup
 	for _, ref := range sortedOwners(groups) {
 		pods := groups[ref]
 		ev, _ := schedulingEvent(pods[0], "Too many pods")
+		out = append(out, turnedAwayGroup{owner: ref, pods: pods, event: ev})
+	}
+	return out
+}
+
+// reportToleration words an outcome: for a workload of the configuration
+// (through report, checkFargatePod's, when a profile takes its pods), or for
+// Pending pods of a running cluster.
+func reportToleration(p *Pass, e tolerationEvidence, o tolerationOutcome, report func(Finding)) {
+	switch {
+	case o == tolerationFine:
+	case e.live != nil:
+		g := e.live
+		p.Report(Finding{
+			Object:  g.owner,
+			Origin:  g.pods[0].Object.Origin,
+			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: they tolerate %s, so the default scheduler tries Fargate nodes, which hold one pod each", g.owner, len(g.pods), g.event.Message, sim.TaintText(fargateTaint)),
+			causes:  podCauses(g.pods),
+			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNameList(g.pods)),
+		})
+	case o == tolerationStrands:
+		w := e.w
+		ref := w.Ref()
 		p.Report(Finding{
 			Object:  ref,
-			Origin:  pods[0].Object.Origin,
-			Summary: fmt.Sprintf("%s: %d pod(s) Pending with %q: they tolerate %s, so the default scheduler tries Fargate nodes, which hold one pod each", ref, len(pods), ev.Message, sim.TaintText(fargateTaint)),
-			causes:  podCauses(pods),
-			Detail:  fmt.Sprintf("Remove the toleration and let a Fargate profile select the pods (fargate-scheduler gives each its own node). Pods: %s.", podNameList(pods)),
+			Origin:  w.Object.At(podSpecPath(w) + ".tolerations"),
+			Summary: fmt.Sprintf("%s tolerates %s but no Fargate profile selects it: the default scheduler binds it to another pod's Fargate node (`Too many pods`)", ref, sim.TaintText(fargateTaint)),
+			Detail:  fmt.Sprintf("Toleration %s lets kube-scheduler place the pods on existing Fargate nodes, which hold exactly one pod each: the pods stay Pending with `0/N nodes are available: N Too many pods`. A profile must select the pods instead (fargate-profile-mismatch says which).", fargateTolerationText(e.toleration)),
+			Fix:     removeTolerationFix(p.Model, w),
+		})
+	case o == tolerationWrongFix:
+		report(Finding{
+			Severity: Warning,
+			Origin:   e.w.Object.At(podSpecPath(e.w) + ".tolerations"),
+			Summary:  fmt.Sprintf("also tolerates %s", sim.TaintText(fargateTaint)),
+			Detail:   fmt.Sprintf("Toleration %s is the wrong fix for pods created before their Fargate profile was active: such pods are scheduled by the default scheduler, which then binds them to other pods' Fargate nodes (`0/2 nodes are available: 2 Too many pods`). Create the pods after the profile instead (depends_on).", fargateTolerationText(e.toleration)),
+			Fix:      removeTolerationFix(p.Model, e.w),
 		})
 	}
 }
