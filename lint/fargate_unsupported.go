@@ -75,28 +75,6 @@ func runFargateUnsupported(p *Pass) {
 	}
 }
 
-// toleratesFargate finds an explicit toleration of the Fargate taint (an empty key
-// with Exists tolerates every taint, which is not a Fargate-specific choice).
-func toleratesFargate(ts []corev1.Toleration) (corev1.Toleration, bool) {
-	for _, t := range ts {
-		if t.Key == fargateTaint.Key && sim.Tolerates([]corev1.Toleration{t}, fargateTaint) {
-			return t, true
-		}
-	}
-	return corev1.Toleration{}, false
-}
-
-func fargateTolerationText(t corev1.Toleration) string {
-	s := "{key: " + t.Key + ", operator: " + string(t.Operator)
-	if t.Value != "" {
-		s += ", value: " + t.Value
-	}
-	if t.Effect != "" {
-		s += ", effect: " + string(t.Effect)
-	}
-	return s + "}"
-}
-
 func checkFargatePod(p *Pass, w *cluster.Workload, fp *cluster.FargateProfile) {
 	m := p.Model
 	ref := w.Ref()

@@ -305,22 +305,6 @@ func launchHint(m *cluster.Model, pools []sim.Verdict) string {
 	return fmt.Sprintf("NodeClaims of those NodePools that have not registered a node: %s (see nodeclaim-not-registered).", strings.Join(claims, ", "))
 }
 
-// lastingTaint reports whether a node taint describes the capacity rather than a
-// passing state of one node: tolerating a disruption, readiness or Fargate taint
-// is never the fix.
-func lastingTaint(t corev1.Taint) bool {
-	switch {
-	case t.Key == sim.DisruptedTaint.Key, t.Key == sim.DisruptingTaint.Key,
-		t.Key == "karpenter.sh/unregistered",
-		strings.HasPrefix(t.Key, "node.kubernetes.io/"),
-		strings.HasPrefix(t.Key, "node.cloudprovider.kubernetes.io/"),
-		t.Key == fargateTaint.Key,
-		t.Key == "ToBeDeletedByClusterAutoscaler", t.Key == "DeletionCandidateOfClusterAutoscaler":
-		return false
-	}
-	return true
-}
-
 // livePendingFix proposes, for Pending pods of a live workload, the smallest
 // change that lets one source take them, as commands against the cluster: the
 // tolerations for a NodePool's taints (or, for components that must run before

@@ -303,10 +303,3 @@ func selectedValue(w *cluster.Workload, key string) (string, bool) {
 	}
 	return "", false
 }
-
-func tolerationFixFor(m *cluster.Model, w *cluster.Workload, v sim.Verdict) *Fix {
-	if !onlyTaints(v) {
-		return nil
-	}
-	return tolerationFix(m, w, blockingTaints(v.Source, w.Template.Spec.Tolerations), describeSource(v.Source))
-}
