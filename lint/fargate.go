@@ -34,34 +34,6 @@ func profileRef(fp *cluster.FargateProfile) cluster.ObjectRef {
 	return cluster.ObjectRef{Kind: "FargateProfile", Name: fp.Name}
 }
 
-// judgedStatically reports whether the static checks should judge a workload's pods: live
-// workloads are judged by their pods.
-func judgedStatically(m *cluster.Model, w *cluster.Workload) bool {
-	return !(m.Live != nil && w.Object.Manager == "cluster")
-}
-
-// isHelmHook reports whether the workload is a Helm hook (run while helm waits).
-func isHelmHook(w *cluster.Workload) bool {
-	_, ok := w.Object.Annotations["helm.sh/hook"]
-	return ok
-}
-
-// requiredPhase is the phase a workload must be schedulable in: components needed
-// before Karpenter capacity exists, and Helm hooks, in the bootstrap phase.
-func requiredPhase(w *cluster.Workload) cluster.Phase {
-	if w.Bootstrap != "" || isHelmHook(w) {
-		return cluster.Bootstrap
-	}
-	return cluster.Steady
-}
-
-func templateLabels(w *cluster.Workload) map[string]string {
-	if w.TemplatePath == "" {
-		return w.Object.Labels
-	}
-	return w.Template.Labels
-}
-
 func labelSetText(m map[string]string) string {
 	if len(m) == 0 {
 		return "no labels"
@@ -109,50 +81,7 @@ func untoleratedMessage(n int) string {
 
 // ---- live clusters: Pending pods explained by their scheduling events ----
 
-// pendingPods groups the unscheduled Pending pods of a live cluster by the
-// workload that owns them, in a stable order.
-func pendingPods(m *cluster.Model, match func(*cluster.Pod) bool) map[cluster.ObjectRef][]*cluster.Pod {
-	out := map[cluster.ObjectRef][]*cluster.Pod{}
-	for _, p := range m.Pods {
-		if p.Status.Phase != corev1.PodPending || p.Spec.NodeName != "" || !match(p) {
-			continue
-		}
-		out[p.Owner] = append(out[p.Owner], p)
-	}
-	return out
-}
-
-func sortedOwners(m map[cluster.ObjectRef][]*cluster.Pod) []cluster.ObjectRef {
-	refs := make([]cluster.ObjectRef, 0, len(m))
-	for r := range m {
-		refs = append(refs, r)
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Less(refs[j]) })
-	return refs
-}
-
-// schedulingEvent returns the newest scheduling event whose message contains text.
-func schedulingEvent(p *cluster.Pod, text string) (cluster.Event, bool) {
-	for i := len(p.Events) - 1; i >= 0; i-- {
-		if strings.Contains(p.Events[i].Message, text) {
-			return p.Events[i], true
-		}
-	}
-	return cluster.Event{}, false
-}
-
-func podNameList(pods []*cluster.Pod) string {
-	return strings.Join(sortedPodNames(pods), " ")
-}
-
 const fargateTaintEvent = "untolerated taint {eks.amazonaws.com/compute-type: fargate}"
-
-func orDefaultName(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
 
 // newProfileEdit declares a Fargate profile next to the existing ones.
 func newProfileEdit(m *cluster.Model, name string, sel cluster.FargateSelector) (Edit, bool) {

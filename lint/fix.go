@@ -21,14 +21,6 @@ func nest(path string, v any) map[string]any {
 // yamlText renders a patch as YAML.
 func yamlText(v any) string { return write.YAMLText(v) }
 
-// podSpecPath is the path of the pod spec inside a workload object.
-func podSpecPath(w *cluster.Workload) string {
-	if w.TemplatePath == "" {
-		return "spec"
-	}
-	return w.TemplatePath + ".spec"
-}
-
 // PodChange is a change to one field of a workload's pod spec, as a fix proposes
 // it: the field's complete new value, and for list fields the items it adds.
 type PodChange struct {

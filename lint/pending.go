@@ -73,20 +73,6 @@ func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
 	return b.String()
 }
 
-func podNames(pods []*cluster.Pod) string {
-	return strings.Join(sortedPodNames(pods), ", ")
-}
-
-// sortedPodNames lists the pods' names, sorted.
-func sortedPodNames(pods []*cluster.Pod) []string {
-	names := make([]string, len(pods))
-	for i, p := range pods {
-		names[i] = p.Object.Name
-	}
-	sort.Strings(names)
-	return names
-}
-
 // oldestPending is how long the longest-waiting pod of a group has existed.
 func oldestPending(m *cluster.Model, g pendingGroup) (time.Duration, bool) {
 	now, ok := m.NowTime()
