@@ -74,27 +74,6 @@ func runAddonTolerationUnsupported(p *Pass) {
 	}
 }
 
-// addonAfterKarpenter reports whether Terraform creates the add-on only after
-// the Karpenter controller and a NodePool exist (its resource depends on both):
-// Karpenter capacity can then come up while Terraform waits for the add-on, and
-// only the steady phase matters, as for an add-on enabled once the cluster runs.
-func addonAfterKarpenter(m *cluster.Model, w *cluster.Workload) bool {
-	a := w.Addon
-	if a == nil || m.Terraform == nil || m.Karpenter.Release == nil || m.Karpenter.Release.Address == "" {
-		return false
-	}
-	addr := m.Terraform.ResourceOf(a.Address)
-	if addr == "" || !m.Terraform.DependsOn(addr, m.Terraform.ResourceOf(m.Karpenter.Release.Address)) {
-		return false
-	}
-	for _, np := range m.NodePools {
-		if via := m.Terraform.ResourceOf(np.Object.Via); via != "" && m.Terraform.DependsOn(addr, via) {
-			return true
-		}
-	}
-	return false
-}
-
 func reportUnsupportedKey(p *Pass, w *cluster.Workload, kb *catalog.Addon, key string, c PodChange, n podsNeed) {
 	a := w.Addon
 	src := describeSource(n.verdict.Source)
@@ -221,18 +200,6 @@ func addonConfig(a *cluster.Addon) map[string]any {
 		return map[string]any{}
 	}
 	return cluster.CopyJSON(a.ConfigurationValues).(map[string]any)
-}
-
-func deletePath(m map[string]any, key string) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			return
-		}
-		m = next
-	}
-	delete(m, parts[len(parts)-1])
 }
 
 // ---- the add-on configuration as a fix format ----

@@ -27,12 +27,6 @@ var bootstrapDeadlock = &Check{
 	Supersedes: []*Check{podUnschedulable},
 }
 
-// bootstrapJudged reports whether bootstrap-deadlock judges a workload: a
-// component needed before Karpenter capacity exists, from the configuration.
-func bootstrapJudged(m *cluster.Model, w *cluster.Workload) bool {
-	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(m, w) && !addonAfterKarpenter(m, w)
-}
-
 func runBootstrapDeadlock(p *Pass) {
 	// Live workloads are judged by their Pending pods: the bootstrap phase of a
 	// running cluster is not what its nodes show.

@@ -79,8 +79,8 @@ func untoleratedMessage(n int) string {
 	return fmt.Sprintf("kube-scheduler reports `0/%d nodes are available: %d node(s) had untolerated taint {eks.amazonaws.com/compute-type: fargate}` (one Fargate node per pod a profile selects)", n, n)
 }
 
-// ---- live clusters: Pending pods explained by their scheduling events ----
-
+// fargateTaintEvent is what the default scheduler says of Fargate nodes when it
+// refuses a pod no profile took.
 const fargateTaintEvent = "untolerated taint {eks.amazonaws.com/compute-type: fargate}"
 
 // newProfileEdit declares a Fargate profile next to the existing ones.

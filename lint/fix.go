@@ -11,13 +11,6 @@ import (
 	"github.com/eksdoctor/eksdoctor/write"
 )
 
-// nest wraps a value under a dotted path: nest("spec.template", v) = {spec: {template: v}}.
-func nest(path string, v any) map[string]any {
-	m := map[string]any{}
-	setPath(m, path, v)
-	return m
-}
-
 // yamlText renders a patch as YAML.
 func yamlText(v any) string { return write.YAMLText(v) }
 

@@ -86,18 +86,6 @@ func oldestPending(m *cluster.Model, g pendingGroup) (time.Duration, bool) {
 	return oldest, known
 }
 
-// fitsExisting returns the fitting sources that exist now (nodes; node groups and
-// Fargate profiles when static inputs are read with the cluster).
-func fitsExisting(pl *sim.Placement) []sim.Verdict {
-	var out []sim.Verdict
-	for _, v := range pl.Fitting() {
-		if v.Source.Kind != cluster.KindNodePool {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 func sourceNames(vs []sim.Verdict) string {
 	var names []string
 	for _, v := range vs {
@@ -238,25 +226,6 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 		return pendingUnschedulable, f, true
 	}
 	return 0, Finding{}, false
-}
-
-// launchable returns the NodePools that could launch a node for the pods: those
-// that fit, and those that refuse only because the Karpenter controller cannot
-// run (blocked is then set).
-func launchable(pl *sim.Placement) (pools []sim.Verdict, blocked bool) {
-	for _, v := range pl.Verdicts {
-		if v.Source.Kind != cluster.KindNodePool {
-			continue
-		}
-		switch {
-		case v.Result == sim.Fits && pl.Fargate == nil:
-			pools = append(pools, v)
-		case v.Result == sim.Refuses && len(v.Reasons) == 1 && v.Reasons[0].Code == sim.CodeController:
-			pools = append(pools, v)
-			blocked = true
-		}
-	}
-	return pools, blocked
 }
 
 func lowerFirst(s string) string {

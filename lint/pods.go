@@ -292,3 +292,70 @@ func decidedNeed(w *cluster.Workload, d *podsDecision) *podsNeed {
 	}
 	return nil
 }
+
+// fitsExisting returns the fitting sources that exist now (nodes; node groups and
+// Fargate profiles when static inputs are read with the cluster).
+func fitsExisting(pl *sim.Placement) []sim.Verdict {
+	var out []sim.Verdict
+	for _, v := range pl.Fitting() {
+		if v.Source.Kind != cluster.KindNodePool {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// launchable returns the NodePools that could launch a node for the pods: those
+// that fit, and those that refuse only because the Karpenter controller cannot
+// run (blocked is then set).
+func launchable(pl *sim.Placement) (pools []sim.Verdict, blocked bool) {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind != cluster.KindNodePool {
+			continue
+		}
+		switch {
+		case v.Result == sim.Fits && pl.Fargate == nil:
+			pools = append(pools, v)
+		case v.Result == sim.Refuses && len(v.Reasons) == 1 && v.Reasons[0].Code == sim.CodeController:
+			pools = append(pools, v)
+			blocked = true
+		}
+	}
+	return pools, blocked
+}
+
+func blockedOnlyByController(pl *sim.Placement) bool {
+	for _, v := range pl.Verdicts {
+		if v.Source.Kind == cluster.KindNodePool && len(v.Reasons) == 1 && v.Reasons[0].Code == sim.CodeController {
+			return true
+		}
+	}
+	return false
+}
+
+// bootstrapJudged reports whether bootstrap-deadlock judges a workload: a
+// component needed before Karpenter capacity exists, from the configuration.
+func bootstrapJudged(m *cluster.Model, w *cluster.Workload) bool {
+	return w.Bootstrap != "" && w.Replicas != 0 && judgedStatically(m, w) && !addonAfterKarpenter(m, w)
+}
+
+// addonAfterKarpenter reports whether Terraform creates the add-on only after
+// the Karpenter controller and a NodePool exist (its resource depends on both):
+// Karpenter capacity can then come up while Terraform waits for the add-on, and
+// only the steady phase matters, as for an add-on enabled once the cluster runs.
+func addonAfterKarpenter(m *cluster.Model, w *cluster.Workload) bool {
+	a := w.Addon
+	if a == nil || m.Terraform == nil || m.Karpenter.Release == nil || m.Karpenter.Release.Address == "" {
+		return false
+	}
+	addr := m.Terraform.ResourceOf(a.Address)
+	if addr == "" || !m.Terraform.DependsOn(addr, m.Terraform.ResourceOf(m.Karpenter.Release.Address)) {
+		return false
+	}
+	for _, np := range m.NodePools {
+		if via := m.Terraform.ResourceOf(np.Object.Via); via != "" && m.Terraform.DependsOn(addr, via) {
+			return true
+		}
+	}
+	return false
+}

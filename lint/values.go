@@ -44,3 +44,22 @@ func setPath(m map[string]any, key string, v any) {
 	}
 	m[parts[len(parts)-1]] = v
 }
+
+// nest wraps a value under a dotted path: nest("spec.template", v) = {spec: {template: v}}.
+func nest(path string, v any) map[string]any {
+	m := map[string]any{}
+	setPath(m, path, v)
+	return m
+}
+
+func deletePath(m map[string]any, key string) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			return
+		}
+		m = next
+	}
+	delete(m, parts[len(parts)-1])
+}
