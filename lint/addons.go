@@ -185,23 +185,6 @@ func addonRef(a *cluster.Addon) cluster.ObjectRef {
 	return cluster.ObjectRef{Kind: "Addon", Name: a.Name}
 }
 
-// addonVersion is the version to describe an add-on at; "" (the newest known)
-// when it is not pinned or not known before apply.
-func addonVersion(a *cluster.Addon) string {
-	if cluster.IsUnknown(a.Version) {
-		return ""
-	}
-	return a.Version
-}
-
-// addonConfig is a copy of the add-on's configuration, empty when unset.
-func addonConfig(a *cluster.Addon) map[string]any {
-	if a.ConfigurationValues == nil {
-		return map[string]any{}
-	}
-	return cluster.CopyJSON(a.ConfigurationValues).(map[string]any)
-}
-
 // ---- the add-on configuration as a fix format ----
 
 // addonFieldEdit renders a pod spec change of a workload an EKS add-on installs

@@ -205,12 +205,3 @@ func article(s string) string {
 	}
 	return "a " + s
 }
-
-// profileNote says where a node class's instance profile comes from when the
-// object does not name it (a v1alpha5 class takes the chart's default).
-func profileNote(nc *cluster.NodeClass) string {
-	if nc.InstanceProfileFrom == "" {
-		return ""
-	}
-	return fmt.Sprintf("Its instances get instance profile %s, from %s.\n", nc.InstanceProfile, nc.InstanceProfileFrom)
-}

@@ -35,16 +35,6 @@ var disruptionDaemonSetEvicted = &Check{
 	Run: runDisruptionDaemonSetEvicted,
 }
 
-// disruptionTaintOn returns the Karpenter disruption taint a node carries.
-func disruptionTaintOn(n *cluster.Node) (corev1.Taint, bool) {
-	for _, t := range n.Taints {
-		if t.Key == sim.DisruptedTaint.Key || t.Key == sim.DisruptingTaint.Key {
-			return t, true
-		}
-	}
-	return corev1.Taint{}, false
-}
-
 // volumeUser is a pod on a node with a persistent volume of a driver.
 type volumeUser struct {
 	pod    *cluster.Pod

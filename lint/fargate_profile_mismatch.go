@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
@@ -627,53 +626,6 @@ func podLabelsFix(m *cluster.Model, w *cluster.Workload, want map[string]string)
 		return nil
 	}
 	return &Fix{Summary: summary, Edits: []Edit{e}}
-}
-
-// chartValuesKey finds the values key that sets an object field of a chart
-// component, from the knowledge base.
-func chartValuesKey(r *cluster.HelmRelease, w *cluster.Workload, field string) (string, bool) {
-	version := w.Object.Annotations["eksdoctor.io/chart-version"]
-	if version == "" {
-		version = r.Version
-	}
-	kb, ok := catalog.ChartFor(r.Chart, version)
-	if !ok {
-		return "", false
-	}
-	comp, ok := kb.Component(w.Component)
-	if !ok {
-		comp, ok = kb.Component(w.Object.Annotations["eksdoctor.io/component"])
-	}
-	if !ok {
-		return "", false
-	}
-	keys := make([]string, 0, len(comp.Fields))
-	for k := range comp.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if comp.Fields[k] == field {
-			if comp.ValuesPrefix != "" {
-				return comp.ValuesPrefix + "." + k, true
-			}
-			return k, true
-		}
-	}
-	return "", false
-}
-
-// chartDefaultList returns a chart's default list at a values key.
-func chartDefaultList(r *cluster.HelmRelease, w *cluster.Workload, key string) []any {
-	version := w.Object.Annotations["eksdoctor.io/chart-version"]
-	if version == "" {
-		version = r.Version
-	}
-	kb, ok := catalog.ChartFor(r.Chart, version)
-	if !ok {
-		return nil
-	}
-	return copyJSONList(cluster.Lookup(kb.DefaultValues(), key))
 }
 
 // releaseValuesEdit merges values into a Helm release where it is declared.

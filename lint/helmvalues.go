@@ -71,24 +71,6 @@ func runHelmValuesUnknown(p *Pass) {
 	}
 }
 
-// releaseChart is the knowledge of a release's chart, for releases described by
-// the knowledge base (a local chart is rendered from its own templates).
-func releaseChart(r *cluster.HelmRelease) (*catalog.Chart, bool) {
-	if r.ChartDir != "" || r.Rendered || r.Chart == "" || cluster.IsUnknown(r.Chart) {
-		return nil, false
-	}
-	version := r.Version
-	if cluster.IsUnknown(version) {
-		version = ""
-	}
-	if r.Repository != "" && !strings.Contains(r.Chart, "://") {
-		if kb, ok := catalog.ChartFor(strings.TrimRight(r.Repository, "/")+"/"+r.Chart, version); ok {
-			return kb, true
-		}
-	}
-	return catalog.ChartFor(r.Chart, version)
-}
-
 func releaseRef(r *cluster.HelmRelease) cluster.ObjectRef {
 	return cluster.ObjectRef{Kind: "HelmRelease", Namespace: r.Namespace, Name: r.Name}
 }
@@ -385,34 +367,6 @@ func releaseFieldEdit(m *cluster.Model, w *cluster.Workload, c PodChange) (Edit,
 	}
 	e, ok := write.ReleaseValues(r, values)
 	return e, where, ok
-}
-
-// componentOf finds the knowledge-base component of a workload.
-func componentOf(lookup func(string) (*catalog.ChartComponent, bool), w *cluster.Workload) (*catalog.ChartComponent, bool) {
-	if c, ok := lookup(w.Component); ok {
-		return c, true
-	}
-	return lookup(w.Object.Annotations["eksdoctor.io/component"])
-}
-
-// componentKey is the values key that sets a pod spec field of a component: the
-// one its field map names, else the field under the component's prefix (EKS
-// add-on configurations mirror their charts' values).
-func componentKey(c *catalog.ChartComponent, field string) string {
-	if _, ok := c.Fields[field]; ok && strings.HasSuffix(c.Fields[field], "spec."+field) {
-		return joinKey(c.ValuesPrefix, field)
-	}
-	var keys []string
-	for k, f := range c.Fields {
-		if strings.HasSuffix(f, "spec."+field) && k != "tolerateAllTaints" {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) > 0 {
-		sort.Strings(keys)
-		return joinKey(c.ValuesPrefix, keys[0])
-	}
-	return joinKey(c.ValuesPrefix, field)
 }
 
 // changedValue is the value to set at key: for a list change, the list the

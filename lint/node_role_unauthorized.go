@@ -24,8 +24,6 @@ var nodeRoleUnauthorized = &Check{
 	Run: runNodeRoleUnauthorized,
 }
 
-const nodeJoinSymptom = "Instances launch but never become nodes: the kubelet logs `Unable to register node with API server\" err=\"Unauthorized\"` and the NodeClaim stays `Launched=True, Registered=Unknown` until Karpenter replaces it."
-
 func runNodeRoleUnauthorized(p *Pass) {
 	m := p.Model
 	if !identityDeclared(m) {
@@ -141,16 +139,6 @@ func shortReason(a identity.Authorization) string {
 	return "neither an access entry nor an aws-auth entry maps it"
 }
 
-func explicitMappings(fs []identity.Found) []identity.Found {
-	var out []identity.Found
-	for _, f := range fs {
-		if !f.Implicit {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // prefixTrapRole finds the configuration role an EC2NodeClass means when it names
 // a role by the prefix its real name starts with.
 func prefixTrapRole(res *identity.Resolver, role identity.Role) *identity.Role {
@@ -254,20 +242,6 @@ func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr ide
 		return nil
 	}
 	return &Fix{Summary: fmt.Sprintf("authorize %s as a %s: add %s", a.Role, a.Purpose, strings.Join(what, " and ")), Edits: edits}
-}
-
-func unionGroups(have, want []string) []string {
-	out := append([]string(nil), have...)
-	seen := map[string]bool{}
-	for _, g := range have {
-		seen[g] = true
-	}
-	for _, g := range want {
-		if !seen[g] {
-			out = append(out, g)
-		}
-	}
-	return out
 }
 
 // usesAwsAuth reports whether the user writes aws-auth mappings.
