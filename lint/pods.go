@@ -12,7 +12,9 @@ import (
 // configuration and for a running cluster alike: pod-unschedulable and
 // bootstrap-deadlock report its outcome. What only a running cluster shows
 // (how long the pods have waited, whether the controller runs) is extra
-// evidence, not a second path; the outcome is then worded with it.
+// evidence, not a second path; the outcome is then worded with it. The
+// configuration's decisions are one fact (podsFact), which
+// addon-toleration-unsupported reads too.
 
 // podsEvidence is what is known about where a workload's pods can run.
 type podsEvidence struct {
