@@ -134,29 +134,6 @@ func reportMissingToleration(p *Pass, w *cluster.Workload, d sim.Disruption, poo
 	})
 }
 
-// tolerationText renders a toleration the way users write it: {key: k, operator: Exists}.
-func tolerationText(t corev1.Toleration) string {
-	var parts []string
-	if t.Key != "" {
-		parts = append(parts, "key: "+t.Key)
-	}
-	op := t.Operator
-	if op == "" {
-		op = corev1.TolerationOpEqual
-	}
-	parts = append(parts, "operator: "+string(op))
-	if t.Value != "" {
-		parts = append(parts, "value: "+t.Value)
-	}
-	if t.Effect != "" {
-		parts = append(parts, "effect: "+string(t.Effect))
-	}
-	if t.TolerationSeconds != nil {
-		parts = append(parts, fmt.Sprintf("tolerationSeconds: %d", *t.TolerationSeconds))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
 // chartHistory explains how the aws-ebs-csi-driver chart version the DaemonSet
 // comes from decides its tolerations.
 func chartHistory(w *cluster.Workload) string {

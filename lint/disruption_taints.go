@@ -47,3 +47,26 @@ func tolerationMismatches(ts []corev1.Toleration, d sim.Disruption) []string {
 	}
 	return out
 }
+
+// tolerationText renders a toleration the way users write it: {key: k, operator: Exists}.
+func tolerationText(t corev1.Toleration) string {
+	var parts []string
+	if t.Key != "" {
+		parts = append(parts, "key: "+t.Key)
+	}
+	op := t.Operator
+	if op == "" {
+		op = corev1.TolerationOpEqual
+	}
+	parts = append(parts, "operator: "+string(op))
+	if t.Value != "" {
+		parts = append(parts, "value: "+t.Value)
+	}
+	if t.Effect != "" {
+		parts = append(parts, "effect: "+string(t.Effect))
+	}
+	if t.TolerationSeconds != nil {
+		parts = append(parts, fmt.Sprintf("tolerationSeconds: %d", *t.TolerationSeconds))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

@@ -29,33 +29,6 @@ var volumeAttachmentStale = &Check{
 	Run: runVolumeAttachmentStale,
 }
 
-// liveVolume is what the cluster says about one persistent volume.
-type liveVolume struct {
-	pv     *cluster.Object
-	claim  cluster.ObjectRef // PersistentVolumeClaim namespace/name
-	driver string
-	handle string
-}
-
-func pvInfo(m *cluster.Model, name string) liveVolume {
-	v := liveVolume{}
-	for _, o := range m.Live.PVs {
-		if o.Name != name {
-			continue
-		}
-		v.pv = o
-		v.driver = o.String("spec.csi.driver")
-		v.handle = o.String("spec.csi.volumeHandle")
-		if v.handle == "" {
-			v.handle = o.String("spec.awsElasticBlockStore.volumeID")
-		}
-		if ns, n := o.String("spec.claimRef.namespace"), o.String("spec.claimRef.name"); n != "" {
-			v.claim = cluster.ObjectRef{Kind: "PersistentVolumeClaim", Namespace: ns, Name: n}
-		}
-	}
-	return v
-}
-
 func usesClaim(p *cluster.Pod, claim cluster.ObjectRef) bool {
 	if p.Object.Namespace != claim.Namespace {
 		return false
