@@ -3,6 +3,8 @@ package helm
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -357,7 +359,12 @@ func fieldLines(c *catalog.ChartComponent, origins map[string]cluster.Origin, at
 		return nil
 	}
 	lines := map[string]int{}
-	for key, field := range c.Fields {
+	// Several values keys may set one field (node.tolerations and
+	// node.tolerateAllTaints both make the tolerations): the key named like the
+	// field wins, else the first written, whatever the map's order.
+	named := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(c.Fields)) {
+		field := c.Fields[key]
 		full := key
 		if c.ValuesPrefix != "" {
 			full = c.ValuesPrefix + "." + key
@@ -366,13 +373,20 @@ func fieldLines(c *catalog.ChartComponent, origins map[string]cluster.Origin, at
 		if !ok || org.Line <= 0 || (org.File != "" && org.File != at.File) {
 			continue
 		}
-		lines[field] = org.Line
+		isNamed := lastSegment(key) == lastSegment(field)
+		if l, seen := lines[field]; seen && (named[field] || (!isNamed && l <= org.Line)) {
+			continue
+		}
+		lines[field], named[field] = org.Line, isNamed
 	}
 	if len(lines) == 0 {
 		return nil
 	}
 	return lines
 }
+
+// lastSegment is what follows a dotted path's last dot.
+func lastSegment(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
 
 func deletePath(m map[string]any, key string) {
 	parts := strings.Split(key, ".")

@@ -2,11 +2,13 @@ package helm
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
@@ -552,6 +554,33 @@ func TestUnknownValueThatBreaksRendering(t *testing.T) {
 	for _, p := range m.Problems {
 		if !p.Unresolved {
 			t.Errorf("problem %+v", p)
+		}
+	}
+}
+
+// Two values keys setting one field give the field the line of the key named
+// like it, on every run: map order must not choose.
+func TestFieldLinesDeterministic(t *testing.T) {
+	c := &catalog.ChartComponent{ValuesPrefix: "node", Fields: map[string]string{
+		"tolerateAllTaints": "spec.template.spec.tolerations",
+		"tolerations":       "spec.template.spec.tolerations",
+		"nodeSelector":      "spec.template.spec.nodeSelector",
+		"a":                 "spec.template.spec.affinity",
+		"b":                 "spec.template.spec.affinity",
+	}}
+	at := cluster.Origin{File: "main.tf", Line: 40}
+	origins := map[string]cluster.Origin{
+		"node.tolerateAllTaints": {File: "main.tf", Line: 55},
+		"node.tolerations":       {File: "main.tf", Line: 56},
+		"node.nodeSelector":      {File: "main.tf", Line: 60},
+		"node.a":                 {File: "main.tf", Line: 62},
+		"node.b":                 {File: "main.tf", Line: 61},
+	}
+	want := map[string]int{"spec.template.spec.tolerations": 56, "spec.template.spec.nodeSelector": 60, "spec.template.spec.affinity": 61}
+	for i := 0; i < 50; i++ {
+		got := fieldLines(c, origins, at)
+		if !maps.Equal(got, want) {
+			t.Fatalf("run %d: fieldLines = %v, want %v", i, got, want)
 		}
 	}
 }
