@@ -273,6 +273,14 @@ func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 	if diff := cmp.Diff(want, uris); diff != "" {
 		t.Errorf("locations (-want +got):\n%s", diff)
 	}
+	sarifRulesAndFixes(t, b.Bytes())
+}
+
+// sarifRulesAndFixes checks what the SARIF log out says beyond locations:
+// every rule's help page exists, suppressions have their kind, and the fix
+// replaces whole lines.
+func sarifRulesAndFixes(t *testing.T, out []byte) {
+	t.Helper()
 	var doc struct {
 		Runs []struct {
 			Tool struct {
@@ -303,7 +311,7 @@ func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 			} `json:"results"`
 		} `json:"runs"`
 	}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range doc.Runs[0].Tool.Driver.Rules {

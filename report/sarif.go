@@ -158,15 +158,37 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	rules, index := sarifRules(checks)
 	run := sarifRun{
 		Tool: sarifTool{Driver: sarifDriver{
 			Name:           "eksdoctor",
 			Version:        version,
 			InformationURI: "https://github.com/eksdoctor/eksdoctor",
-			Rules:          []sarifRule{},
+			Rules:          rules,
 		}},
 		Results: []sarifResult{},
 	}
+	all := findings
+	if o.ShowSuppressed {
+		all = append(append([]lint.Finding(nil), findings...), o.Suppressed...)
+	}
+	for _, f := range all {
+		if ri, ok := index[f.Check]; ok {
+			run.Results = append(run.Results, sarifResultOf(f, ri, o))
+		}
+	}
+	log := sarifLog{
+		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
+		Version: "2.1.0",
+		Runs:    []sarifRun{run},
+	}
+	return EncodeJSON(w, log)
+}
+
+// sarifRules are the checks as SARIF rules, and each check's index among
+// them.
+func sarifRules(checks []*lint.Check) ([]sarifRule, map[string]int) {
+	rules := []sarifRule{}
 	index := map[string]int{}
 	for i, c := range checks {
 		index[c.ID] = i
@@ -175,7 +197,7 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 		if ex, ok := lint.ExampleOf(c.ID); ok {
 			md += "\n\nBefore:\n\n```" + ex.Format + "\n" + ex.Before + "\n```\n\nAfter:\n\n```" + ex.Format + "\n" + ex.After + "\n```"
 		}
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
+		rules = append(rules, sarifRule{
 			ID:                   c.ID,
 			Name:                 ruleName(c.ID),
 			HelpURI:              CheckDocURL(c.ID),
@@ -186,76 +208,65 @@ func SARIF(w io.Writer, findings []lint.Finding, checks []*lint.Check, version s
 			Properties:           sarifRuleProps{Tags: []string{"eksdoctor", c.Family}},
 		})
 	}
-	all := findings
-	if o.ShowSuppressed {
-		all = append(append([]lint.Finding(nil), findings...), o.Suppressed...)
+	return rules, index
+}
+
+// sarifResultOf is a finding as the result of rule number ri.
+func sarifResultOf(f lint.Finding, ri int, o Options) sarifResult {
+	text := f.Summary
+	if f.Detail != "" {
+		text += "\n" + f.Detail
 	}
-	for _, f := range all {
-		ri, ok := index[f.Check]
-		if !ok {
-			continue
-		}
-		text := f.Summary
-		if f.Detail != "" {
-			text += "\n" + f.Detail
-		}
-		res := sarifResult{
-			RuleID:    f.Check,
-			RuleIndex: ri,
-			Level:     sarifLevel(f.Severity),
-			Message:   sarifText{Text: text},
-			PartialFingerprints: map[string]string{
-				"eksdoctorFinding/v1": fingerprint(f.Check, f.Object.String(), f.Summary),
-				"eksdoctorFinding/v2": lint.Fingerprint(f),
-			},
-		}
-		loc := sarifLocation{}
-		if f.Origin.InFile() {
-			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: artifactLocation(f.Origin.File, o.Root)}
-			if f.Origin.Line > 0 {
-				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Origin.Line}
-			}
-		}
-		if f.Object.Name != "" {
-			loc.LogicalLocations = []sarifLogical{{Name: f.Object.Name, FullyQualifiedName: f.Object.String(), Kind: "object"}}
-		}
-		if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
-			res.Locations = []sarifLocation{loc}
-		}
-		if s := f.Suppressed; s != nil {
-			kind := "inSource"
-			if s.By == "baseline" {
-				kind = "external"
-			}
-			res.Suppressions = []sarifSuppression{{Kind: kind, Justification: suppressedBy(s)}}
-		}
-		if f.Fix != nil {
-			var b strings.Builder
-			b.WriteString(f.Fix.Summary)
-			for _, e := range f.Fix.Edits {
-				b.WriteString("\n" + e.Text)
-			}
-			res.Properties = &sarifResultProps{Fix: b.String()}
-			if o.Changes != nil {
-				if changes := o.Changes(f); len(changes) > 0 {
-					res.Fixes = []sarifFix{sarifFixOf(f.Fix.Summary, changes, o.Root)}
-				}
-			}
-		}
-		if f.Cluster != "" {
-			if res.Properties == nil {
-				res.Properties = &sarifResultProps{}
-			}
-			res.Properties.Cluster = f.Cluster
-		}
-		run.Results = append(run.Results, res)
+	res := sarifResult{
+		RuleID:    f.Check,
+		RuleIndex: ri,
+		Level:     sarifLevel(f.Severity),
+		Message:   sarifText{Text: text},
+		PartialFingerprints: map[string]string{
+			"eksdoctorFinding/v1": fingerprint(f.Check, f.Object.String(), f.Summary),
+			"eksdoctorFinding/v2": lint.Fingerprint(f),
+		},
 	}
-	log := sarifLog{
-		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
-		Version: "2.1.0",
-		Runs:    []sarifRun{run},
+	loc := sarifLocation{}
+	if f.Origin.InFile() {
+		loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: artifactLocation(f.Origin.File, o.Root)}
+		if f.Origin.Line > 0 {
+			loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Origin.Line}
+		}
 	}
-	return EncodeJSON(w, log)
+	if f.Object.Name != "" {
+		loc.LogicalLocations = []sarifLogical{{Name: f.Object.Name, FullyQualifiedName: f.Object.String(), Kind: "object"}}
+	}
+	if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
+		res.Locations = []sarifLocation{loc}
+	}
+	if s := f.Suppressed; s != nil {
+		kind := "inSource"
+		if s.By == "baseline" {
+			kind = "external"
+		}
+		res.Suppressions = []sarifSuppression{{Kind: kind, Justification: suppressedBy(s)}}
+	}
+	if f.Fix != nil {
+		var b strings.Builder
+		b.WriteString(f.Fix.Summary)
+		for _, e := range f.Fix.Edits {
+			b.WriteString("\n" + e.Text)
+		}
+		res.Properties = &sarifResultProps{Fix: b.String()}
+		if o.Changes != nil {
+			if changes := o.Changes(f); len(changes) > 0 {
+				res.Fixes = []sarifFix{sarifFixOf(f.Fix.Summary, changes, o.Root)}
+			}
+		}
+	}
+	if f.Cluster != "" {
+		if res.Properties == nil {
+			res.Properties = &sarifResultProps{}
+		}
+		res.Properties.Cluster = f.Cluster
+	}
+	return res
 }
 
 // sarifFixOf words line changes as SARIF replacements: whole lines deleted
