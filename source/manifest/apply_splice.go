@@ -546,7 +546,7 @@ func (s *splicer) sequence(n *yaml.Node, want []any, sl slot, depth int) error {
 // replace writes w as the whole value of a slot.
 func (s *splicer) replace(sl slot, w any) error {
 	v := sl.val
-	nu := s.node(w)
+	nu := s.reuse(v, w, 0)
 	headLine := s.lineAt(sl.head)
 	inline := !isBlock(nu) || v.Style&yaml.FlowStyle != 0
 	// A scalar, alias or flow value on one line is replaced where it stands.
@@ -555,9 +555,6 @@ func (s *splicer) replace(sl slot, w any) error {
 		if end, ok := s.scalarEnd(v, start); ok && inline && sl.last == s.lineAt(start) {
 			if v.Kind == yaml.AliasNode {
 				start = s.offset(v.Line, v.Column)
-			}
-			if v.Kind == yaml.ScalarNode && nu.Kind == yaml.ScalarNode && nu.Tag == "!!str" {
-				nu.Style = keepQuotes(v.Style, nu.Value)
 			}
 			s.edits = append(s.edits, splice{start, end, s.inline(nu, false)})
 			return nil
@@ -740,6 +737,70 @@ func (s *splicer) node(v any) *yaml.Node {
 		n.Style = 0
 		return &n
 	}
+}
+
+// reuse is w as a YAML node made of the old node's parts where they still
+// hold: keys and values that stay keep their text (quotes, flow style,
+// aliases), so rewriting a flow mapping or a whole list changes only what
+// differs in it.
+func (s *splicer) reuse(old *yaml.Node, w any, depth int) *yaml.Node {
+	if depth > cluster.MaxValueDepth {
+		return s.node(w)
+	}
+	if old.Kind != yaml.AliasNode && old.Anchor == "" && same(value(old), w) {
+		return old
+	}
+	switch t := cluster.Normalize(w, 0).(type) {
+	case map[string]any:
+		if old.Kind != yaml.MappingNode || old.Anchor != "" {
+			break
+		}
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: old.Style}
+		kept := map[string]bool{}
+		for i := 0; i+1 < len(old.Content); i += 2 {
+			k := old.Content[i]
+			if wv, ok := t[k.Value]; ok && !kept[k.Value] && k.Tag != "!!merge" {
+				kept[k.Value] = true
+				m.Content = append(m.Content, k, s.reuse(old.Content[i+1], wv, depth+1))
+			}
+		}
+		var added []string
+		for k := range t {
+			if !kept[k] {
+				added = append(added, k)
+			}
+		}
+		s.sortKeys(added, t)
+		for _, k := range added {
+			m.Content = append(m.Content, keyNode(k), s.node(t[k]))
+		}
+		return m
+	case []any:
+		if old.Kind != yaml.SequenceNode || old.Anchor != "" {
+			break
+		}
+		q := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: old.Style}
+		for i, wv := range t {
+			if i < len(old.Content) {
+				q.Content = append(q.Content, s.reuse(old.Content[i], wv, depth+1))
+			} else {
+				// A new item is quoted as the items before it are.
+				nu := s.node(wv)
+				if n := len(old.Content); n > 0 && old.Content[n-1].Kind == yaml.ScalarNode && nu.Kind == yaml.ScalarNode && nu.Tag == "!!str" && nu.Style == 0 {
+					nu.Style = keepQuotes(old.Content[n-1].Style, nu.Value)
+				}
+				q.Content = append(q.Content, nu)
+			}
+		}
+		return q
+	default:
+		nu := s.node(w)
+		if old.Kind == yaml.ScalarNode && nu.Kind == yaml.ScalarNode && nu.Tag == "!!str" {
+			nu.Style = keepQuotes(old.Style, nu.Value)
+		}
+		return nu
+	}
+	return s.node(w)
 }
 
 // block renders a non-empty collection as block YAML lines at indent.

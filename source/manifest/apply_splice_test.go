@@ -234,3 +234,30 @@ func TestEditValues(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// FuzzApplyYAML: whatever the document and the patch, ApplyYAML does not
+// panic, and what it writes reads as the whole-document merge.
+func FuzzApplyYAML(f *testing.F) {
+	for _, c := range [][2]string{
+		{"apiVersion: v1\nkind: X\nspec:\n  a: [1, 2]\n  b: &x {c: 1}\n  d: *x\n", "spec:\n  a: [3]\n  b: {e: 2}\n"},
+		{"apiVersion: v1\nkind: X\nspec:\n  list:\n  - name: a # one\n    v: 1\n  - name: b\n", "spec:\n  list:\n  - name: a\n    v: 2\n  - name: b\n  - name: c\n"},
+		{"apiVersion: v1\nkind: X\nmetadata: {name: x}\nspec:\n  s: |\n    text\n  t: 'q'\n", "spec:\n  s: other\n  t: null\n  u: {v: [1]}\n"},
+		{"apiVersion: v1\r\nkind: X\r\nbase: &b\r\n  k: v\r\nspec:\r\n  <<: *b\r\n  z: 1\r\n", "spec:\n  k: w\n  z: null\n"},
+	} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, doc, patch string) {
+		if len(doc) > 4096 || len(patch) > 1024 {
+			return
+		}
+		e := cluster.Edit{Line: 1, Format: cluster.FormatYAML, Text: patch}
+		if _, err := MergedYAML([]byte(doc), e); err != nil {
+			return
+		}
+		got, err := ApplyYAML([]byte(doc), e)
+		if err != nil {
+			return
+		}
+		checkOracle(t, doc, got, e)
+	})
+}
