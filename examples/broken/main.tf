@@ -1,6 +1,6 @@
-# An EKS cluster with Karpenter, written the way many teams write it — and broken in
-# every way eksdoctor knows. `eksdoctor check examples/broken` explains each
-# problem; examples/fixed is the same configuration with every fix applied.
+# An EKS cluster with Karpenter, written the way many teams write it. examples/broken
+# has one mistake of each kind eksdoctor knows (`eksdoctor check examples/broken`
+# explains each); examples/fixed is what `eksdoctor fix examples/broken` makes of it.
 
 provider "aws" {
   region = local.region

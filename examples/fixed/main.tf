@@ -1,5 +1,6 @@
-# examples/broken with every fix eksdoctor proposes applied: `eksdoctor check
-# examples/fixed` reports nothing.
+# An EKS cluster with Karpenter, written the way many teams write it. examples/broken
+# has one mistake of each kind eksdoctor knows (`eksdoctor check examples/broken`
+# explains each); examples/fixed is what `eksdoctor fix examples/broken` makes of it.
 
 provider "aws" {
   region = local.region
@@ -37,14 +38,25 @@ module "eks" {
   subnet_ids = module.vpc.private_subnets
 
   cluster_addons = {
-    # CoreDNS must run before Karpenter can launch anything: tolerate the taint of
-    # the node group that exists from the start, keeping the add-on's defaults.
-    coredns = {
+    # CoreDNS keeps its default tolerations, which do not include the taint of the
+    # only node group; the Karpenter chart resolves names through cluster DNS.
+    coredns                = {
       configuration_values = jsonencode({
         tolerations = [
-          { key = "CriticalAddonsOnly", operator = "Exists" },
-          { key = "node-role.kubernetes.io/control-plane", effect = "NoSchedule" },
-          { key = "karpenter.sh/controller", operator = "Exists", effect = "NoSchedule" },
+          {
+            key      = "CriticalAddonsOnly"
+            operator = "Exists"
+          },
+          {
+            key    = "node-role.kubernetes.io/control-plane"
+            effect = "NoSchedule"
+          },
+          {
+            key      = "karpenter.sh/controller"
+            operator = "Equal"
+            value    = "true"
+            effect   = "NoSchedule"
+          },
         ]
       })
     }
@@ -127,7 +139,12 @@ resource "helm_release" "karpenter" {
     settings:
       clusterName: ${module.eks.cluster_name}
       clusterEndpoint: ${module.eks.cluster_endpoint}
+      interruptionQueueName: ${module.karpenter.queue_name}
+    EOT
+    , <<-EOT
+    settings:
       interruptionQueue: ${module.karpenter.queue_name}
+      interruptionQueueName: null
     EOT
   ]
 }
@@ -137,9 +154,23 @@ resource "helm_release" "aws_ebs_csi_driver" {
   name       = "aws-ebs-csi-driver"
   repository = "https://kubernetes-sigs.github.io/aws-ebs-csi-driver"
   chart      = "aws-ebs-csi-driver"
-  version    = "2.36.0"
+  version    = "2.10.1"
 
   depends_on = [module.eks]
+  values     = [
+    <<-EOT
+    node:
+      tolerateAllTaints: true
+    EOT
+    , <<-EOT
+    node:
+      tolerations:
+        - key: karpenter.sh/controller
+          operator: Equal
+          value: "true"
+          effect: NoSchedule
+    EOT
+  ]
 }
 
 resource "kubectl_manifest" "karpenter_node_class" {
@@ -152,19 +183,18 @@ resource "kubectl_manifest" "karpenter_node_class" {
       amiSelectorTerms:
         - alias: al2023@latest
       role: ${module.karpenter.node_iam_role_name}
-      kubelet:
-        maxPods: 110
       subnetSelectorTerms:
         - tags:
             karpenter.sh/discovery: ${module.eks.cluster_name}
       securityGroupSelectorTerms:
         - tags:
             karpenter.sh/discovery: ${module.eks.cluster_name}
+      kubelet:
+        maxPods: 110
   YAML
 
-  # Destroy waits for Karpenter to remove the finalizer.
-  wait       = true
   depends_on = [helm_release.karpenter]
+  wait       = true
 }
 
 resource "kubectl_manifest" "karpenter_node_pool" {
@@ -175,9 +205,6 @@ resource "kubectl_manifest" "karpenter_node_pool" {
       name: default
     spec:
       template:
-        metadata:
-          labels:
-            workload: web
         spec:
           nodeClassRef:
             group: karpenter.k8s.aws
@@ -190,13 +217,17 @@ resource "kubectl_manifest" "karpenter_node_pool" {
             - key: karpenter.sh/capacity-type
               operator: In
               values: ["spot", "on-demand"]
+        metadata:
+          labels:
+            workload: web
       limits:
         cpu: 1000
       disruption:
         consolidationPolicy: WhenEmptyOrUnderutilized
         consolidateAfter: 1m
   YAML
-
-  wait       = true
-  depends_on = [kubectl_manifest.karpenter_node_class]
+  depends_on = [
+    kubectl_manifest.karpenter_node_class,
+  ]
+  wait = true
 }

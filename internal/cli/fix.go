@@ -120,15 +120,7 @@ func writePlan(w io.Writer, paint bool, plan *fixplan.Plan, diff bool) {
 	var b strings.Builder
 	if diff {
 		for _, f := range plan.Files {
-			ud := difflib.UnifiedDiff{
-				A: difflib.SplitLines(string(f.Before)), B: difflib.SplitLines(string(f.After)),
-				FromFile: "a/" + filepath.ToSlash(f.Path), ToFile: "b/" + filepath.ToSlash(f.Path), Context: 3,
-			}
-			text, err := difflib.GetUnifiedDiffString(ud)
-			if err != nil {
-				continue
-			}
-			b.WriteString(report.Block(text))
+			b.WriteString(report.Block(unifiedDiff(filepath.ToSlash(f.Path), f.Before, f.After)))
 		}
 		if len(plan.Files) > 0 {
 			b.WriteString("\n")
@@ -162,6 +154,64 @@ func writePlan(w io.Writer, paint bool, plan *fixplan.Plan, diff bool) {
 		}
 	}
 	io.WriteString(w, report.Guard(b.String()))
+}
+
+// unifiedDiff is the unified diff (3 lines of context) of a file's change.
+// Lines that occur often (a closing brace) are matched like any other, so an
+// insertion before the last brace of a file shows as an insertion.
+func unifiedDiff(path string, before, after []byte) string {
+	a, b := diffLines(before), diffLines(after)
+	var out strings.Builder
+	m := difflib.NewMatcherWithJunk(a, b, false, nil)
+	for i, g := range m.GetGroupedOpCodes(3) {
+		if i == 0 {
+			fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", path, path)
+		}
+		first, last := g[0], g[len(g)-1]
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", diffRange(first.I1, last.I2), diffRange(first.J1, last.J2))
+		for _, c := range g {
+			if c.Tag == 'e' {
+				for _, l := range a[c.I1:c.I2] {
+					out.WriteString(" " + l)
+				}
+				continue
+			}
+			if c.Tag == 'r' || c.Tag == 'd' {
+				for _, l := range a[c.I1:c.I2] {
+					out.WriteString("-" + l)
+				}
+			}
+			if c.Tag == 'r' || c.Tag == 'i' {
+				for _, l := range b[c.J1:c.J2] {
+					out.WriteString("+" + l)
+				}
+			}
+		}
+	}
+	return out.String()
+}
+
+// diffLines splits content into lines that each end with a newline.
+func diffLines(content []byte) []string {
+	lines := strings.SplitAfter(string(content), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
+
+// diffRange is a hunk's range as unified diffs write it.
+func diffRange(start, stop int) string {
+	switch n := stop - start; n {
+	case 1:
+		return fmt.Sprintf("%d", start+1)
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	default:
+		return fmt.Sprintf("%d,%d", start+1, n)
+	}
 }
 
 func findingName(f lint.Finding) string {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/manifest"
 )
 
 // HCL edits (cluster.FormatHCL) change Terraform files the way a user would: by
@@ -41,7 +42,9 @@ import (
 // Edit.Line == 0 appends Text to the end of the file: new resources, such as an
 // aws_eks_access_entry.
 //
-// The result must parse; it is then formatted like `terraform fmt`.
+// The result must parse. The file is never formatted as a whole: only the
+// text an edit adds is formatted, then indented to where it goes (see
+// apply_snippet.go).
 //
 // Helm values edits (cluster.FormatValues) are a YAML document to merge into a
 // release's values, the way Helm merges values files: maps key by key, every
@@ -54,6 +57,17 @@ import (
 // ApplyHelmValues merges a values document into a release's values
 // (cluster.FormatValues).
 func ApplyHelmValues(content []byte, e cluster.Edit) ([]byte, error) {
+	return applyHelmValues(content, e, false)
+}
+
+// SpliceHelmValues is ApplyHelmValues that fails, rather than render a values
+// file whole, when the file cannot be changed in place. Tests use it to prove
+// that fixes are minimal edits.
+func SpliceHelmValues(content []byte, e cluster.Edit) ([]byte, error) {
+	return applyHelmValues(content, e, true)
+}
+
+func applyHelmValues(content []byte, e cluster.Edit, strict bool) ([]byte, error) {
 	var patch map[string]any
 	if err := yaml.Unmarshal([]byte(e.Text), &patch); err != nil {
 		return nil, fmt.Errorf("values are not YAML: %w", err)
@@ -63,7 +77,14 @@ func ApplyHelmValues(content []byte, e cluster.Edit) ([]byte, error) {
 		if err := yaml.Unmarshal(content, &doc); err != nil {
 			return nil, fmt.Errorf("the values file is not YAML: %w", err)
 		}
-		out, err := yaml.Marshal(cluster.MergePatch(doc, patch))
+		want := cluster.MergePatch(doc, patch)
+		if out, ok := manifest.EditValues(content, want, e.Text); ok {
+			return out, nil
+		}
+		if strict {
+			return nil, errWhole
+		}
+		out, err := yaml.Marshal(want)
 		if err != nil {
 			return nil, fmt.Errorf("render values: %w", err)
 		}
@@ -81,43 +102,77 @@ func ApplyHelmValues(content []byte, e cluster.Edit) ([]byte, error) {
 	if strings.Contains("\n"+doc+"\n", "\nEOT\n") {
 		return nil, fmt.Errorf("the values contain the heredoc marker EOT")
 	}
-	heredoc := "<<-EOT\n" + doc + "\nEOT\n"
 	var rep replacement
 	if old, ok := block.Body.Attributes["values"]; ok {
 		if tup, ok := old.Expr.(*hclsyntax.TupleConsExpr); ok {
-			// After the last element and a comma. A heredoc's closing marker must
-			// stay alone on its line, so the comma goes on the next one.
-			at := tup.SrcRange.Start.Byte + 1
-			sep := ""
-			if n := len(tup.Exprs); n > 0 {
-				at = tup.Exprs[n-1].Range().End.Byte
-				j := at
-				for j < len(content) && (content[j] == ' ' || content[j] == '\t' || content[j] == '\n' || content[j] == '\r') {
-					j++
-				}
-				if j < len(content) && content[j] == ',' {
-					at = j + 1
-				} else {
-					sep = "\n,"
-				}
-			}
-			text := sep + "\n" + strings.TrimSuffix(heredoc, "\n")
-			if at >= len(content) || (content[at] != '\n' && content[at] != '\r') {
-				text += "\n"
-			}
-			rep = replacement{at, at, text}
+			rep = appendHeredoc(content, old, tup, doc)
 		} else {
 			r := old.Expr.Range()
-			rep = replacement{r.Start.Byte, r.End.Byte, "concat(" + string(content[r.Start.Byte:r.End.Byte]) + ", [\n" + heredoc + "])"}
+			rep = replacement{r.Start.Byte, r.End.Byte, expression("concat("+string(content[r.Start.Byte:r.End.Byte])+", [\n<<-EOT\n"+doc+"\nEOT\n])", lineIndent(content, r.Start.Byte))}
 		}
 	} else {
-		rep = insertBefore(content, block.Body.SrcRange.End.Byte-1, []string{"values = [\n" + heredoc + "]"})
+		rep = insertBefore(content, block.Body.SrcRange.Start.Byte, block.Body.SrcRange.End.Byte-1, []string{"values = [\n<<-EOT\n" + doc + "\nEOT\n]"})
 	}
 	out, err := replace(content, []replacement{rep})
 	if err != nil {
 		return nil, err
 	}
 	return finishHCL(out)
+}
+
+// appendHeredoc adds a <<-EOT heredoc holding doc as the last element of the
+// tuple tup (the value of attribute a), its content indented as the elements
+// are. After an element that is a heredoc, whose closing marker must stay
+// alone on its line, the comma starts the new element's line: `, <<-EOT`.
+func appendHeredoc(content []byte, a *hclsyntax.Attribute, tup *hclsyntax.TupleConsExpr, doc string) replacement {
+	attrIndent := lineIndent(content, a.SrcRange.Start.Byte)
+	indent := attrIndent + "  "
+	if n := len(tup.Exprs); n > 0 {
+		first := tup.Exprs[0].Range().Start.Byte
+		if startsLine(content, first) {
+			indent = lineIndent(content, first)
+		}
+	}
+	var body strings.Builder
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.TrimSpace(l) != "" {
+			body.WriteString(indent + l)
+		}
+		body.WriteString("\n")
+	}
+	heredoc := "<<-EOT\n" + body.String() + indent + "EOT"
+	at := tup.SrcRange.Start.Byte + 1
+	text := "\n" + indent + heredoc
+	if n := len(tup.Exprs); n > 0 {
+		last := tup.Exprs[n-1]
+		at = last.Range().End.Byte
+		j := at
+		for j < len(content) && (content[j] == ' ' || content[j] == '\t' || content[j] == '\n' || content[j] == '\r') {
+			j++
+		}
+		switch {
+		case j < len(content) && content[j] == ',':
+			at = j + 1
+		case bytes.HasPrefix(content[last.Range().Start.Byte:], []byte("<<")):
+			text = "\n" + indent + ", " + heredoc
+		default:
+			text = "," + text
+		}
+	}
+	if at >= len(content) || (content[at] != '\n' && content[at] != '\r') {
+		text += "\n" + attrIndent
+	}
+	return replacement{at, at, text}
+}
+
+// startsLine reports whether only blanks precede pos on its line.
+func startsLine(content []byte, pos int) bool {
+	for i := pos - 1; i >= 0 && content[i] != '\n'; i-- {
+		if content[i] != ' ' && content[i] != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // looksLikeHCL tells Terraform files from YAML values files.
@@ -139,6 +194,20 @@ type replacement struct {
 // ApplyHCL applies an HCL edit (cluster.FormatHCL) to a Terraform file's
 // content.
 func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
+	return applyHCL(content, e, false)
+}
+
+// SpliceHCL is ApplyHCL that fails, rather than replace a heredoc of YAML
+// whole, when the new document cannot be written by splices of the old one.
+// Tests use it to prove that fixes are minimal edits.
+func SpliceHCL(content []byte, e cluster.Edit) ([]byte, error) {
+	return applyHCL(content, e, true)
+}
+
+// errWhole says that a strict apply would have to rewrite a document whole.
+var errWhole = fmt.Errorf("the change cannot be made in place")
+
+func applyHCL(content []byte, e cluster.Edit, strict bool) ([]byte, error) {
 	editSrc := []byte(e.Text)
 	if e.Line == 0 {
 		out := append([]byte{}, content...)
@@ -146,7 +215,7 @@ func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
 			out = append(out, '\n')
 		}
 		out = append(out, '\n')
-		out = append(out, bytes.TrimSpace(editSrc)...)
+		out = append(out, snippet(string(editSrc), "", true)...)
 		out = append(out, '\n')
 		return finishHCL(out)
 	}
@@ -164,10 +233,10 @@ func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
 		if obj == nil {
 			return nil, fmt.Errorf("no block or map entry starts at line %d", e.Line)
 		}
-		return applyToEntry(content, obj, editSrc, ebody)
+		return applyToEntry(content, obj, editSrc, ebody, strict)
 	}
 	var reps []replacement
-	insertAt := block.Body.SrcRange.End.Byte - 1 // the closing brace
+	open, insertAt := block.Body.SrcRange.Start.Byte, block.Body.SrcRange.End.Byte-1 // the braces
 	var inserts []string
 	attrs := make([]*hclsyntax.Attribute, 0, len(ebody.Attributes))
 	for _, a := range ebody.Attributes {
@@ -184,7 +253,7 @@ func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
 			start, end := lineSpan(content, old.SrcRange.Start.Byte, old.SrcRange.End.Byte)
 			reps = append(reps, replacement{start, end, ""})
 		default:
-			r, err := setHCLValue(content, old.Expr, editSrc, na.Expr)
+			r, err := setHCLValue(content, old.Expr, editSrc, na.Expr, strict)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", na.Name, err)
 			}
@@ -195,7 +264,7 @@ func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
 		inserts = append(inserts, source(editSrc, nb.Range()))
 	}
 	if len(inserts) > 0 {
-		reps = append(reps, insertBefore(content, insertAt, inserts))
+		reps = append(reps, insertBefore(content, open, insertAt, inserts))
 	}
 	out, err := replace(content, reps)
 	if err != nil {
@@ -205,7 +274,7 @@ func ApplyHCL(content []byte, e cluster.Edit) ([]byte, error) {
 }
 
 // applyToEntry applies an edit body to a map entry's object value.
-func applyToEntry(content []byte, obj *hclsyntax.ObjectConsExpr, editSrc []byte, ebody *hclsyntax.Body) ([]byte, error) {
+func applyToEntry(content []byte, obj *hclsyntax.ObjectConsExpr, editSrc []byte, ebody *hclsyntax.Body, strict bool) ([]byte, error) {
 	if len(ebody.Blocks) > 0 {
 		return nil, fmt.Errorf("a map entry takes no blocks")
 	}
@@ -232,7 +301,7 @@ func applyToEntry(content []byte, obj *hclsyntax.ObjectConsExpr, editSrc []byte,
 			start, end := itemSpan(content, obj.Items[idx])
 			reps = append(reps, replacement{start, end, ""})
 		default:
-			r, err := setHCLValue(content, obj.Items[idx].ValueExpr, editSrc, na.Expr)
+			r, err := setHCLValue(content, obj.Items[idx].ValueExpr, editSrc, na.Expr, strict)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", na.Name, err)
 			}
@@ -240,7 +309,7 @@ func applyToEntry(content []byte, obj *hclsyntax.ObjectConsExpr, editSrc []byte,
 		}
 	}
 	if len(inserts) > 0 {
-		reps = append(reps, insertBefore(content, obj.SrcRange.End.Byte-1, inserts))
+		reps = append(reps, insertBefore(content, obj.SrcRange.Start.Byte, obj.SrcRange.End.Byte-1, inserts))
 	}
 	out, err := replace(content, reps)
 	if err != nil {
@@ -315,12 +384,18 @@ func isNull(e hclsyntax.Expression) bool {
 func source(src []byte, r hcl.Range) string { return string(src[r.Start.Byte:r.End.Byte]) }
 
 // setValue replaces an existing value by a new one, merging object constructors.
-func setHCLValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hclsyntax.Expression) ([]replacement, error) {
+func setHCLValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hclsyntax.Expression, strict bool) ([]replacement, error) {
 	oo, okOld := old.(*hclsyntax.ObjectConsExpr)
 	no, okNew := nu.(*hclsyntax.ObjectConsExpr)
 	if !okOld || !okNew {
 		r := old.Range()
-		return []replacement{{r.Start.Byte, r.End.Byte, source(editSrc, nu.Range())}}, nil
+		if rep, ok := spliceHeredoc(content, old, editSrc, nu); ok {
+			return []replacement{rep}, nil
+		}
+		if strict && yamlHeredoc(content, old) && yamlHeredoc(editSrc, nu) {
+			return nil, errWhole
+		}
+		return []replacement{{r.Start.Byte, r.End.Byte, expression(source(editSrc, nu.Range()), lineIndent(content, r.Start.Byte))}}, nil
 	}
 	var reps []replacement
 	var inserts []string
@@ -344,7 +419,7 @@ func setHCLValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hc
 			start, end := itemSpan(content, oo.Items[idx])
 			reps = append(reps, replacement{start, end, ""})
 		default:
-			r, err := setHCLValue(content, oo.Items[idx].ValueExpr, editSrc, item.ValueExpr)
+			r, err := setHCLValue(content, oo.Items[idx].ValueExpr, editSrc, item.ValueExpr, strict)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
@@ -352,7 +427,7 @@ func setHCLValue(content []byte, old hclsyntax.Expression, editSrc []byte, nu hc
 		}
 	}
 	if len(inserts) > 0 {
-		reps = append(reps, insertBefore(content, oo.SrcRange.End.Byte-1, inserts))
+		reps = append(reps, insertBefore(content, oo.SrcRange.Start.Byte, oo.SrcRange.End.Byte-1, inserts))
 	}
 	return reps, nil
 }
@@ -374,25 +449,29 @@ func objectKey(e hclsyntax.Expression) (string, bool) {
 	return v.AsString(), true
 }
 
-// insertBefore inserts lines before a closing brace at pos, each on its own line.
-func insertBefore(content []byte, pos int, lines []string) replacement {
-	var b bytes.Buffer
+// insertBefore inserts texts before the closing brace at pos of the braces
+// that open at open, each on its own lines, formatted and indented as the
+// other lines inside the braces are.
+func insertBefore(content []byte, open, pos int, texts []string) replacement {
+	var b strings.Builder
 	// Start on a fresh line unless the brace already starts one.
 	i := pos - 1
 	for i >= 0 && (content[i] == ' ' || content[i] == '\t') {
 		i--
 	}
-	at := pos
+	at, end, closing := pos, pos, ""
 	if i >= 0 && content[i] == '\n' {
-		at = i + 1
+		at, end = i+1, i+1
 	} else {
+		at = i + 1
 		b.WriteByte('\n')
+		closing = lineIndent(content, open)
 	}
-	for _, l := range lines {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	return replacement{at, at, b.String()}
+	indent := bodyIndent(content, open, pos)
+	b.WriteString(alignAfter(content, at, indent, snippet(strings.Join(texts, "\n"), indent, true)))
+	b.WriteByte('\n')
+	b.WriteString(closing)
+	return replacement{at, end, b.String()}
 }
 
 // itemSpan is the text of one map entry with its separating comma.
@@ -443,7 +522,7 @@ func replace(content []byte, reps []replacement) ([]byte, error) {
 	return out, nil
 }
 
-// finishHCL checks that the result parses and formats it.
+// finishHCL checks that the result parses.
 func finishHCL(out []byte) ([]byte, error) {
 	if _, diags := hclwrite.ParseConfig(out, "result.tf", hcl.InitialPos); diags.HasErrors() {
 		return nil, fmt.Errorf("the edited file does not parse: %s", diags.Error())
@@ -451,7 +530,7 @@ func finishHCL(out []byte) ([]byte, error) {
 	if _, diags := hclsyntax.ParseConfig(out, "result.tf", hcl.InitialPos); diags.HasErrors() {
 		return nil, fmt.Errorf("the edited file does not parse: %s", diags.Error())
 	}
-	return hclwrite.Format(out), nil
+	return out, nil
 }
 
 // parseBody parses HCL native syntax; failed starts the error of a text that

@@ -102,7 +102,7 @@ func TestApplyHCL(t *testing.T) {
 			name: "remove an argument and a map entry",
 			in:   eksModule,
 			edit: cluster.Edit{Line: 1, Text: "version = null\nfargate_profiles = { kube-system = null }\n"},
-			want: strings.Replace(strings.Replace(eksModule, "  source  = \"terraform-aws-modules/eks/aws\"\n  version = \"~> 20.0\"\n", "  source = \"terraform-aws-modules/eks/aws\"\n", 1), `    kube-system = {
+			want: strings.Replace(strings.Replace(eksModule, "  source  = \"terraform-aws-modules/eks/aws\"\n  version = \"~> 20.0\"\n", "  source  = \"terraform-aws-modules/eks/aws\"\n", 1), `    kube-system = {
       selectors = [{ namespace = "kube-system" }]
     }
 `, "", 1),
@@ -131,7 +131,7 @@ func TestApplyHCL(t *testing.T) {
 			name: "replace a heredoc",
 			in:   eksModule,
 			edit: cluster.Edit{Line: 18, Text: "values = [\n  <<-EOT\n  settings:\n    clusterName: demo\n  EOT\n]\n"},
-			want: strings.Replace(eksModule, "  values = [\n    <<-EOT\n    settings:\n      clusterName: ${module.eks.cluster_name}\n    EOT\n  ]", "  values = [\n    <<-EOT\n  settings:\n    clusterName: demo\n  EOT\n  ]", 1),
+			want: strings.Replace(eksModule, "  values = [\n    <<-EOT\n    settings:\n      clusterName: ${module.eks.cluster_name}\n    EOT\n  ]", "  values = [\n    <<-EOT\n    settings:\n      clusterName: demo\n    EOT\n  ]", 1),
 		},
 		{
 			name: "append a resource",
@@ -147,7 +147,7 @@ func TestApplyHCL(t *testing.T) {
         { namespace = "karpenter" }
       ]
     }`, `      selectors = [{ namespace = "kube-system" }]
-      name      = "karpenter"
+      name = "karpenter"
     }`, 1),
 		},
 		{
@@ -206,19 +206,19 @@ func TestApplyHelmValues(t *testing.T) {
 			name: "append a document to the values list",
 			in:   eksModule,
 			edit: cluster.Edit{Line: 18, Text: "tolerations:\n- key: CriticalAddonsOnly\n  operator: Exists\n"},
-			want: strings.Replace(eksModule, "    EOT\n  ]\n", "    EOT\n    ,\n    <<-EOT\ntolerations:\n- key: CriticalAddonsOnly\n  operator: Exists\nEOT\n  ]\n", 1),
+			want: strings.Replace(eksModule, "    EOT\n  ]\n", "    EOT\n    , <<-EOT\n    tolerations:\n    - key: CriticalAddonsOnly\n      operator: Exists\n    EOT\n  ]\n", 1),
 		},
 		{
 			name: "add a values list",
 			in:   "resource \"helm_release\" \"x\" {\n  chart = \"karpenter\"\n}\n",
 			edit: cluster.Edit{Line: 1, Text: "replicas: 1\n"},
-			want: "resource \"helm_release\" \"x\" {\n  chart = \"karpenter\"\n  values = [\n    <<-EOT\nreplicas: 1\nEOT\n  ]\n}\n",
+			want: "resource \"helm_release\" \"x\" {\n  chart = \"karpenter\"\n  values = [\n    <<-EOT\n    replicas: 1\n    EOT\n  ]\n}\n",
 		},
 		{
 			name: "values from an expression",
 			in:   "resource \"helm_release\" \"x\" {\n  values = local.values\n}\n",
 			edit: cluster.Edit{Line: 1, Text: "replicas: 1\n"},
-			want: "resource \"helm_release\" \"x\" {\n  values = concat(local.values, [\n    <<-EOT\nreplicas: 1\nEOT\n  ])\n}\n",
+			want: "resource \"helm_release\" \"x\" {\n  values = concat(local.values, [\n    <<-EOT\n    replicas: 1\n    EOT\n  ])\n}\n",
 		},
 		{
 			name: "merge into a values file",
