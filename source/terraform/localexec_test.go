@@ -29,6 +29,8 @@ func files(m map[string]string) execReader {
 		if len(out) == 0 {
 			return nil, errors.New("no such file")
 		}
+		// In path order, as the loader's reader gives them.
+		sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 		return out, nil
 	}
 }
