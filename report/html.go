@@ -9,7 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // A report to look at: one self-contained HTML file (styles and a small
@@ -24,7 +24,7 @@ type HTMLCluster struct {
 	// Workloads are the workloads' placements, one Explanation each.
 	Workloads []Explanation
 	// Teardown is the cluster's teardown plan; nil to leave it out.
-	Teardown *sim.Plan
+	Teardown *teardown.Plan
 	// Inputs are the files the cluster was read from.
 	Inputs []string
 }
@@ -447,7 +447,7 @@ func parseRef(s string) cluster.ObjectRef {
 // listing its items, an arrow from each step to the next, items with a
 // hazard in red and linked to their finding, and a dashed red arrow from an
 // item to the one Terraform may destroy before it.
-func writeTeardownSVG(b *strings.Builder, id int, plan *sim.Plan, findings []lint.Finding, cname string, anchor map[string]string) {
+func writeTeardownSVG(b *strings.Builder, id int, plan *teardown.Plan, findings []lint.Finding, cname string, anchor map[string]string) {
 	h := html.EscapeString
 	steps, edges := teardownGraph(plan, findings)
 	const width, lineH, pad, gap, left = 760, 18, 10, 34, 40
