@@ -58,6 +58,9 @@ type Resource struct {
 	// Commands are what the resource's destroy-time commands (local-exec
 	// provisioners with when = destroy) remove.
 	Commands []Command
+	// Destroy is what the Terraform loader knows of what the resource is and
+	// how terraform destroy removes it (Destroy.Kind 0 when nothing particular).
+	Destroy Destroy
 }
 
 // ModulePart is a set of resources inside a module call that eksdoctor models

@@ -27,6 +27,25 @@ type Addressing interface {
 	// ConfigFile reports whether a file is a Terraform configuration file
 	// (as opposed to a plan, a values file, a manifest).
 	ConfigFile(file string) bool
+	// Owner is the graph node that stands for an instance address (a model
+	// entry's): its resource without instance keys, or else the innermost
+	// module call of g that holds it; "" when none does.
+	Owner(g *Graph, addr string) string
+	// Same reports whether two addresses or references name the same
+	// configuration address.
+	Same(a, b string) bool
+	// Within reports whether addr is inside the module call `call`, at any
+	// depth.
+	Within(addr, call string) bool
+	// Depth is how many module calls an address is nested in: 0 for a
+	// resource or module call of the root module.
+	Depth(addr string) int
+	// Ref names the resource or module call at an address as the object of a
+	// finding: kind "module" and the call's name for a module call of the
+	// root module, the resource type and name for a root resource, the
+	// resource type and the whole address inside a module; false when the
+	// address is none of these.
+	Ref(addr string) (ObjectRef, bool)
 }
 
 // The Graph methods below ask the graph's Addressing; on a nil graph, or one
@@ -81,4 +100,38 @@ func (g *Graph) ConfigAddress(addr string) string {
 // (Addressing.ConfigFile).
 func (g *Graph) InConfig(file string) bool {
 	return g != nil && g.Addressing != nil && g.Addressing.ConfigFile(file)
+}
+
+// OwnerOf is Addressing.Owner.
+func (g *Graph) OwnerOf(addr string) string {
+	if g == nil || g.Addressing == nil || addr == "" {
+		return ""
+	}
+	return g.Addressing.Owner(g, addr)
+}
+
+// Same is Addressing.Same; false without Addressing.
+func (g *Graph) Same(a, b string) bool {
+	return g != nil && g.Addressing != nil && g.Addressing.Same(a, b)
+}
+
+// Within is Addressing.Within; false without Addressing.
+func (g *Graph) Within(addr, call string) bool {
+	return g != nil && g.Addressing != nil && g.Addressing.Within(addr, call)
+}
+
+// Depth is Addressing.Depth; -1 without Addressing.
+func (g *Graph) Depth(addr string) int {
+	if g == nil || g.Addressing == nil {
+		return -1
+	}
+	return g.Addressing.Depth(addr)
+}
+
+// RefOf is Addressing.Ref; false without Addressing.
+func (g *Graph) RefOf(addr string) (ObjectRef, bool) {
+	if g == nil || g.Addressing == nil {
+		return ObjectRef{}, false
+	}
+	return g.Addressing.Ref(addr)
 }

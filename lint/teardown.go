@@ -5,7 +5,8 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
+	"github.com/eksdoctor/eksdoctor/write"
 )
 
 var teardownOrder = &Check{
@@ -37,7 +38,7 @@ var teardownOrphans = &Check{
 // reportTeardown reports the hazards of the teardown plan: ordering hazards for
 // teardown-order, the others for teardown-orphans.
 func reportTeardown(p *Pass, order bool) {
-	plan := p.Sim.Teardown()
+	plan := teardown.New(p.Sim)
 	for _, h := range plan.Hazards {
 		if h.Kind.Order() != order {
 			continue
@@ -47,9 +48,9 @@ func reportTeardown(p *Pass, order bool) {
 			Origin:  h.Subject.Origin,
 			Summary: hazardSummary(plan, h),
 			Detail:  hazardDetail(plan, h),
-			Fix:     hazardFix(plan, h),
+			Fix:     hazardFix(p.Model, plan, h),
 		}
-		if h.Kind == sim.HazardPoolAfterClass {
+		if h.Kind == teardown.HazardPoolAfterClass {
 			f.Severity = Warning
 		}
 		p.Report(f)
@@ -58,43 +59,37 @@ func reportTeardown(p *Pass, order bool) {
 
 // hazardObject names the Kubernetes object a hazard is about, or the Terraform
 // resource when it creates none the model knows.
-func hazardObject(m *cluster.Model, it sim.Item) cluster.ObjectRef {
+func hazardObject(m *cluster.Model, it teardown.Item) cluster.ObjectRef {
 	if len(it.Objects) > 0 {
 		return it.Objects[0]
 	}
 	if it.Address != "" {
-		parts := strings.Split(it.Address, ".")
-		switch {
-		case len(parts) == 2 && parts[0] == "module":
-			return cluster.ObjectRef{Kind: "module", Name: parts[1]}
-		case len(parts) == 2:
-			return cluster.ObjectRef{Kind: parts[0], Name: parts[1]}
-		case len(parts) > 2:
-			return cluster.ObjectRef{Kind: parts[len(parts)-2], Name: it.Address}
+		if ref, ok := m.Terraform.RefOf(it.Address); ok {
+			return ref
 		}
 	}
 	return cluster.ObjectRef{Kind: "Item", Name: it.Name}
 }
 
-func hazardSummary(plan *sim.Plan, h sim.Hazard) string {
+func hazardSummary(plan *teardown.Plan, h teardown.Hazard) string {
 	switch h.Kind {
-	case sim.HazardCRBeforeController:
+	case teardown.HazardCRBeforeController:
 		return fmt.Sprintf("terraform destroy can remove the Karpenter controller (%s) before %s, which it must finalize", targetNames(h), h.Subject.Name)
-	case sim.HazardControllerBeforeAWS:
+	case teardown.HazardControllerBeforeAWS:
 		return fmt.Sprintf("terraform destroy can remove the Karpenter controller's IAM permissions (%s) before %s, which needs them to finalize nodes", targetNames(h), h.Subject.Name)
-	case sim.HazardControllerBeforeCompute:
+	case teardown.HazardControllerBeforeCompute:
 		return fmt.Sprintf("terraform destroy can remove %s, where the Karpenter controller runs, before %s", targetNames(h), h.Subject.Name)
-	case sim.HazardCRBeforeNetwork:
+	case teardown.HazardCRBeforeNetwork:
 		return fmt.Sprintf("terraform destroy can delete the NAT gateways and routes (%s) while Karpenter still drains and terminates the nodes of %s", targetNames(h), h.Subject.Name)
-	case sim.HazardPoolAfterClass:
+	case teardown.HazardPoolAfterClass:
 		return fmt.Sprintf("terraform destroy can remove the EC2NodeClass (%s) before the NodePool %s", targetNames(h), h.Subject.Name)
-	case sim.HazardNoWait:
+	case teardown.HazardNoWait:
 		return fmt.Sprintf("%s: terraform destroy does not wait for Karpenter to finalize %s", h.Subject.Name, objectList(h.Subject))
-	case sim.HazardApplyOnly:
+	case teardown.HazardApplyOnly:
 		return fmt.Sprintf("%s: apply_only = true, terraform destroy never deletes %s", h.Subject.Name, objectList(h.Subject))
-	case sim.HazardForceNew:
+	case teardown.HazardForceNew:
 		return fmt.Sprintf("%s: force_new = true, every change recreates %s and drains all its nodes at once", h.Subject.Name, objectList(h.Subject))
-	case sim.HazardOutOfBand:
+	case teardown.HazardOutOfBand:
 		if h.Subject.Manager == cluster.ManagerCommand {
 			return fmt.Sprintf("%s is applied by a command Terraform does not track and no destroy-time command deletes it: %s leaves its nodes running", objectList(h.Subject), toolDestroy(plan.Tool))
 		}
@@ -110,7 +105,7 @@ func toolDestroy(tool string) string {
 	return tool + " destroy"
 }
 
-func targetNames(h sim.Hazard) string {
+func targetNames(h teardown.Hazard) string {
 	var out []string
 	for _, t := range h.Targets {
 		out = append(out, t.Name)
@@ -118,7 +113,7 @@ func targetNames(h sim.Hazard) string {
 	return strings.Join(out, ", ")
 }
 
-func objectList(it sim.Item) string {
+func objectList(it teardown.Item) string {
 	if len(it.Objects) == 0 {
 		return "its objects"
 	}
@@ -130,7 +125,7 @@ func objectList(it sim.Item) string {
 }
 
 // hazardDetail explains the hazard and places it in the safe order.
-func hazardDetail(plan *sim.Plan, h sim.Hazard) string {
+func hazardDetail(plan *teardown.Plan, h teardown.Hazard) string {
 	var b strings.Builder
 	b.WriteString(h.Message + ".")
 	b.WriteString("\nSafe order for this configuration (eksdoctor teardown prints it with commands):")
@@ -146,15 +141,19 @@ func hazardDetail(plan *sim.Plan, h sim.Hazard) string {
 
 // hazardFix is the Terraform edit that removes the hazard, or for NodePools
 // outside the tool, the commands to run before destroying the cluster.
-func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
-	if e := h.Edit; e != nil {
-		summary := fmt.Sprintf("set %s on %s", strings.TrimSpace(strings.SplitN(e.HCL(), "\n", 2)[0]), e.Address)
-		if e.Attr == "depends_on" {
-			summary = fmt.Sprintf("make %s depend on %s, so that terraform destroy removes %s first", e.Address, targetAddresses(h), e.Address)
+func hazardFix(m *cluster.Model, plan *teardown.Plan, h teardown.Hazard) *Fix {
+	if c := h.Change; c != nil {
+		e, ok := changeEdit(m, *c)
+		if !ok {
+			return nil
 		}
-		return &Fix{Summary: summary, Edits: []Edit{{File: e.Origin.File, Line: e.Origin.Line, Format: FormatHCL, Text: e.HCL()}}}
+		summary := fmt.Sprintf("set %s on %s", strings.TrimSpace(strings.SplitN(e.Text, "\n", 2)[0]), c.Address)
+		if c.Kind == teardown.ChangeDependsOn {
+			summary = fmt.Sprintf("make %s depend on %s, so that terraform destroy removes %s first", c.Address, targetAddresses(h), c.Address)
+		}
+		return &Fix{Summary: summary, Edits: []Edit{e}}
 	}
-	if h.Kind == sim.HazardNoWait && h.Subject.Command != "" && h.Subject.Origin.File != "" {
+	if h.Kind == teardown.HazardNoWait && h.Subject.Command != "" && h.Subject.Origin.File != "" {
 		wait := "kubectl wait --for=delete nodeclaims.karpenter.sh --all --timeout=30m"
 		if onlyObjectKind(h.Subject, "Provisioner") {
 			wait = "kubectl wait --for=delete nodes -l karpenter.sh/provisioner-name --timeout=30m"
@@ -167,11 +166,11 @@ func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
 			Edits:   []Edit{{File: h.Subject.Origin.File, Line: h.Subject.Origin.Line, Format: FormatShell, Text: wait + "\n"}},
 		}
 	}
-	if h.Kind != sim.HazardOutOfBand {
+	if h.Kind != teardown.HazardOutOfBand {
 		return nil
 	}
 	var cmds []string
-	for _, st := range []sim.Stage{sim.StageNodePools, sim.StageNodeClasses} {
+	for _, st := range []teardown.Stage{teardown.StageNodePools, teardown.StageNodeClasses} {
 		if s := plan.Step(st); s != nil {
 			cmds = append(cmds, s.Commands...)
 		}
@@ -191,7 +190,7 @@ func hazardFix(plan *sim.Plan, h sim.Hazard) *Fix {
 	}
 }
 
-func targetAddresses(h sim.Hazard) string {
+func targetAddresses(h teardown.Hazard) string {
 	var out []string
 	for _, t := range h.Targets {
 		out = append(out, t.Key())
@@ -200,11 +199,46 @@ func targetAddresses(h sim.Hazard) string {
 }
 
 // onlyObjectKind reports whether every object of an item is of one kind.
-func onlyObjectKind(it sim.Item, kind string) bool {
+func onlyObjectKind(it teardown.Item, kind string) bool {
 	for _, o := range it.Objects {
 		if o.Kind != kind {
 			return false
 		}
 	}
 	return len(it.Objects) > 0
+}
+
+// changeEdit writes a change of the teardown plan as an edit of the
+// configuration.
+func changeEdit(m *cluster.Model, c teardown.Change) (Edit, bool) {
+	switch c.Kind {
+	case teardown.ChangeDependsOn:
+		return write.DependsOn(m, c.Address, c.DependsOn)
+	case teardown.ChangeWait:
+		return write.DestroyWait(m, c.Address)
+	case teardown.ChangeDelete:
+		return write.DestroyDelete(m, c.Address)
+	case teardown.ChangeInPlace:
+		return write.UpdateInPlace(m, c.Address)
+	}
+	return Edit{}, false
+}
+
+// TeardownEdit is an edit of the Terraform resource at Address that makes
+// terraform destroy follow a teardown plan.
+type TeardownEdit struct {
+	Address string
+	Edit
+}
+
+// TeardownEdits writes the changes of a teardown plan of a model as edits of
+// its configuration, in the plan's order.
+func TeardownEdits(m *cluster.Model, plan *teardown.Plan) []TeardownEdit {
+	var out []TeardownEdit
+	for _, c := range plan.Changes {
+		if e, ok := changeEdit(m, c); ok {
+			out = append(out, TeardownEdit{Address: c.Address, Edit: e})
+		}
+	}
+	return out
 }

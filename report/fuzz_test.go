@@ -12,7 +12,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // FuzzReport writes findings whose every string comes from the fuzzer, as names,
@@ -78,7 +78,7 @@ func FuzzReport(f *testing.F) {
 		var page bytes.Buffer
 		hc := []report.HTMLCluster{{Name: name, Workloads: []report.Explanation{{Object: "Deployment/" + name + "/" + file, Phases: []report.ExplainPhase{
 			{Phase: "steady", Result: "refuses", Sources: []report.ExplainSource{{Kind: "nodepool", Name: name, Result: "refuses", Reasons: []string{summary}}}},
-		}}}, Teardown: &sim.Plan{Tool: "terraform", Steps: []sim.Step{{Stage: sim.StageController, Items: []sim.Item{{Name: name, Origin: fs[0].Origin}}}}}}}
+		}}}, Teardown: &teardown.Plan{Tool: "terraform", Steps: []teardown.Step{{Stage: teardown.StageController, Items: []teardown.Item{{Name: name, Origin: fs[0].Origin}}}}}}}
 		if err := report.HTML(&page, hc, fs, report.Options{}); err != nil {
 			t.Fatal(err)
 		}

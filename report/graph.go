@@ -7,7 +7,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // Graphs for people who paste them into docs and pull requests: the teardown
@@ -31,9 +31,9 @@ type graphStep struct {
 
 // teardownGraph lays out a plan: steps, their items, and the hazard edges
 // (from, to node IDs, label).
-func teardownGraph(plan *sim.Plan, findings []lint.Finding) ([]graphStep, [][3]string) {
+func teardownGraph(plan *teardown.Plan, findings []lint.Finding) ([]graphStep, [][3]string) {
 	ids := map[string]string{} // item key → node ID
-	key := func(it sim.Item) string { return it.Name + "\x00" + it.Origin.String() }
+	key := func(it teardown.Item) string { return it.Name + "\x00" + it.Origin.String() }
 	var steps []graphStep
 	for i, st := range plan.Steps {
 		gs := graphStep{id: fmt.Sprintf("s%d", i+1), title: fmt.Sprintf("%d. %s", i+1, st.Stage.Title())}
@@ -75,7 +75,7 @@ func teardownGraph(plan *sim.Plan, findings []lint.Finding) ([]graphStep, [][3]s
 
 // TeardownDot writes the teardown plan as a Graphviz digraph; name names the
 // cluster when the inputs hold several.
-func TeardownDot(w io.Writer, plan *sim.Plan, findings []lint.Finding, name string) error {
+func TeardownDot(w io.Writer, plan *teardown.Plan, findings []lint.Finding, name string) error {
 	steps, edges := teardownGraph(plan, findings)
 	var b strings.Builder
 	title := teardownTitle(plan, name)
@@ -108,7 +108,7 @@ func TeardownDot(w io.Writer, plan *sim.Plan, findings []lint.Finding, name stri
 
 // teardownTitle is a teardown graph's title; name names the cluster when the
 // inputs hold several.
-func teardownTitle(plan *sim.Plan, name string) string {
+func teardownTitle(plan *teardown.Plan, name string) string {
 	title := "teardown order (" + toolCommand(plan.Tool) + ")"
 	if name != "" {
 		title = name + ": " + title
@@ -132,7 +132,7 @@ func dotString(s string) string {
 }
 
 // TeardownMermaid writes the teardown plan as a Mermaid flowchart.
-func TeardownMermaid(w io.Writer, plan *sim.Plan, findings []lint.Finding, name string) error {
+func TeardownMermaid(w io.Writer, plan *teardown.Plan, findings []lint.Finding, name string) error {
 	steps, edges := teardownGraph(plan, findings)
 	var b strings.Builder
 	title := teardownTitle(plan, name)

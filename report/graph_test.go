@@ -12,19 +12,19 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // plan is a three-step teardown whose NodePool may outlive its controller, with
 // names that try to break out of the graph languages.
-func plan() (*sim.Plan, []lint.Finding) {
-	pool := sim.Item{Name: `kubectl_manifest.pool"] ; evil -> x [label="`, Origin: cluster.Origin{File: "main.tf", Line: 40}}
-	ctrl := sim.Item{Name: "helm_release.karpenter", Origin: cluster.Origin{File: "main.tf", Line: 10}}
-	p := &sim.Plan{Tool: "terraform", Steps: []sim.Step{
-		{Stage: sim.StageNodePools, Items: []sim.Item{pool}},
-		{Stage: sim.StageController, Items: []sim.Item{ctrl}},
-		{Stage: sim.StageCluster, Items: []sim.Item{{Name: "module.eks\n<b>x</b>", Origin: cluster.Origin{File: "main.tf", Line: 1}}}},
-	}, Hazards: []sim.Hazard{{Subject: pool, Targets: []sim.Item{ctrl}}}}
+func plan() (*teardown.Plan, []lint.Finding) {
+	pool := teardown.Item{Name: `kubectl_manifest.pool"] ; evil -> x [label="`, Origin: cluster.Origin{File: "main.tf", Line: 40}}
+	ctrl := teardown.Item{Name: "helm_release.karpenter", Origin: cluster.Origin{File: "main.tf", Line: 10}}
+	p := &teardown.Plan{Tool: "terraform", Steps: []teardown.Step{
+		{Stage: teardown.StageNodePools, Items: []teardown.Item{pool}},
+		{Stage: teardown.StageController, Items: []teardown.Item{ctrl}},
+		{Stage: teardown.StageCluster, Items: []teardown.Item{{Name: "module.eks\n<b>x</b>", Origin: cluster.Origin{File: "main.tf", Line: 1}}}},
+	}, Hazards: []teardown.Hazard{{Subject: pool, Targets: []teardown.Item{ctrl}}}}
 	fs := []lint.Finding{{Check: "teardown-order", Severity: lint.Error, Origin: pool.Origin, Summary: "may be destroyed after its controller"}}
 	return p, fs
 }

@@ -9,7 +9,7 @@ import (
 	"sort"
 
 	"github.com/eksdoctor/eksdoctor/lint"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // A report to look at: one self-contained HTML file (styles and a small
@@ -34,7 +34,7 @@ type HTMLCluster struct {
 	// Workloads are the workloads' placements, one Explanation each.
 	Workloads []Explanation
 	// Teardown is the cluster's teardown plan; nil to leave it out.
-	Teardown *sim.Plan
+	Teardown *teardown.Plan
 	// Inputs are the files the cluster was read from.
 	Inputs []string
 }

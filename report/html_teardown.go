@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/lint"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // The teardown order drawn as SVG: a box per step (top to bottom) listing its
@@ -59,7 +59,7 @@ const (
 
 // teardownDrawing lays out the plan of cluster number id; findings are the
 // cluster's, cname how they name it.
-func teardownDrawing(id int, plan *sim.Plan, findings []lint.Finding, cname string, anchor map[string]string) *htmlTeardown {
+func teardownDrawing(id int, plan *teardown.Plan, findings []lint.Finding, cname string, anchor map[string]string) *htmlTeardown {
 	steps, edges := teardownGraph(plan, findings)
 	d := &htmlTeardown{ID: id, Tool: Line(toolCommand(plan.Tool)), Width: svgWidth + 120}
 	itemY := map[string]int{} // item ID → the baseline of its first line

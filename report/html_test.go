@@ -13,7 +13,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // inertHTML fails when the input's text became markup in page: an element
@@ -65,14 +65,14 @@ func TestHTMLHostileTextIsInert(t *testing.T) {
 				Summary: "message " + hostile, Detail: "detail\n" + hostile,
 				Fix: &lint.Fix{Summary: "fix " + hostile, Edits: []lint.Edit{{File: origin.File, Line: 7, Format: lint.FormatYAML, Text: hostile}}},
 			}}
-			item := sim.Item{Name: "helm release " + hostile, Origin: origin}
+			item := teardown.Item{Name: "helm release " + hostile, Origin: origin}
 			cs := []report.HTMLCluster{{
 				Name: hostile,
 				Workloads: []report.Explanation{{Object: "Deployment/" + hostile + "/web", Phases: []report.ExplainPhase{{
 					Phase: "steady", Result: "refuses",
 					Sources: []report.ExplainSource{{Kind: "nodepool", Name: "default", Result: "refuses", Reasons: []string{hostile}}},
 				}}}},
-				Teardown: &sim.Plan{Tool: "terraform", Steps: []sim.Step{{Stage: sim.StageController, Items: []sim.Item{item}}}},
+				Teardown: &teardown.Plan{Tool: "terraform", Steps: []teardown.Step{{Stage: teardown.StageController, Items: []teardown.Item{item}}}},
 				Inputs:   []string{origin.File},
 			}}
 			var page bytes.Buffer

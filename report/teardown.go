@@ -7,7 +7,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/lint"
-	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 func toolCommand(tool string) string {
@@ -20,9 +20,10 @@ func toolCommand(tool string) string {
 	return "kubectl and helm"
 }
 
-// TeardownText writes a teardown plan and its hazards as text; paint adds
-// terminal bold to the headings.
-func TeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, paint bool) error {
+// TeardownText writes a teardown plan, the edits that make terraform destroy
+// follow it, and its hazards as text; paint adds terminal bold to the
+// headings.
+func TeardownText(w io.Writer, plan *teardown.Plan, edits []lint.TeardownEdit, findings []lint.Finding, paint bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", Bold(paint, "Teardown order ("+toolCommand(plan.Tool)+")"))
 	if len(plan.Steps) == 0 {
@@ -65,18 +66,19 @@ func TeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, paint bo
 			fmt.Fprintf(&b, "  %s %s  %s\n    %s\n", f.Severity, f.Check, Line(f.Origin.String()), Line(f.Summary))
 		}
 	}
-	if len(plan.Edits) > 0 {
+	if len(edits) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", Bold(paint, "Edits that make terraform destroy follow this order"))
-		for _, e := range plan.Edits {
-			fmt.Fprintf(&b, "  %s  %s\n", Line(e.Origin.String()), Line(e.Address))
-			for _, l := range strings.Split(strings.TrimRight(Block(e.HCL()), "\n"), "\n") {
+		for _, e := range edits {
+			org := cluster.Origin{File: e.File, Line: e.Line}
+			fmt.Fprintf(&b, "  %s  %s\n", Line(org.String()), Line(e.Address))
+			for _, l := range strings.Split(strings.TrimRight(Block(e.Text), "\n"), "\n") {
 				b.WriteString("    " + l + "\n")
 			}
 		}
 	}
 	if plan.Tool == "terraform" {
 		b.WriteString("\nThen run terraform destroy")
-		if len(plan.Edits) > 0 {
+		if len(edits) > 0 {
 			b.WriteString(" once the edits are applied")
 		}
 		b.WriteString(".\n")
@@ -88,7 +90,7 @@ func TeardownText(w io.Writer, plan *sim.Plan, findings []lint.Finding, paint bo
 	return err
 }
 
-func objectNames(it sim.Item) string {
+func objectNames(it teardown.Item) string {
 	var out []string
 	for _, o := range it.Objects {
 		out = append(out, o.String())
@@ -176,9 +178,10 @@ type TeardownEdit struct {
 	Text    string `json:"text"`
 }
 
-// TeardownJSON writes a teardown plan and its hazards as JSON; cluster names the
-// cluster when the inputs hold several.
-func TeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding, name string) error {
+// TeardownJSON writes a teardown plan, the edits that make terraform destroy
+// follow it, and its hazards as JSON; cluster names the cluster when the
+// inputs hold several.
+func TeardownJSON(w io.Writer, plan *teardown.Plan, edits []lint.TeardownEdit, findings []lint.Finding, name string) error {
 	out := TeardownPlan{
 		Version: teardownSchemaVersion, Tool: plan.Tool, Cluster: name,
 		Steps: []TeardownStep{}, Hazards: []TeardownHazard{}, Edits: []TeardownEdit{}, Notes: []string{}, Commands: []string{},
@@ -213,8 +216,8 @@ func TeardownJSON(w io.Writer, plan *sim.Plan, findings []lint.Finding, name str
 		}
 		out.Hazards = append(out.Hazards, h)
 	}
-	for _, e := range plan.Edits {
-		out.Edits = append(out.Edits, TeardownEdit{File: e.Origin.File, Line: e.Origin.Line, Format: lint.FormatHCL, Address: e.Address, Text: e.HCL()})
+	for _, e := range edits {
+		out.Edits = append(out.Edits, TeardownEdit{File: e.File, Line: e.Line, Format: e.Format, Address: e.Address, Text: e.Text})
 	}
 	out.Notes = append(out.Notes, plan.Notes...)
 	c := lint.Count(findings)

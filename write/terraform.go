@@ -20,6 +20,33 @@ func DependsOn(m *cluster.Model, addr string, deps []string) (cluster.Edit, bool
 	return terraform.DependsOnEdit(m.Terraform, addr, deps)
 }
 
+// DestroyWait makes destroying the resource at addr wait until the
+// Kubernetes objects it deletes are gone.
+func DestroyWait(m *cluster.Model, addr string) (cluster.Edit, bool) {
+	if m == nil {
+		return cluster.Edit{}, false
+	}
+	return terraform.DestroyWaitEdit(m.Terraform, addr)
+}
+
+// DestroyDelete makes destroying the resource at addr delete its Kubernetes
+// objects.
+func DestroyDelete(m *cluster.Model, addr string) (cluster.Edit, bool) {
+	if m == nil {
+		return cluster.Edit{}, false
+	}
+	return terraform.DestroyDeleteEdit(m.Terraform, addr)
+}
+
+// UpdateInPlace makes a change of the resource at addr update its Kubernetes
+// objects in place rather than delete and recreate them.
+func UpdateInPlace(m *cluster.Model, addr string) (cluster.Edit, bool) {
+	if m == nil {
+		return cluster.Edit{}, false
+	}
+	return terraform.UpdateInPlaceEdit(m.Terraform, addr)
+}
+
 // RekeyByName keys the instances of the kubectl_manifest or
 // kubernetes_manifest resource at addr by each object's kind and name
 // (cluster.InstanceKeys.Rekey).

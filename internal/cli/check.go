@@ -17,6 +17,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
 	"github.com/eksdoctor/eksdoctor/source/live"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 type checkOptions struct {
@@ -124,9 +125,9 @@ func finish(env *Env, r checkRun, cs []*source.Cluster) error {
 
 // htmlClusters is what the HTML report shows of each cluster: every
 // workload's placement (a running cluster's in the steady phase only: its
-// nodes are the capacity of every phase) and, with teardown, its teardown plan.
+// nodes are the capacity of every phase) and, when withTeardown is set, its teardown plan.
 // sims are the clusters' simulators, which the checks already asked.
-func htmlClusters(cs []*source.Cluster, sims []*sim.Simulator, teardown bool) []report.HTMLCluster {
+func htmlClusters(cs []*source.Cluster, sims []*sim.Simulator, withTeardown bool) []report.HTMLCluster {
 	out := make([]report.HTMLCluster, len(cs))
 	for i, c := range cs {
 		m, s := c.Model, sims[i]
@@ -142,8 +143,8 @@ func htmlClusters(cs []*source.Cluster, sims []*sim.Simulator, teardown bool) []
 			}
 			hc.Workloads = append(hc.Workloads, d)
 		}
-		if teardown {
-			hc.Teardown = s.TeardownNow()
+		if withTeardown {
+			hc.Teardown = teardown.Now(s)
 		}
 		out[i] = hc
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 // teardownChecks are the checks whose findings are the plan's hazards.
@@ -85,7 +86,7 @@ func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
 		return teardownHTML(env, set, cs)
 	}
 	if len(cs) == 1 {
-		return teardown(env, set, cs[0].Model, "")
+		return writeTeardown(env, set, cs[0].Model, "")
 	}
 	var out bytes.Buffer
 	sub := *env
@@ -94,7 +95,7 @@ func teardownAll(env *Env, set *settings, cs []*source.Cluster) error {
 	var docs []json.RawMessage
 	for _, c := range cs {
 		out.Reset()
-		err := teardown(&sub, set, c.Model, c.Name)
+		err := writeTeardown(&sub, set, c.Model, c.Name)
 		var ee exitError
 		switch {
 		case errors.As(err, &ee):
@@ -189,13 +190,13 @@ func teardownHTML(env *Env, set *settings, cs []*source.Cluster) error {
 // errNothingToTearDown is a cluster of several whose plan is empty.
 var errNothingToTearDown = errors.New("nothing to tear down")
 
-// teardown plans the teardown of a model and writes it. The model may come from
+// writeTeardown plans the teardown of a model and writes it. The model may come from
 // files or from a running cluster: the plan reads NodeClaims and Nodes when the
 // model has them. name is the cluster's name when the inputs hold several; an
 // empty plan is then not written.
-func teardown(env *Env, set *settings, m *cluster.Model, name string) error {
+func writeTeardown(env *Env, set *settings, m *cluster.Model, name string) error {
 	s := sim.New(m)
-	plan := s.TeardownNow()
+	plan := teardown.Now(s)
 	set, findings := teardownFindings(set, m, s)
 	if name != "" && len(plan.Steps) == 0 && len(findings) == 0 {
 		return errNothingToTearDown
@@ -205,13 +206,13 @@ func teardown(env *Env, set *settings, m *cluster.Model, name string) error {
 	var err error
 	switch set.output {
 	case "json":
-		err = report.TeardownJSON(env.Stdout, plan, shown, name)
+		err = report.TeardownJSON(env.Stdout, plan, lint.TeardownEdits(m, plan), shown, name)
 	case "dot":
 		err = report.TeardownDot(env.Stdout, plan, shown, name)
 	case "mermaid":
 		err = report.TeardownMermaid(env.Stdout, plan, shown, name)
 	default:
-		err = report.TeardownText(env.Stdout, plan, shown, color(env, env.Stdout))
+		err = report.TeardownText(env.Stdout, plan, lint.TeardownEdits(m, plan), shown, color(env, env.Stdout))
 	}
 	if err != nil {
 		return fmt.Errorf("write teardown plan: %w", err)

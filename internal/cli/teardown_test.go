@@ -21,6 +21,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
+	"github.com/eksdoctor/eksdoctor/teardown"
 )
 
 func runCLI(t *testing.T, args ...string) (string, string, int) {
@@ -158,7 +159,7 @@ func TestTeardownTextTerraform(t *testing.T) {
 		"7. Delete the network (VPC, subnets, NAT gateways)\n   - module.vpc  " + main + ":1",
 		"error teardown-order  " + main + ":51\n    terraform destroy can remove the Karpenter controller (helm_release.karpenter) before kubectl_manifest.karpenter_node_class, which it must finalize",
 		"warning teardown-orphans  " + main + ":70\n    kubectl_manifest.karpenter_node_pool: terraform destroy does not wait for Karpenter to finalize NodePool/default",
-		"Edits that make terraform destroy follow this order\n  " + main + ":51  kubectl_manifest.karpenter_node_class\n    depends_on = [\n      helm_release.karpenter,\n    ]\n",
+		"Edits that make terraform destroy follow this order\n  " + main + ":51  kubectl_manifest.karpenter_node_class\n    depends_on = [helm_release.karpenter]\n",
 		"  " + main + ":51  kubectl_manifest.karpenter_node_class\n    wait = true\n",
 		"Then run terraform destroy once the edits are applied.",
 	} {
@@ -281,7 +282,7 @@ func TestTeardownLiveModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := teardown(env, set, m, ""); err != nil {
+	if err := writeTeardown(env, set, m, ""); err != nil {
 		t.Fatalf("teardown: %v", err)
 	}
 	if want := "   - NodePool/default\n       still present: NodeClaim default-x7k2p (deleting; finalizers karpenter.sh/termination)\n"; !strings.Contains(out.String(), want) {
@@ -362,22 +363,23 @@ func TestTeardownCorpusOrder(t *testing.T) {
 			if m.Terraform == nil {
 				t.Fatalf("no Terraform graph")
 			}
-			plan := sim.New(m).Teardown()
+			plan := teardown.New(sim.New(m))
 			if plan.Tool != "terraform" {
 				t.Errorf("tool = %q, want terraform", plan.Tool)
 			}
 			var edits []lint.Edit
-			for _, e := range plan.Edits {
-				if e.Origin.File == "" || e.Origin.Line <= 0 {
-					t.Fatalf("edit of %s has no position: %+v", e.Address, e.Origin)
-				}
-				edits = append(edits, lint.Edit{File: e.Origin.File, Line: e.Origin.Line, Format: lint.FormatHCL, Text: e.HCL()})
+			written := lint.TeardownEdits(m, plan)
+			if len(written) != len(plan.Changes) {
+				t.Fatalf("%d changes written as %d edits: a resource to change has no position", len(plan.Changes), len(written))
+			}
+			for _, e := range written {
+				edits = append(edits, e.Edit)
 			}
 			if err := fixapply.Apply(dir, edits); err != nil {
 				t.Fatalf("apply the plan's edits: %v", err)
 			}
 			fixed := loadOne(t, dir)
-			after := sim.New(fixed).Teardown()
+			after := teardown.New(sim.New(fixed))
 			if v := after.OrderViolations(fixed.Terraform); len(v) > 0 {
 				t.Errorf("after the edits the order contradicts the graph:\n  %s", strings.Join(v, "\n  "))
 			}
@@ -387,11 +389,11 @@ func TestTeardownCorpusOrder(t *testing.T) {
 				}
 			}
 			g := fixed.Terraform
-			controllers := addresses(after.Step(sim.StageController))
+			controllers := addresses(after.Step(teardown.StageController))
 			if len(controllers) > 0 {
 				withControllers++
 			}
-			for _, st := range []sim.Stage{sim.StageNodePools, sim.StageNodeClasses} {
+			for _, st := range []teardown.Stage{teardown.StageNodePools, teardown.StageNodeClasses} {
 				for _, cr := range addresses(after.Step(st)) {
 					for _, c := range controllers {
 						if !g.DependsOn(cr, c) {
@@ -401,7 +403,7 @@ func TestTeardownCorpusOrder(t *testing.T) {
 				}
 			}
 			for _, c := range controllers {
-				for _, st := range []sim.Stage{sim.StageKarpenterAWS, sim.StageHostCompute} {
+				for _, st := range []teardown.Stage{teardown.StageKarpenterAWS, teardown.StageHostCompute} {
 					for _, a := range addresses(after.Step(st)) {
 						if a != c && !g.DependsOn(c, a) {
 							t.Errorf("%s does not depend on %s after the edits", c, a)
@@ -416,7 +418,7 @@ func TestTeardownCorpusOrder(t *testing.T) {
 	}
 }
 
-func addresses(s *sim.Step) []string {
+func addresses(s *teardown.Step) []string {
 	if s == nil {
 		return nil
 	}

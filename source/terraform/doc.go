@@ -24,7 +24,7 @@
 // same addresses a plan shows. Any other remote module is opaque.
 //
 // Model entries carry the address of the resource instance that creates them. Graph
-// nodes are keyed by configuration address (no instance keys); GraphNode maps an
+// nodes are keyed by configuration address (no instance keys); Addresses.Node maps an
 // entry's address to its node (the resource, or the module call that creates it).
 //
 // The package does I/O only to read the configuration, tfvars and the files the

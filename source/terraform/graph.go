@@ -456,10 +456,10 @@ func ConfigAddress(addr string) string {
 	return b.String()
 }
 
-// GraphNode returns the graph node that stands for a model entry's address: the
+// graphNode returns the graph node that stands for a model entry's address: the
 // entry's own resource, or the module call that creates it ("module.eks" for a node
 // group the terraform-aws-eks module creates); "" when none does.
-func GraphNode(g *cluster.Graph, addr string) string {
+func graphNode(g *cluster.Graph, addr string) string {
 	if g == nil {
 		return ""
 	}

@@ -162,6 +162,7 @@ func (b *builder) finish() {
 	b.identityDecls()
 	b.karpenter()
 	b.sort()
+	NoteDestroy(b.m.Terraform)
 }
 
 // implicitIdentity adds what EKS does by itself for managed node groups and Fargate

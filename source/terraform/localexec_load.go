@@ -372,7 +372,7 @@ func (b *builder) attachCommands() {
 		return
 	}
 	for _, addr := range sortedKeys(b.destroyCmds) {
-		n := g.Nodes[GraphNode(g, addr)]
+		n := g.Nodes[graphNode(g, addr)]
 		if n == nil {
 			continue
 		}

@@ -164,7 +164,7 @@ func modelledParts(call *moduleCall, addr string) ([]cluster.ModulePart, map[str
 // holds it ("module.eks#fargate" for a Fargate profile of
 // terraform-aws-modules/eks), or the module call; "" when none.
 func PartOf(g *cluster.Graph, addr string) string {
-	node := GraphNode(g, addr)
+	node := graphNode(g, addr)
 	if node == "" {
 		return ""
 	}

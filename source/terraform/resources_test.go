@@ -551,11 +551,11 @@ func TestRawGraph(t *testing.T) {
 	if ns == nil {
 		t.Fatal("no kubernetes_namespace.x")
 	}
-	if got := GraphNode(g, `module.addons.helm_release.metrics`); got != "module.addons.helm_release.metrics" {
-		t.Errorf("GraphNode of a local module resource: got %q", got)
+	if got := graphNode(g, `module.addons.helm_release.metrics`); got != "module.addons.helm_release.metrics" {
+		t.Errorf("graphNode of a local module resource: got %q", got)
 	}
-	if got := GraphNode(g, `module.eks.module.eks_managed_node_group["x"].aws_eks_node_group.this[0]`); got != "" {
-		t.Errorf("GraphNode of an unknown module: got %q, want none", got)
+	if got := graphNode(g, `module.eks.module.eks_managed_node_group["x"].aws_eks_node_group.this[0]`); got != "" {
+		t.Errorf("graphNode of an unknown module: got %q, want none", got)
 	}
 	if !g.DependsOn("module.addons.helm_release.metrics", "aws_eks_node_group.system") {
 		t.Error("module depends_on is not inherited by the module's resources")

@@ -263,9 +263,56 @@ func ModuleValuesEdit(in *cluster.ModuleInput, values map[string]any) cluster.Ed
 	return cluster.Edit{File: in.Origin.File, Line: in.Origin.Line, Format: cluster.FormatHCL, Text: text}
 }
 
-// DependsOnEdit sets the depends_on of the block at an address.
+// DependsOnEdit sets the depends_on of the block at an address to deps, the
+// complete list. Inside a module, resources are named without the module's
+// address; what is outside it cannot be named there at all, and is said in a
+// comment instead (the list is then written one entry a line).
 func DependsOnEdit(g *cluster.Graph, addr string, deps []string) (cluster.Edit, bool) {
-	return BlockEdit(g, addr, "depends_on = ["+strings.Join(deps, ", ")+"]\n")
+	mod := enclosingModule(ConfigAddress(addr))
+	names := make([]string, len(deps))
+	outside := false
+	for i, d := range deps {
+		switch {
+		case mod == "":
+			names[i] = d
+		case strings.HasPrefix(d, mod+"."):
+			names[i] = strings.TrimPrefix(d, mod+".")
+		default:
+			outside = true
+		}
+	}
+	if !outside {
+		return BlockEdit(g, addr, "depends_on = ["+strings.Join(names, ", ")+"]\n")
+	}
+	var b strings.Builder
+	b.WriteString("depends_on = [\n")
+	for i, d := range deps {
+		if names[i] == "" {
+			b.WriteString("  # " + d + " is outside this module: add it to depends_on of the module call instead\n")
+			continue
+		}
+		b.WriteString("  " + names[i] + ",\n")
+	}
+	b.WriteString("]\n")
+	return BlockEdit(g, addr, b.String())
+}
+
+// DestroyWaitEdit makes destroying the resource at an address wait until the
+// Kubernetes objects it deletes are gone.
+func DestroyWaitEdit(g *cluster.Graph, addr string) (cluster.Edit, bool) {
+	return BlockEdit(g, addr, "wait = true\n")
+}
+
+// DestroyDeleteEdit makes destroying the resource at an address delete its
+// Kubernetes objects.
+func DestroyDeleteEdit(g *cluster.Graph, addr string) (cluster.Edit, bool) {
+	return BlockEdit(g, addr, "apply_only = false\n")
+}
+
+// UpdateInPlaceEdit makes a change of the resource at an address update its
+// Kubernetes objects in place rather than delete and recreate them.
+func UpdateInPlaceEdit(g *cluster.Graph, addr string) (cluster.Edit, bool) {
+	return BlockEdit(g, addr, "force_new = false\n")
 }
 
 // SetBlockNameEdit renames the value a helm_release set block sets.

@@ -1,4 +1,4 @@
-package sim
+package teardown
 
 import (
 	"slices"
@@ -9,47 +9,50 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
-func TestGraphAddress(t *testing.T) {
-	g := cluster.NewGraph()
-	for _, a := range []string{"module.eks", "helm_release.karpenter", "kubectl_manifest.pools", "module.addons.module.inner"} {
-		g.Add(&cluster.Resource{Address: a})
+// plan plans the teardown of a model built by hand as the loaders build one:
+// with what the Terraform loader knows of each resource and of its addresses.
+func plan(m *cluster.Model) *Plan {
+	if m.Terraform != nil {
+		terraform.NoteDestroy(m.Terraform)
+		m.Terraform.Addressing = terraform.Addressing{}
 	}
-	tests := []struct {
-		addr string
-		want string
-	}{
-		{addr: "helm_release.karpenter", want: "helm_release.karpenter"},
-		{addr: `kubectl_manifest.pools["default"]`, want: "kubectl_manifest.pools"},
-		{addr: `module.eks.module.eks_managed_node_group["karpenter"].aws_eks_node_group.this[0]`, want: "module.eks"},
-		{addr: `module.eks.aws_eks_fargate_profile.this["karpenter"]`, want: "module.eks"},
-		{addr: "module.addons.module.inner.helm_release.x", want: "module.addons.module.inner"},
-		{addr: "module.addons.helm_release.x", want: ""},
-		{addr: "managedNodeGroups.0", want: ""},
-		{addr: "", want: ""},
-	}
-	for _, tt := range tests {
-		if got := graphAddress(g, tt.addr); got != tt.want {
-			t.Errorf("graphAddress(%q) = %q, want %q", tt.addr, got, tt.want)
-		}
-	}
+	return New(sim.New(m))
 }
 
-func TestResourceEditHCL(t *testing.T) {
-	tests := []struct {
-		edit ResourceEdit
-		want string
-	}{
-		{edit: ResourceEdit{Attr: "depends_on", DependsOn: []string{"helm_release.karpenter", "module.karpenter"}}, want: "depends_on = [\n  helm_release.karpenter,\n  module.karpenter,\n]\n"},
-		{edit: ResourceEdit{Attr: "wait", Value: true}, want: "wait = true\n"},
-		{edit: ResourceEdit{Attr: "apply_only", Value: false}, want: "apply_only = false\n"},
+// written is a change as the checks write it into the configuration.
+func written(c Change) string {
+	g := cluster.NewGraph()
+	g.Add(&cluster.Resource{Address: c.Address, Origin: c.Origin})
+	var e cluster.Edit
+	switch c.Kind {
+	case ChangeDependsOn:
+		e, _ = terraform.DependsOnEdit(g, c.Address, c.DependsOn)
+	case ChangeWait:
+		e, _ = terraform.DestroyWaitEdit(g, c.Address)
+	case ChangeDelete:
+		e, _ = terraform.DestroyDeleteEdit(g, c.Address)
+	case ChangeInPlace:
+		e, _ = terraform.UpdateInPlaceEdit(g, c.Address)
 	}
-	for _, tt := range tests {
-		if got := tt.edit.HCL(); got != tt.want {
-			t.Errorf("HCL() = %q, want %q", got, tt.want)
-		}
+	return c.Address + ": " + e.Text
+}
+
+func drainWorkload(kind, ns, name string, spec corev1.PodSpec) *cluster.Workload {
+	w := &cluster.Workload{
+		Object:       &cluster.Object{APIVersion: "apps/v1", Kind: kind, Namespace: ns, Name: name, Origin: cluster.Origin{File: "w.yaml", Line: 1}},
+		TemplatePath: "spec.template",
+		Replicas:     1,
 	}
+	w.Template.Namespace = ns
+	w.Template.Spec = spec
+	if len(w.Template.Spec.Containers) == 0 {
+		w.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "app:1"}}
+	}
+	return w
 }
 
 // tfModel builds a Terraform-shaped model: resources in a graph, the objects of
@@ -124,8 +127,8 @@ func hazardRows(p *Plan) []hazardRow {
 		for _, t := range h.Targets {
 			r.Targets = append(r.Targets, t.Key())
 		}
-		if h.Edit != nil {
-			r.Edit = h.Edit.Address + ": " + h.Edit.HCL()
+		if h.Change != nil {
+			r.Edit = written(*h.Change)
 		}
 		out = append(out, r)
 	}
@@ -151,7 +154,7 @@ func TestTeardownTerraformOrder(t *testing.T) {
 	tm.object("kubectl_manifest.node_class", "karpenter.k8s.aws/v1", "EC2NodeClass", "default", classContent)
 	tm.object("kubectl_manifest.node_pool", "karpenter.sh/v1", "NodePool", "default", poolContent)
 
-	p := New(tm.m).Teardown()
+	p := plan(tm.m)
 	if p.Tool != "terraform" {
 		t.Errorf("tool = %q, want terraform", p.Tool)
 	}
@@ -168,19 +171,19 @@ func TestTeardownTerraformOrder(t *testing.T) {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
 	want := []hazardRow{
-		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"module.karpenter"}, Edit: "helm_release.karpenter: depends_on = [\n  module.karpenter,\n]\n"},
+		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"module.karpenter"}, Edit: "helm_release.karpenter: depends_on = [module.karpenter]\n"},
 		// The node class is the only custom resource that needs an edge: the
 		// NodePool reaches the release through it once it is added.
-		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_class", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_class: depends_on = [\n  helm_release.karpenter,\n]\n"},
+		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_class", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_class: depends_on = [helm_release.karpenter]\n"},
 	}
 	if diff := cmp.Diff(want, hazardRows(p)); diff != "" {
 		t.Errorf("hazards (-want +got):\n%s", diff)
 	}
-	after := p.OrderViolations(WithEdits(tm.m.Terraform, p.Edits))
+	after := p.OrderViolations(WithChanges(tm.m.Terraform, p.Changes))
 	if len(after) > 0 {
 		t.Errorf("violations after the edits: %v", after)
 	}
-	g := WithEdits(tm.m.Terraform, p.Edits)
+	g := WithChanges(tm.m.Terraform, p.Changes)
 	for _, need := range [][2]string{
 		{"kubectl_manifest.node_pool", "helm_release.karpenter"},
 		{"kubectl_manifest.node_class", "helm_release.karpenter"},
@@ -201,9 +204,9 @@ func TestTeardownNodePoolReachesControllerThroughItsClass(t *testing.T) {
 	tm.object("kubectl_manifest.node_class", "karpenter.k8s.aws/v1", "EC2NodeClass", "default", classContent)
 	tm.object("kubectl_manifest.node_pool", "karpenter.sh/v1", "NodePool", "default", poolContent)
 
-	p := New(tm.m).Teardown()
+	p := plan(tm.m)
 	want := []hazardRow{
-		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_pool", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_pool: depends_on = [\n  kubectl_manifest.node_class,\n]\n"},
+		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_pool", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_pool: depends_on = [kubectl_manifest.node_class]\n"},
 	}
 	if diff := cmp.Diff(want, hazardRows(p)); diff != "" {
 		t.Errorf("hazards (-want +got):\n%s", diff)
@@ -221,7 +224,7 @@ func TestTeardownNodePoolBesideClass(t *testing.T) {
 	tm.object("kubectl_manifest.node_class", "karpenter.k8s.aws/v1", "EC2NodeClass", "default", classContent)
 	tm.object("kubectl_manifest.node_pool", "karpenter.sh/v1", "NodePool", "default", poolContent)
 
-	p := New(tm.m).Teardown()
+	p := plan(tm.m)
 	if rows := hazardRows(p); len(rows) != 0 {
 		t.Errorf("hazards %+v, want none", rows)
 	}
@@ -237,12 +240,12 @@ func TestTeardownClassWaitHoldsThePoolsNodes(t *testing.T) {
 	tm.resource("kubectl_manifest.node_pool", "kubectl_manifest", 120, []string{"kubectl_manifest.node_class"}, nil, nil)
 	tm.object("kubectl_manifest.node_class", "karpenter.k8s.aws/v1", "EC2NodeClass", "default", classContent)
 	tm.object("kubectl_manifest.node_pool", "karpenter.sh/v1", "NodePool", "default", poolContent)
-	if rows := hazardRows(New(tm.m).Teardown()); len(rows) != 0 {
+	if rows := hazardRows(plan(tm.m)); len(rows) != 0 {
 		t.Errorf("hazards %+v, want none", rows)
 	}
 	// Without the class's wait, nothing keeps destroy waiting.
 	tm.m.Terraform.Nodes["kubectl_manifest.node_class"].Attrs["wait"] = false
-	rows := hazardRows(New(tm.m).Teardown())
+	rows := hazardRows(plan(tm.m))
 	if len(rows) != 2 || rows[0].Kind != HazardNoWait || rows[1].Kind != HazardNoWait {
 		t.Errorf("hazards %+v, want the class and the pool not waited for", rows)
 	}
@@ -266,7 +269,7 @@ func TestTeardownControllerCompute(t *testing.T) {
 	tm.m.Workloads = []*cluster.Workload{ctrl}
 	tm.m.Karpenter = cluster.Karpenter{Version: "1.6.0", Controller: ctrl, Release: &cluster.HelmRelease{Name: "karpenter", Address: "helm_release.karpenter"}}
 
-	p := New(tm.m).Teardown()
+	p := plan(tm.m)
 	want := []hazardRow{
 		// The policy attachment depends on the role: one edge covers both. The
 		// queue and its rule may go first: terminating instances needs neither.
@@ -280,10 +283,10 @@ func TestTeardownControllerCompute(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("hazards (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"aws_eks_node_group.system", "aws_iam_role_policy_attachment.karpenter_controller"}, p.Edits[0].DependsOn); diff != "" {
+	if diff := cmp.Diff([]string{"aws_eks_node_group.system", "aws_iam_role_policy_attachment.karpenter_controller"}, p.Changes[0].DependsOn); diff != "" {
 		t.Errorf("release depends_on (-want +got):\n%s", diff)
 	}
-	if v := p.OrderViolations(WithEdits(tm.m.Terraform, p.Edits)); len(v) > 0 {
+	if v := p.OrderViolations(WithChanges(tm.m.Terraform, p.Changes)); len(v) > 0 {
 		t.Errorf("violations after the edits: %v", v)
 	}
 }
@@ -296,7 +299,7 @@ func TestTeardownFargateHostedController(t *testing.T) {
 	tm.m.Terraform.Nodes["module.karpenter"].Refs = nil
 	tm.m.NodeGroups = nil
 	tm.m.FargateProfiles = []*cluster.FargateProfile{{Name: "karpenter", Selectors: []cluster.FargateSelector{{Namespace: "kube-system"}}, Address: `module.eks.module.fargate_profile["karpenter"].aws_eks_fargate_profile.this[0]`}}
-	p := New(tm.m).Teardown()
+	p := plan(tm.m)
 	want := []hazardRow{
 		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"module.karpenter"}},
 		{Kind: HazardControllerBeforeCompute, Subject: "helm_release.karpenter", Targets: []string{"module.eks"}},
@@ -316,7 +319,7 @@ func TestTeardownFargateHostedController(t *testing.T) {
 	// covered.
 	tm.m.Terraform.Nodes["module.karpenter"].Refs = []string{"module.eks"}
 	tm.m.Terraform.Nodes["helm_release.karpenter"].Refs = []string{"module.karpenter"}
-	if rows := hazardRows(New(tm.m).Teardown()); len(rows) != 0 {
+	if rows := hazardRows(plan(tm.m)); len(rows) != 0 {
 		t.Errorf("hazards = %+v, want none", rows)
 	}
 }
@@ -332,7 +335,7 @@ func TestTeardownOrphans(t *testing.T) {
 	tm.object("helm_release.pools", "karpenter.sh/v1", "NodePool", "batch", map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"name": "batch"}}}}})
 	tm.object("", "karpenter.sh/v1", "NodePool", "gpu", poolContent)
 
-	p := New(tm.m).Teardown()
+	p := plan(tm.m)
 	want := []hazardRow{
 		{Kind: HazardOutOfBand, Subject: "NodePool/gpu"},
 		{Kind: HazardNoWait, Subject: "helm_release.pools", Edit: "helm_release.pools: wait = true\n"},
@@ -367,7 +370,7 @@ func TestTeardownEksctl(t *testing.T) {
 	m.Workloads = []*cluster.Workload{ctrl}
 	m.Karpenter = cluster.Karpenter{Version: "1.6.0", Namespace: "kube-system", Controller: ctrl, Release: &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system", Chart: "karpenter"}}
 
-	p := New(m).Teardown()
+	p := plan(m)
 	if p.Tool != "eksctl" {
 		t.Errorf("tool = %q, want eksctl", p.Tool)
 	}
@@ -406,7 +409,7 @@ func TestTeardownLiveNodeClaims(t *testing.T) {
 			{Name: "other-x", NodePool: "other"},
 		},
 	}
-	p := New(m).Teardown()
+	p := plan(m)
 	step := p.Step(StageNodePools)
 	if step == nil || len(step.Items) != 1 {
 		t.Fatalf("NodePool step = %+v", step)
@@ -443,33 +446,16 @@ func TestTeardownOutOfBandNeedsSomethingTerraformDestroys(t *testing.T) {
 	tm.m.Cluster = cluster.EKSCluster{}
 	tm.resource("kubernetes_namespace.apps", "kubernetes_namespace", 1, nil, nil, nil)
 	tm.object("", "karpenter.sh/v1", "NodePool", "default", poolContent)
-	if rows := hazardRows(New(tm.m).Teardown()); len(rows) != 0 {
+	if rows := hazardRows(plan(tm.m)); len(rows) != 0 {
 		t.Errorf("hazards = %+v, want none: this configuration neither creates the cluster nor installs Karpenter", rows)
 	}
 	tm.standard("module.eks", "module.karpenter")
 	want := []hazardRow{{Kind: HazardOutOfBand, Subject: "NodePool/default"}}
-	if diff := cmp.Diff(want, hazardRows(New(tm.m).Teardown())); diff != "" {
+	if diff := cmp.Diff(want, hazardRows(plan(tm.m))); diff != "" {
 		t.Errorf("hazards with the cluster and Karpenter in Terraform (-want +got):\n%s", diff)
 	}
 }
 
-func TestConfigAddress(t *testing.T) {
-	for in, want := range map[string]string{
-		"kubectl_manifest.np":                                         "kubectl_manifest.np",
-		"kubectl_manifest.np[0]":                                      "kubectl_manifest.np",
-		`module.eks.aws_eks_node_group.this["a"]`:                     "module.eks.aws_eks_node_group.this",
-		`module.m["x"].kubectl_manifest.np["k"]`:                      "module.m.kubectl_manifest.np",
-		`kubectl_manifest.p["kind: P\nvalues: [\"a\", \"b]\"]\n"]`:    "kubectl_manifest.p",
-		`kubectl_manifest.p["escaped \\\" quote ] and [ brackets"].x`: "kubectl_manifest.p.x",
-	} {
-		if got := ConfigAddress(in); got != want {
-			t.Errorf("ConfigAddress(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// v1alpha5 objects (Karpenter v0.32 and earlier) are deleted by their own
-// resources, and their nodes are told by the provisioner's label.
 func TestTeardownCommandsV1alpha5(t *testing.T) {
 	m := &cluster.Model{
 		Objects: []*cluster.Object{
@@ -481,7 +467,7 @@ func TestTeardownCommandsV1alpha5(t *testing.T) {
 	}
 	m.Karpenter = cluster.Karpenter{Version: "0.32.1", VersionFrom: "chart version of helm release karpenter"}
 	var got []string
-	for _, s := range New(m).Teardown().Steps {
+	for _, s := range plan(m).Steps {
 		got = append(got, s.Commands...)
 	}
 	for _, want := range []string{
@@ -496,7 +482,7 @@ func TestTeardownCommandsV1alpha5(t *testing.T) {
 	// Karpenter 1.0 serves none of them: they never exist, and nothing is to
 	// be deleted.
 	m.Karpenter.Version = "1.0.8"
-	for _, s := range New(m).Teardown().Steps {
+	for _, s := range plan(m).Steps {
 		for _, c := range s.Commands {
 			if strings.Contains(c, "provisioners") || strings.Contains(c, "awsnodetemplates") {
 				t.Errorf("command for an object Karpenter 1.0.8 cannot have: %s", c)

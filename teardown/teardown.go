@@ -1,8 +1,7 @@
-package sim
+package teardown
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -10,19 +9,8 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/shell"
 	"github.com/eksdoctor/eksdoctor/schema"
+	"github.com/eksdoctor/eksdoctor/sim"
 )
-
-// Teardown works out the order in which a configuration must be destroyed so that
-// the Karpenter controller is still running while its finalizers are processed:
-// karpenter.sh/termination on NodeClaims and Nodes, karpenter.k8s.aws/termination on
-// EC2NodeClasses. Those finalizers are removed only by a running controller; a
-// controller uninstalled first (or left without permissions, or without the node it
-// runs on) leaves them stuck and the instances running outside any state.
-//
-// The plan is derived from the model alone: the Terraform dependency graph when the
-// configuration is Terraform (terraform destroy removes a resource before everything
-// it depends on), the tool that manages each Kubernetes object, and, for live models,
-// the NodeClaims and Nodes still present.
 
 // Stage is one step of the safe teardown order.
 type Stage int
@@ -114,7 +102,7 @@ type Item struct {
 	Live []string
 }
 
-// Key identifies the item in edits and orderings.
+// Key identifies the item in changes and orderings.
 func (it Item) Key() string {
 	if it.Address != "" {
 		return it.Address
@@ -214,63 +202,59 @@ type Hazard struct {
 	Targets []Item
 	// Message explains the hazard in one sentence.
 	Message string
-	// Edit is the Terraform change that removes it; nil when there is none.
-	Edit *ResourceEdit
+	// Change is the change of a Terraform resource that removes it; nil when
+	// there is none.
+	Change *Change
 }
 
-// ResourceEdit is a change to one argument of a Terraform resource block.
-type ResourceEdit struct {
+// ChangeKind is what a Change does to a Terraform resource.
+type ChangeKind int
+
+const (
+	_ ChangeKind = iota
+	// ChangeDelete: destroying the resource must delete its Kubernetes
+	// objects, which it never does now.
+	ChangeDelete
+	// ChangeDependsOn: the resource must depend on every address of
+	// Change.DependsOn.
+	ChangeDependsOn
+	// ChangeInPlace: a change of the resource must update its Kubernetes
+	// objects in place rather than delete and recreate them.
+	ChangeInPlace
+	// ChangeWait: destroying the resource must wait until its Kubernetes
+	// objects are gone.
+	ChangeWait
+)
+
+func (k ChangeKind) String() string {
+	switch k {
+	case ChangeDelete:
+		return "delete"
+	case ChangeDependsOn:
+		return "depends-on"
+	case ChangeInPlace:
+		return "in-place"
+	case ChangeWait:
+		return "wait"
+	}
+	return "invalid"
+}
+
+// Change is a change of one Terraform resource that makes terraform destroy
+// follow the plan, in model terms: the checks turn it into an edit of the
+// configuration.
+type Change struct {
+	Kind ChangeKind
+	// Address is the graph address of the resource to change.
 	Address string
 	Origin  cluster.Origin
-	// Attr is the argument: "depends_on", "wait", "apply_only", "force_new".
-	Attr string
-	// DependsOn is the complete depends_on list after the edit (Attr depends_on).
+	// DependsOn is, for ChangeDependsOn, everything the resource must depend
+	// on: what it depends on explicitly now and what it must depend on too,
+	// sorted.
 	DependsOn []string
-	// Value is the new value of a boolean argument.
-	Value bool
 }
 
-// HCL renders the edit as the HCL to set in the resource block.
-func (e ResourceEdit) HCL() string {
-	if e.Attr != "depends_on" {
-		return fmt.Sprintf("%s = %v\n", e.Attr, e.Value)
-	}
-	// Inside a module, resources are named without the module's address;
-	// what is outside it cannot be named there at all.
-	prefix := modulePrefix(e.Address)
-	var b strings.Builder
-	b.WriteString("depends_on = [\n")
-	for _, d := range e.DependsOn {
-		switch {
-		case prefix == "":
-			b.WriteString("  " + d + ",\n")
-		case strings.HasPrefix(d, prefix):
-			b.WriteString("  " + strings.TrimPrefix(d, prefix) + ",\n")
-		default:
-			b.WriteString("  # " + d + " is outside this module: add it to depends_on of the module call instead\n")
-		}
-	}
-	b.WriteString("]\n")
-	return b.String()
-}
-
-// modulePrefix is the module part of a resource address, with its trailing
-// dot ("module.a.module.b." of "module.a.module.b.helm_release.x"); "" for a
-// resource of the root module.
-func modulePrefix(addr string) string {
-	parts := strings.Split(addr, ".")
-	end := 0
-	for i := 0; i+1 < len(parts); i += 2 {
-		if parts[i] != "module" {
-			break
-		}
-		end = i + 2
-	}
-	if end == 0 {
-		return ""
-	}
-	return strings.Join(parts[:end], ".") + "."
-}
+func (c Change) key() string { return c.Address + "|" + c.Kind.String() }
 
 // Plan is the safe teardown of one configuration.
 type Plan struct {
@@ -279,13 +263,13 @@ type Plan struct {
 	Tool    string
 	Steps   []Step
 	Hazards []Hazard
-	// Edits are the Terraform changes that make `terraform destroy` follow the
-	// plan, one per resource argument, sorted.
-	Edits []ResourceEdit
+	// Changes are the changes of Terraform resources that make `terraform
+	// destroy` follow the plan, one per resource and kind, sorted.
+	Changes []Change
 	// Notes record what the plan could not work out.
 	Notes []string
 	// Blockers say, for a running cluster, what keeps each stage from
-	// completing now (TeardownNow).
+	// completing now (Now).
 	Blockers map[Stage][]string
 }
 
@@ -301,15 +285,16 @@ func (p *Plan) Step(s Stage) *Step {
 
 // ---- building the plan ----
 
-var (
-	karpenterModuleRE = regexp.MustCompile(`(^|/)modules/karpenter/?$`)
-	eksModuleRE       = regexp.MustCompile(`terraform-aws-modules/eks/aws/?$|^(\.\./)+\.\.?/?$`)
-	vpcModuleRE       = regexp.MustCompile(`terraform-aws-modules/vpc/aws|(^|/)vpc/?$`)
-)
+// karpenterAWS lists what the Karpenter controller needs in AWS: its IAM
+// role, policies and pod identity, and its interruption queue and rules. The
+// node role's access entry is not among them: it must outlive the nodes, not
+// the controller, and the NodePools' dependency on the controller already
+// orders it.
+var karpenterAWS = map[cluster.DestroyKind]bool{
+	cluster.DestroyIAMRole: true, cluster.DestroyIAMPolicy: true, cluster.DestroyInstanceProfile: true,
+	cluster.DestroyPodIdentity: true, cluster.DestroyInterruption: true,
+}
 
-// karpenterAWSTypes are the AWS resources the Karpenter controller needs. The
-// node role's access entry is not among them: it must outlive the nodes, not the
-// controller, and the NodePools' dependency on the controller already orders it.
 // controllerPermission reports whether a Karpenter AWS prerequisite is one the
 // controller needs to finalize nodes: its own role, policies and pod identity (a
 // module that holds them). The interruption queue and its rules, and the nodes'
@@ -320,28 +305,29 @@ func (b *builder) controllerPermission(addr string) bool {
 	if r == nil {
 		return false
 	}
-	switch r.Type {
-	case "module":
+	if r.Type == "module" {
 		return true
-	case "aws_iam_role":
+	}
+	switch r.Destroy.Kind {
+	case cluster.DestroyIAMRole:
 		for _, role := range b.m.Identity.Roles {
-			if role.Address == addr || graphAddress(b.g, role.Address) == addr {
+			if b.g.OwnerOf(role.Address) == addr {
 				return role.Kind != cluster.RoleNode
 			}
 		}
-		return !nodeRoleRE.MatchString(addr)
-	case "aws_iam_policy", "aws_iam_role_policy", "aws_iam_role_policy_attachment":
-		if nodeRolePart(r) {
+		return !r.Destroy.NodeRole
+	case cluster.DestroyIAMPolicy:
+		if r.Destroy.ForNodes {
 			return false
 		}
-		role, _ := r.Attrs["role"].(string)
+		role := r.Destroy.Role
 		for _, id := range b.m.Identity.Roles {
-			if id.Kind == cluster.RoleNode && role != "" && refersToRole(role, id) {
+			if id.Kind == cluster.RoleNode && role != "" && b.refersToRole(role, id) {
 				return false
 			}
 		}
 		return true
-	case "aws_eks_pod_identity_association":
+	case cluster.DestroyPodIdentity:
 		return true
 	}
 	return false
@@ -349,47 +335,17 @@ func (b *builder) controllerPermission(addr string) bool {
 
 // refersToRole reports whether a role argument (a placeholder such as
 // ${aws_iam_role.karpenter[0].name}) names the role.
-func refersToRole(arg string, role *cluster.IAMRole) bool {
+func (b *builder) refersToRole(arg string, role *cluster.IAMRole) bool {
 	expr, ok := cluster.UnknownExpr(arg)
 	if !ok {
 		return arg == role.Name
 	}
-	expr = ConfigAddress(expr)
 	for _, ref := range role.Refs {
-		if ConfigAddress(ref) == expr {
+		if b.g.Same(ref, expr) {
 			return true
 		}
 	}
 	return false
-}
-
-// nodeRoleRE matches a role argument that names a node, worker or cluster role:
-// terraform-aws-eks outputs such as module.eks.worker_iam_role_name, or a role
-// resource whose name says so.
-var nodeRoleRE = regexp.MustCompile(`(?i)(^|[._])(worker|node|nodes|cluster)_iam_role|aws_iam_role\.[a-z0-9_-]*(node|worker)`)
-
-// nodeRolePart reports whether an IAM policy, attachment or instance profile
-// belongs to a node, worker or cluster role rather than to the controller's.
-func nodeRolePart(r *cluster.Resource) bool {
-	switch r.Type {
-	case "aws_iam_role_policy", "aws_iam_role_policy_attachment", "aws_iam_instance_profile":
-	default:
-		return false
-	}
-	role, _ := r.Attrs["role"].(string)
-	return role != "" && nodeRoleRE.MatchString(role)
-}
-
-var karpenterAWSTypes = map[string]bool{
-	"aws_iam_role": true, "aws_iam_policy": true, "aws_iam_role_policy": true, "aws_iam_role_policy_attachment": true,
-	"aws_iam_instance_profile": true, "aws_sqs_queue": true, "aws_sqs_queue_policy": true,
-	"aws_cloudwatch_event_rule": true, "aws_cloudwatch_event_target": true,
-	"aws_eks_pod_identity_association": true,
-}
-
-var networkTypes = map[string]bool{
-	"aws_vpc": true, "aws_subnet": true, "aws_nat_gateway": true, "aws_internet_gateway": true,
-	"aws_route_table": true, "aws_route_table_association": true, "aws_route": true,
 }
 
 // crKind tells Karpenter's node-launching custom resources apart: NodePools (and
@@ -449,65 +405,8 @@ func servedBy(o *cluster.Object, k cluster.Karpenter) bool {
 	return true
 }
 
-// ConfigAddress drops instance keys from a resource instance address:
-// module.eks.module.x["a"].aws_eks_node_group.this[0] → module.eks.module.x.aws_eks_node_group.this.
-func ConfigAddress(addr string) string {
-	if !strings.Contains(addr, "[") {
-		return addr
-	}
-	// Instance keys are numbers or quoted strings, which may hold brackets and
-	// escaped quotes (for_each over YAML documents keys by their text).
-	var b strings.Builder
-	for i := 0; i < len(addr); i++ {
-		if addr[i] != '[' {
-			b.WriteByte(addr[i])
-			continue
-		}
-		j := i + 1
-		if j < len(addr) && addr[j] == '"' {
-			for j++; j < len(addr) && addr[j] != '"'; j++ {
-				if addr[j] == '\\' {
-					j++
-				}
-			}
-			j++
-		}
-		for j < len(addr) && addr[j] != ']' {
-			j++
-		}
-		i = j
-	}
-	return b.String()
-}
-
-// graphAddress finds the graph node that stands for an instance address: the
-// resource itself, or the closest enclosing module call (resources inside a module
-// the configuration calls are represented by the call).
-func graphAddress(g *cluster.Graph, addr string) string {
-	if g == nil || addr == "" {
-		return ""
-	}
-	a := ConfigAddress(addr)
-	if _, ok := g.Nodes[a]; ok {
-		return a
-	}
-	// Cut at module call boundaries, innermost first: for
-	// module.eks.module.x.aws_eks_node_group.this try module.eks.module.x, then
-	// module.eks.
-	parts := strings.Split(a, ".")
-	for i := len(parts) - 1; i >= 2; i-- {
-		if parts[i-2] != "module" {
-			continue
-		}
-		if prefix := strings.Join(parts[:i], "."); g.Nodes[prefix] != nil {
-			return prefix
-		}
-	}
-	return ""
-}
-
 type builder struct {
-	s    *Simulator
+	s    *sim.Simulator
 	m    *cluster.Model
 	g    *cluster.Graph
 	plan *Plan
@@ -521,24 +420,25 @@ type builder struct {
 	crStage map[string]Stage
 	// classOf maps a NodePool resource to the resources of the node classes it uses.
 	classOf map[string][]string
-	edits   map[string]*ResourceEdit
+	changes map[string]*Change
 	// deleters are the resources whose destroy-time commands delete NodePools
 	// or node classes in the plan; uninstallers those whose destroy-time
 	// commands uninstall the Karpenter release (other than b.release).
 	deleters     map[string]bool
 	uninstallers []string
-	// cur is the graph with the depends_on edits so far, built on first use.
+	// cur is the graph with the dependency changes so far, built on first use.
 	cur *cluster.Graph
 }
 
-// Teardown plans the safe teardown of the model.
-func (s *Simulator) Teardown() *Plan {
+// New plans the safe teardown of the simulator's model.
+func New(s *sim.Simulator) *Plan {
+	m := s.Model()
 	b := &builder{
-		s: s, m: s.m, g: s.m.Terraform, plan: &Plan{},
+		s: s, m: m, g: m.Terraform, plan: &Plan{},
 		items:    map[Stage]map[string]*Item{},
 		crStage:  map[string]Stage{},
 		classOf:  map[string][]string{},
-		edits:    map[string]*ResourceEdit{},
+		changes:  map[string]*Change{},
 		deleters: map[string]bool{},
 	}
 	b.plan.Tool = b.tool()
@@ -615,7 +515,7 @@ func (b *builder) customResources() {
 			continue
 		}
 		it := Item{Objects: []cluster.ObjectRef{o.Ref()}, Origin: o.Origin, Manager: o.Manager, Name: o.Ref().String()}
-		if addr := graphAddress(b.g, o.Via); addr != "" && o.Manager == "terraform" {
+		if addr := b.g.OwnerOf(o.Via); addr != "" && o.Manager == "terraform" {
 			if addr == b.karpenterReleaseAddress() {
 				b.plan.Notes = append(b.plan.Notes, fmt.Sprintf("%s is created by the Karpenter release itself (%s); it is removed with the controller", o.Ref(), addr))
 				continue
@@ -715,7 +615,7 @@ func (b *builder) liveNodeClaims(pool string) []string {
 
 func (b *builder) karpenterReleaseAddress() string {
 	if r := b.m.Karpenter.Release; r != nil {
-		return graphAddress(b.g, r.Address)
+		return b.g.OwnerOf(r.Address)
 	}
 	return ""
 }
@@ -725,7 +625,7 @@ func (b *builder) controller() {
 	k := b.m.Karpenter
 	if r := k.Release; r != nil {
 		it := Item{Name: "helm release " + r.Name, Origin: r.Origin, Manager: "helm"}
-		if addr := graphAddress(b.g, r.Address); addr != "" {
+		if addr := b.g.OwnerOf(r.Address); addr != "" {
 			it.Address, it.Name, it.Manager = addr, addr, "terraform"
 			b.release = addr
 		} else if u := b.uninstallerOf(r.Name); len(u) > 0 {
@@ -761,7 +661,7 @@ func (b *builder) controller() {
 		// install the controller, its IAM role and its queue themselves.
 		for _, addr := range b.g.Addresses() {
 			r := b.g.Nodes[addr]
-			if on, _ := r.Attrs["enable_karpenter"].(bool); r.Type == "module" && on {
+			if r.Type == "module" && r.Destroy.Karpenter {
 				b.release = addr
 				b.add(StageController, Item{Address: addr, Name: addr + " (enable_karpenter)", Origin: r.Origin, Manager: "terraform"})
 				b.add(StageKarpenterAWS, Item{Address: addr, Name: addr + " (enable_karpenter)", Origin: r.Origin, Manager: "terraform"})
@@ -774,7 +674,7 @@ func (b *builder) controller() {
 			continue
 		}
 		it := Item{Name: "helm release " + r.Name, Origin: r.Origin, Manager: "helm"}
-		if addr := graphAddress(b.g, r.Address); addr != "" {
+		if addr := b.g.OwnerOf(r.Address); addr != "" {
 			it.Address, it.Name, it.Manager = addr, addr, "terraform"
 			b.crds = append(b.crds, addr)
 		}
@@ -813,17 +713,14 @@ func (b *builder) karpenterAWS() {
 	for _, addr := range b.g.Addresses() {
 		r := b.g.Nodes[addr]
 		switch {
-		case r.Type == "module" && karpenterModuleRE.MatchString(r.Source):
-			if create, ok := r.Attrs["create"].(bool); ok && !create {
-				continue
-			}
-			if strings.HasPrefix(b.release, addr+".") {
+		case r.Destroy.Kind == cluster.DestroyKarpenterModule:
+			if b.g.Within(b.release, addr) {
 				// A module that installs the controller (a local wrapper named
 				// like the karpenter sub-module) is not what it needs.
 				continue
 			}
-		case karpenterAWSTypes[r.Type] && !strings.Contains(addr, ".module.") && (strings.Contains(strings.ToLower(r.Name), "karpenter") || relRefs[addr]):
-			if nodeRolePart(r) {
+		case karpenterAWS[r.Destroy.Kind] && nested(b.g, addr) < 2 && (strings.Contains(strings.ToLower(r.Name), "karpenter") || relRefs[addr]):
+			if r.Destroy.ForNodes {
 				// Permissions of the nodes, not of the controller: nothing
 				// the controller needs to finalize them.
 				continue
@@ -833,8 +730,8 @@ func (b *builder) karpenterAWS() {
 		}
 		b.add(StageKarpenterAWS, Item{Address: addr, Name: addr, Origin: r.Origin, Manager: "terraform"})
 	}
-	if a := graphAddress(b.g, b.m.Karpenter.Address); a != "" && b.items[StageKarpenterAWS][a] == nil {
-		if r := b.g.Nodes[a]; r != nil && r.Type != "helm_release" {
+	if a := b.g.OwnerOf(b.m.Karpenter.Address); a != "" && b.items[StageKarpenterAWS][a] == nil {
+		if r := b.g.Nodes[a]; r != nil && r.Destroy.Kind != cluster.DestroyRelease {
 			b.add(StageKarpenterAWS, Item{Address: a, Name: a, Origin: r.Origin, Manager: "terraform"})
 		}
 	}
@@ -863,9 +760,9 @@ func (b *builder) hostCompute() {
 			continue
 		}
 		it := Item{Name: describeVerdictSource(v.Source), Origin: v.Source.Origin(), Manager: created}
-		if ga := graphAddress(b.g, addr); ga != "" {
+		if ga := b.g.OwnerOf(addr); ga != "" {
 			it.Address, it.Manager = ga, "terraform"
-			if ga != ConfigAddress(addr) {
+			if !b.g.Same(ga, addr) {
 				it.Name += " (in " + ga + ")"
 			}
 		} else if b.plan.Tool == "eksctl" {
@@ -875,21 +772,21 @@ func (b *builder) hostCompute() {
 	}
 }
 
-func describeVerdictSource(s *Source) string { return s.Describe() }
+func describeVerdictSource(s *sim.Source) string { return s.Describe() }
 
 // clusterAndNetwork collects the cluster and the network it lives in.
 func (b *builder) clusterAndNetwork() {
 	c := b.m.Cluster
 	if b.g != nil {
-		if a := graphAddress(b.g, c.Address); a != "" {
+		if a := b.g.OwnerOf(c.Address); a != "" {
 			b.add(StageCluster, Item{Address: a, Name: a, Origin: b.g.Nodes[a].Origin, Manager: "terraform"})
 		}
 		for _, addr := range b.g.Addresses() {
 			r := b.g.Nodes[addr]
 			switch {
-			case r.Type == "aws_eks_cluster" && b.items[StageCluster] == nil:
+			case r.Destroy.Kind == cluster.DestroyCluster && b.items[StageCluster] == nil:
 				b.add(StageCluster, Item{Address: addr, Name: addr, Origin: r.Origin, Manager: "terraform"})
-			case r.Type == "module" && vpcModuleRE.MatchString(r.Source), networkTypes[r.Type]:
+			case r.Destroy.Kind == cluster.DestroyNetworkModule, r.Destroy.Kind == cluster.DestroyEndpointsModule, r.Destroy.Kind == cluster.DestroyNetwork:
 				b.add(StageNetwork, Item{Address: addr, Name: addr, Origin: r.Origin, Manager: "terraform"})
 			}
 		}
@@ -922,17 +819,15 @@ func (b *builder) itemAt(st Stage, addr string) Item {
 	return it
 }
 
-// dependsAfter reports whether from depends on to once the edits so far are
-// applied.
+// dependsAfter reports whether from depends on to once the changes so far are
+// made.
 func (b *builder) dependsAfter(from, to string) bool {
-	if b.cur == nil {
-		b.cur = WithEdits(b.g, nil)
-	}
-	return b.cur.DependsOn(from, to)
+	return b.current().DependsOn(from, to)
 }
 
-// WithEdits returns a copy of the graph with depends_on edits applied.
-func WithEdits(g *cluster.Graph, edits []ResourceEdit) *cluster.Graph {
+// WithChanges returns a copy of the graph with the dependencies of changes
+// (ChangeDependsOn) added.
+func WithChanges(g *cluster.Graph, changes []Change) *cluster.Graph {
 	out := cluster.NewGraph()
 	if g == nil {
 		return out
@@ -941,25 +836,26 @@ func WithEdits(g *cluster.Graph, edits []ResourceEdit) *cluster.Graph {
 		cp := *r
 		out.Nodes[a] = &cp
 	}
-	for _, e := range edits {
-		if e.Attr != "depends_on" {
+	for _, c := range changes {
+		if c.Kind != ChangeDependsOn {
 			continue
 		}
-		if r := out.Nodes[e.Address]; r != nil {
-			r.DependsOn = append([]string(nil), e.DependsOn...)
+		if r := out.Nodes[c.Address]; r != nil {
+			r.DependsOn = append([]string(nil), c.DependsOn...)
 		}
 	}
 	return out
 }
 
-// needDependency records that from must depend on to, as a depends_on edit.
-func (b *builder) needDependency(from, to string) *ResourceEdit {
-	key := from + "|depends_on"
-	e := b.edits[key]
+// needDependency records that from must depend on to.
+func (b *builder) needDependency(from, to string) *Change {
+	c := Change{Kind: ChangeDependsOn, Address: from}
+	e := b.changes[c.key()]
 	if e == nil {
 		r := b.g.Nodes[from]
-		e = &ResourceEdit{Address: from, Origin: r.Origin, Attr: "depends_on", DependsOn: append([]string(nil), r.DependsOn...)}
-		b.edits[key] = e
+		c.Origin, c.DependsOn = r.Origin, append([]string(nil), r.DependsOn...)
+		e = &c
+		b.changes[c.key()] = e
 	}
 	e.DependsOn = appendUnique(e.DependsOn, to)
 	sort.Strings(e.DependsOn)
@@ -971,15 +867,15 @@ func (b *builder) needDependency(from, to string) *ResourceEdit {
 	return e
 }
 
-func (b *builder) setAttr(addr, attr string, value bool) *ResourceEdit {
-	key := addr + "|" + attr
-	if e := b.edits[key]; e != nil {
+// need records a change of a resource other than a dependency.
+func (b *builder) need(kind ChangeKind, addr string) *Change {
+	c := Change{Kind: kind, Address: addr}
+	if e := b.changes[c.key()]; e != nil {
 		return e
 	}
-	r := b.g.Nodes[addr]
-	e := &ResourceEdit{Address: addr, Origin: r.Origin, Attr: attr, Value: value}
-	b.edits[key] = e
-	return e
+	c.Origin = b.g.Nodes[addr].Origin
+	b.changes[c.key()] = &c
+	return &c
 }
 
 func (b *builder) hazard(h Hazard) { b.plan.Hazards = append(b.plan.Hazards, h) }
@@ -1024,7 +920,7 @@ func (b *builder) orderHazards() {
 				}
 				e := b.needDependency(addr, target)
 				b.hazard(Hazard{
-					Kind: HazardCRBeforeController, Subject: subject, Targets: []Item{b.itemAt(StageController, c)}, Edit: e,
+					Kind: HazardCRBeforeController, Subject: subject, Targets: []Item{b.itemAt(StageController, c)}, Change: e,
 					Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can uninstall the controller before (or while) it deletes %s, and nothing removes the finalizers (karpenter.sh/termination on NodeClaims and Nodes, karpenter.k8s.aws/termination on EC2NodeClasses)", addr, c, objectsText(subject)),
 				})
 			}
@@ -1048,7 +944,7 @@ func (b *builder) orderHazards() {
 	for _, a := range minimal(b.g, missingAWS) {
 		e := b.needDependency(b.release, a)
 		b.hazard(Hazard{
-			Kind: HazardControllerBeforeAWS, Subject: rel, Targets: []Item{b.itemAt(StageKarpenterAWS, a)}, Edit: e,
+			Kind: HazardControllerBeforeAWS, Subject: rel, Targets: []Item{b.itemAt(StageKarpenterAWS, a)}, Change: e,
 			Message: fmt.Sprintf("%s does not depend on %s, so terraform destroy can remove the controller's IAM role or interruption queue while the controller is still terminating instances; without permissions it cannot, and the finalizers stay", b.release, a),
 		})
 	}
@@ -1058,21 +954,11 @@ func (b *builder) orderHazards() {
 		}
 		e := b.needDependency(b.release, h)
 		b.hazard(Hazard{
-			Kind: HazardControllerBeforeCompute, Subject: rel, Targets: []Item{b.itemAt(StageHostCompute, h)}, Edit: e,
+			Kind: HazardControllerBeforeCompute, Subject: rel, Targets: []Item{b.itemAt(StageHostCompute, h)}, Change: e,
 			Message: fmt.Sprintf("%s does not depend on %s, where the controller runs, so terraform destroy can remove that capacity while the controller still has finalizers to process; its pods go Pending and the finalizers stay", b.release, h),
 		})
 	}
 }
-
-// egressTypes are the resources through which nodes in private subnets reach
-// AWS and the internet: gateways, route tables, routes, associations, VPC
-// endpoints.
-var egressTypes = map[string]bool{
-	"aws_nat_gateway": true, "aws_internet_gateway": true, "aws_egress_only_internet_gateway": true,
-	"aws_route_table": true, "aws_route_table_association": true, "aws_route": true, "aws_vpc_endpoint": true,
-}
-
-var vpcEndpointsModuleRE = regexp.MustCompile(`terraform-aws-modules/vpc/aws//modules/vpc-endpoints/?$`)
 
 // egress is one network item the nodes need: the item destroy removes (a
 // resource, or a module call) and the graph key a dependency on it is seen at
@@ -1089,19 +975,18 @@ func (b *builder) egressTargets() []egress {
 	var out []egress
 	rawGateway := false
 	for _, addr := range b.g.Addresses() {
-		if t := b.g.Nodes[addr].Type; t == "aws_nat_gateway" || t == "aws_internet_gateway" {
+		if b.g.Nodes[addr].Destroy.Gateway {
 			rawGateway = true
 		}
 	}
 	for _, addr := range b.g.Addresses() {
 		r := b.g.Nodes[addr]
 		switch {
-		case r.Type == "module" && vpcEndpointsModuleRE.MatchString(r.Source):
+		case r.Destroy.Kind == cluster.DestroyEndpointsModule:
 			out = append(out, egress{addr, addr})
 		case r.Type == "module":
-			// Only when NAT gateways are known to be enabled: the module's
-			// default is false, and an unknown value is not guessed.
-			if nat, _ := r.Attrs["enable_nat_gateway"].(bool); !nat {
+			// Only when NAT gateways are known to be enabled.
+			if !r.Destroy.Egress {
 				continue
 			}
 			for _, p := range r.Parts {
@@ -1109,7 +994,7 @@ func (b *builder) egressTargets() []egress {
 					out = append(out, egress{addr, p.Address})
 				}
 			}
-		case egressTypes[r.Type] && rawGateway:
+		case r.Destroy.Egress && rawGateway:
 			out = append(out, egress{addr, addr})
 		}
 	}
@@ -1138,7 +1023,7 @@ func (b *builder) networkHazards() {
 		if finalizerless(subject) {
 			continue
 		}
-		if on, _ := b.g.Nodes[addr].Attrs["apply_only"].(bool); on {
+		if b.g.Nodes[addr].Destroy.Never {
 			// Destroy never deletes it (teardown-orphans says so): nothing
 			// drains during destroy.
 			continue
@@ -1148,7 +1033,7 @@ func (b *builder) networkHazards() {
 		// the pool, its classes (which may hold destroy until the nodes are
 		// gone) and the controller are all destroyed before the network.
 		from := addr
-		if rel := b.g.Nodes[b.release]; rel != nil && rel.Type == "helm_release" && b.dependsAfter(addr, b.release) {
+		if rel := b.g.Nodes[b.release]; rel != nil && rel.Destroy.Kind == cluster.DestroyRelease && b.dependsAfter(addr, b.release) {
 			from = b.release
 		}
 		reach := b.current().Reach(addr)
@@ -1171,7 +1056,7 @@ func (b *builder) networkHazards() {
 			}
 		}
 		edges = minimal(b.current(), edges)
-		var e *ResourceEdit
+		var e *Change
 		for _, to := range edges {
 			e = b.needDependency(from, to)
 		}
@@ -1180,16 +1065,16 @@ func (b *builder) networkHazards() {
 			via = fmt.Sprintf(" (nor %s, the controller it depends on)", from)
 		}
 		b.hazard(Hazard{
-			Kind: HazardCRBeforeNetwork, Subject: subject, Targets: items, Edit: e,
+			Kind: HazardCRBeforeNetwork, Subject: subject, Targets: items, Change: e,
 			Message: fmt.Sprintf("nothing orders %s%s before %s: terraform destroy can delete the NAT gateways, route tables and routes in parallel while Karpenter drains and terminates the nodes of %s, which then lose their way out of the private subnets (they go NotReady) while the controller can no longer reach the EC2 API to terminate them, so the NodeClaim finalizers stay and destroy hangs", addr, via, strings.Join(names, ", "), objectsText(subject)),
 		})
 	}
 }
 
-// current is the graph with the depends_on edits so far.
+// current is the graph with the dependency changes so far.
 func (b *builder) current() *cluster.Graph {
 	if b.cur == nil {
-		b.cur = WithEdits(b.g, nil)
+		b.cur = WithChanges(b.g, nil)
 	}
 	return b.cur
 }
@@ -1244,13 +1129,13 @@ func (b *builder) classesHoldNodes(pool string) bool {
 			}
 			continue
 		}
-		if r == nil || r.Type != "kubectl_manifest" && r.Type != "kubernetes_manifest" || finalizerless(it) || !b.dependsAfter(cls, b.release) {
+		if r == nil || r.Destroy.Kind != cluster.DestroyManifest && r.Destroy.Kind != cluster.DestroyObjectManifest || finalizerless(it) || !b.dependsAfter(cls, b.release) {
 			return false
 		}
 		// kubernetes_manifest waits until the deleted object is gone [infer:
 		// terraform-provider-kubernetes polls for the object after the delete
 		// call, within its delete timeout]; kubectl_manifest only with wait.
-		if wait, _ := r.Attrs["wait"].(bool); !wait && r.Type == "kubectl_manifest" {
+		if !r.Destroy.Waits {
 			return false
 		}
 	}
@@ -1273,19 +1158,19 @@ func (b *builder) orphanHazards() {
 				b.commandWaitHazard(st, it, r)
 				continue
 			}
-			if r.Type == "helm_release" {
+			if r.Destroy.Kind == cluster.DestroyRelease {
 				// helm uninstall waits for the chart's objects to be deleted, their
 				// finalizers included, unless the release says wait = false
 				// [infer: terraform-provider-helm passes wait to the uninstall].
-				if wait, ok := r.Attrs["wait"].(bool); ok && !wait {
+				if !r.Destroy.Waits {
 					b.hazard(Hazard{
-						Kind: HazardNoWait, Subject: it, Edit: b.setAttr(it.Address, "wait", true),
+						Kind: HazardNoWait, Subject: it, Change: b.need(ChangeWait, it.Address),
 						Message: fmt.Sprintf("%s sets wait = false: terraform destroy uninstalls the chart and moves on without waiting for %s to be finalized", it.Address, objectsText(it)),
 					})
 				}
 				continue
 			}
-			if r.Type == "kubernetes_manifest" {
+			if r.Destroy.Kind == cluster.DestroyObjectManifest {
 				// Deleting a NodePool (or Provisioner) is immediate: it carries
 				// no finalizer, and its NodeClaims (nodes) go in the background.
 				if st == StageNodePools && !b.classesHoldNodes(it.Address) {
@@ -1296,25 +1181,25 @@ func (b *builder) orphanHazards() {
 				}
 				continue
 			}
-			if r.Type != "kubectl_manifest" || st == StageNodeClasses && onlyKind(it.Objects, "AWSNodeTemplate") {
+			if r.Destroy.Kind != cluster.DestroyManifest || st == StageNodeClasses && onlyKind(it.Objects, "AWSNodeTemplate") {
 				// A v1alpha1 AWSNodeTemplate carries no finalizer to wait for.
 				continue
 			}
-			if wait, _ := r.Attrs["wait"].(bool); !wait && !(st == StageNodePools && b.classesHoldNodes(it.Address)) {
+			if !r.Destroy.Waits && !(st == StageNodePools && b.classesHoldNodes(it.Address)) {
 				b.hazard(Hazard{
-					Kind: HazardNoWait, Subject: it, Edit: b.setAttr(it.Address, "wait", true),
+					Kind: HazardNoWait, Subject: it, Change: b.need(ChangeWait, it.Address),
 					Message: fmt.Sprintf("%s has no wait = true: terraform destroy deletes %s and moves on at once, before Karpenter has drained and terminated the nodes, so the next resources (the controller, its permissions, its node group) can go while the finalizers are still pending", it.Address, objectsText(it)),
 				})
 			}
-			if ao, _ := r.Attrs["apply_only"].(bool); ao {
+			if r.Destroy.Never {
 				b.hazard(Hazard{
-					Kind: HazardApplyOnly, Subject: it, Edit: b.setAttr(it.Address, "apply_only", false),
+					Kind: HazardApplyOnly, Subject: it, Change: b.need(ChangeDelete, it.Address),
 					Message: fmt.Sprintf("%s sets apply_only = true: terraform destroy never deletes %s, so its nodes keep running after the cluster's controller is gone", it.Address, objectsText(it)),
 				})
 			}
-			if fn, _ := r.Attrs["force_new"].(bool); fn && st == StageNodePools {
+			if r.Destroy.Replaces && st == StageNodePools {
 				b.hazard(Hazard{
-					Kind: HazardForceNew, Subject: it, Edit: b.setAttr(it.Address, "force_new", false),
+					Kind: HazardForceNew, Subject: it, Change: b.need(ChangeInPlace, it.Address),
 					Message: fmt.Sprintf("%s sets force_new = true: any change to the manifest deletes and recreates %s, and Karpenter drains every one of its nodes at once", it.Address, objectsText(it)),
 				})
 			}
@@ -1387,8 +1272,8 @@ func (b *builder) finish() {
 		step.Commands = b.commands(step)
 		p.Steps = append(p.Steps, step)
 	}
-	for _, k := range sortedKeys(b.edits) {
-		p.Edits = append(p.Edits, *b.edits[k])
+	for _, k := range sortedKeys(b.changes) {
+		p.Changes = append(p.Changes, *b.changes[k])
 	}
 	sort.SliceStable(p.Hazards, func(i, j int) bool {
 		a, c := p.Hazards[i], p.Hazards[j]
@@ -1672,4 +1557,22 @@ func (b *builder) commandWaitHazard(st Stage, it Item, r *cluster.Resource) {
 		Kind: HazardNoWait, Subject: it,
 		Message: fmt.Sprintf("the destroy-time command of %s deletes %s without waiting for the nodes: %s, so the next resources (the controller, its permissions, its node group) can go while Karpenter still has nodes to terminate", it.Address, objectsText(it), how),
 	})
+}
+
+// nested is how many module calls an address is nested in; 2 (too deep for a
+// resource that is the controller's) when the graph cannot tell.
+func nested(g *cluster.Graph, addr string) int {
+	if d := g.Depth(addr); d >= 0 {
+		return d
+	}
+	return 2
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,4 +1,4 @@
-package sim
+package teardown
 
 import (
 	"fmt"
@@ -6,17 +6,18 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
 )
 
-// TeardownNow plans the teardown as Teardown does and, for a running cluster,
-// completes the plan from what the cluster holds now: the controller is
-// uninstalled the way it was installed (helm uninstall for a Helm release), the
-// nodes the controller runs on come after it, and every step says what blocks
-// it now (Plan.Blockers).
-func (s *Simulator) TeardownNow() *Plan {
-	plan := s.Teardown()
-	if s.m.Live != nil {
-		plan.Blockers = liveTeardown(s.m, plan)
+// Now plans the teardown as New does and, for a running cluster, completes the
+// plan from what the cluster holds now: the controller is uninstalled the way
+// it was installed (helm uninstall for a Helm release), the nodes the
+// controller runs on come after it, and every step says what blocks it now
+// (Plan.Blockers).
+func Now(s *sim.Simulator) *Plan {
+	plan := New(s)
+	if m := s.Model(); m.Live != nil {
+		plan.Blockers = liveTeardown(m, plan)
 	}
 	return plan
 }
@@ -24,7 +25,7 @@ func (s *Simulator) TeardownNow() *Plan {
 // liveTeardown completes the plan of a running cluster and returns what blocks
 // each stage now.
 func liveTeardown(m *cluster.Model, plan *Plan) map[Stage][]string {
-	ctrl := KarpenterController(m)
+	ctrl := sim.KarpenterController(m)
 	name := orPlaceholder(m.ClusterName(), "<cluster-name>")
 	blockers := map[Stage][]string{}
 
@@ -101,7 +102,7 @@ func orPlaceholder(s, p string) string {
 
 // controllerItems describes how to uninstall each controller Deployment: the
 // Helm release that installed it, else the Deployment itself.
-func controllerItems(ctrl Controller) ([]Item, []string) {
+func controllerItems(ctrl sim.Controller) ([]Item, []string) {
 	var items []Item
 	var cmds []string
 	for _, w := range ctrl.Deployments {
@@ -121,7 +122,7 @@ func controllerItems(ctrl Controller) ([]Item, []string) {
 
 // hostItems is the compute the controller runs on: the node groups and Fargate
 // profiles of the nodes its pods are on.
-func hostItems(m *cluster.Model, ctrl Controller, clusterName string) Step {
+func hostItems(m *cluster.Model, ctrl sim.Controller, clusterName string) Step {
 	step := Step{Stage: StageHostCompute, Wait: "the node groups and Fargate profiles are deleted"}
 	owners := map[cluster.ObjectRef]bool{}
 	for _, w := range ctrl.Deployments {
@@ -207,7 +208,7 @@ func insertStep(steps []Step, s Step) []Step {
 // nodeClaimState lists the NodeClaims that are stuck (being deleted and held by
 // a Karpenter finalizer while no controller is ready) and every NodeClaim that
 // still exists.
-func nodeClaimState(m *cluster.Model, ctrl Controller) (stuck, remaining []string) {
+func nodeClaimState(m *cluster.Model, ctrl sim.Controller) (stuck, remaining []string) {
 	for _, nc := range m.NodeClaims {
 		remaining = append(remaining, nc.Name)
 		if !nc.Deleting || ctrl.Ready() {
