@@ -213,7 +213,7 @@ func onlyObjectKind(it teardown.Item, kind string) bool {
 func changeEdit(m *cluster.Model, c teardown.Change) (Edit, bool) {
 	switch c.Kind {
 	case teardown.ChangeDependsOn:
-		return write.DependsOn(m, c.Address, c.DependsOn)
+		return write.DependsOnInLines(m, c.Address, c.DependsOn)
 	case teardown.ChangeWait:
 		return write.DestroyWait(m, c.Address)
 	case teardown.ChangeDelete:

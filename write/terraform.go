@@ -17,7 +17,16 @@ func DependsOn(m *cluster.Model, addr string, deps []string) (cluster.Edit, bool
 	if m == nil {
 		return cluster.Edit{}, false
 	}
-	return terraform.DependsOnEdit(m.Terraform, addr, deps)
+	return terraform.DependsOnEdit(m.Terraform, addr, deps, false)
+}
+
+// DependsOnInLines is DependsOn with the list written one entry a line, the
+// way a destroy plan's changes are shown.
+func DependsOnInLines(m *cluster.Model, addr string, deps []string) (cluster.Edit, bool) {
+	if m == nil {
+		return cluster.Edit{}, false
+	}
+	return terraform.DependsOnEdit(m.Terraform, addr, deps, true)
 }
 
 // DestroyWait makes destroying the resource at addr wait until the

@@ -159,7 +159,7 @@ func TestTeardownTextTerraform(t *testing.T) {
 		"7. Delete the network (VPC, subnets, NAT gateways)\n   - module.vpc  " + main + ":1",
 		"error teardown-order  " + main + ":51\n    terraform destroy can remove the Karpenter controller (helm_release.karpenter) before kubectl_manifest.karpenter_node_class, which it must finalize",
 		"warning teardown-orphans  " + main + ":70\n    kubectl_manifest.karpenter_node_pool: terraform destroy does not wait for Karpenter to finalize NodePool/default",
-		"Edits that make terraform destroy follow this order\n  " + main + ":51  kubectl_manifest.karpenter_node_class\n    depends_on = [helm_release.karpenter]\n",
+		"Edits that make terraform destroy follow this order\n  " + main + ":51  kubectl_manifest.karpenter_node_class\n    depends_on = [\n      helm_release.karpenter,\n    ]\n",
 		"  " + main + ":51  kubectl_manifest.karpenter_node_class\n    wait = true\n",
 		"Then run terraform destroy once the edits are applied.",
 	} {

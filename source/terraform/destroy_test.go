@@ -173,12 +173,16 @@ func TestDependsOnEdit(t *testing.T) {
 		{"module.addons", []string{"module.eks"},
 			"depends_on = [module.eks]\n"},
 	} {
-		e, ok := DependsOnEdit(g, c.addr, c.deps)
+		e, ok := DependsOnEdit(g, c.addr, c.deps, false)
 		if !ok || e.Text != c.want || e.File != "main.tf" || e.Line != 3 || e.Format != cluster.FormatHCL {
 			t.Errorf("%s:\n got %+v (%v)\nwant %q", c.addr, e, ok, c.want)
 		}
 	}
-	if _, ok := DependsOnEdit(g, "helm_release.absent", []string{"module.eks"}); ok {
+	// In lines, as a destroy plan shows its changes.
+	if e, _ := DependsOnEdit(g, "helm_release.karpenter", []string{"module.eks", "aws_iam_role.node"}, true); e.Text != "depends_on = [\n  module.eks,\n  aws_iam_role.node,\n]\n" {
+		t.Errorf("in lines: got %q", e.Text)
+	}
+	if _, ok := DependsOnEdit(g, "helm_release.absent", []string{"module.eks"}, false); ok {
 		t.Errorf("an edit of a resource not in the graph")
 	}
 	for _, c := range []struct {

@@ -266,8 +266,10 @@ func ModuleValuesEdit(in *cluster.ModuleInput, values map[string]any) cluster.Ed
 // DependsOnEdit sets the depends_on of the block at an address to deps, the
 // complete list. Inside a module, resources are named without the module's
 // address; what is outside it cannot be named there at all, and is said in a
-// comment instead (the list is then written one entry a line).
-func DependsOnEdit(g *cluster.Graph, addr string, deps []string) (cluster.Edit, bool) {
+// comment instead (the list is then written one entry a line). lines writes
+// one entry a line in any case, as a destroy plan's changes are shown, where
+// lists grow as stages are added.
+func DependsOnEdit(g *cluster.Graph, addr string, deps []string, lines bool) (cluster.Edit, bool) {
 	mod := enclosingModule(ConfigAddress(addr))
 	names := make([]string, len(deps))
 	outside := false
@@ -281,7 +283,7 @@ func DependsOnEdit(g *cluster.Graph, addr string, deps []string) (cluster.Edit, 
 			outside = true
 		}
 	}
-	if !outside {
+	if !outside && !lines {
 		return BlockEdit(g, addr, "depends_on = ["+strings.Join(names, ", ")+"]\n")
 	}
 	var b strings.Builder
