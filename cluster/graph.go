@@ -307,30 +307,6 @@ func (g *Graph) OfType(typ string) []*Resource {
 	return out
 }
 
-// SplitModuleCall splits a Terraform address or reference into the module call
-// it is in ("module.x", with its index if any) and the rest; ok is false when it
-// is not inside a module call.
-func SplitModuleCall(ref string) (call, rest string, ok bool) {
-	if !strings.HasPrefix(ref, "module.") {
-		return "", "", false
-	}
-	s := ref[len("module."):]
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				return "module." + s[:i], s[i+1:], true
-			}
-		}
-	}
-	return "", "", false
-}
-
 // ModuleCall is a call of a module whose inputs eksdoctor knows release by
 // release (terraform-aws-modules/eks and its sub-modules,
 // aws-ia/eks-blueprints-addons), as written: the arguments and the keys written

@@ -135,3 +135,4 @@ func (g *Graph) RefOf(addr string) (ObjectRef, bool) {
 	}
 	return g.Addressing.Ref(addr)
 }
+

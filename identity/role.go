@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/source/terraform"
 )
 
 // Match is the answer to "are these the same role?".
@@ -186,7 +187,7 @@ func (r *Resolver) isEKSModule(call string) bool {
 // ARN and id of one role share it. Karpenter module outputs map to the node or
 // controller role of the module call, whatever the version.
 func (r *Resolver) keyOf(ref string) (key string, kind cluster.RoleKind, why string) {
-	if call, rest, ok := cluster.SplitModuleCall(ref); ok && !strings.Contains(rest, ".") && r.isKarpenterModule(call) {
+	if call, rest, ok := terraform.SplitModuleCall(ref); ok && !strings.Contains(rest, ".") && r.isKarpenterModule(call) {
 		if o, ok := karpenterOutputs[rest]; ok {
 			suffix := "#node"
 			switch o.kind {
@@ -198,7 +199,7 @@ func (r *Resolver) keyOf(ref string) (key string, kind cluster.RoleKind, why str
 			return call + suffix, o.kind, o.why
 		}
 	}
-	if call, rest, ok := cluster.SplitModuleCall(ref); ok && strings.HasPrefix(rest, "cluster_iam_role_") && r.isEKSModule(call) {
+	if call, rest, ok := terraform.SplitModuleCall(ref); ok && strings.HasPrefix(rest, "cluster_iam_role_") && r.isEKSModule(call) {
 		return call + "#cluster", cluster.RoleCluster, "output " + rest + " of terraform-aws-modules/eks is the cluster's own IAM role, which the EKS control plane assumes"
 	}
 	if strings.HasPrefix(ref, "var.") || strings.HasPrefix(ref, "local.") {

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"strings"
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -91,9 +90,9 @@ func eksctlCoreDNSOnFargate(m *cluster.Model, decl cluster.Decl) {
 func newAddonDecl(m *cluster.Model) cluster.Decl {
 	addr := m.Cluster.Address
 	switch {
-	case strings.HasPrefix(addr, "module."):
+	case m.Terraform.InModule(addr):
 		return cluster.Decl{Kind: cluster.DeclNew, Block: addr, List: moduleAddonsInput(m, addr)}
-	case strings.Contains(addr, "aws_eks_cluster."):
+	case m.Terraform.ResourceOf(addr) != "":
 		return cluster.Decl{Kind: cluster.DeclNew, Block: addr}
 	}
 	for _, o := range m.Objects {

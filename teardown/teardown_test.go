@@ -30,7 +30,7 @@ func written(c Change) string {
 	var e cluster.Edit
 	switch c.Kind {
 	case ChangeDependsOn:
-		e, _ = terraform.DependsOnEdit(g, c.Address, c.DependsOn)
+		e, _ = terraform.DependsOnEdit(g, c.Address, c.DependsOn, true)
 	case ChangeWait:
 		e, _ = terraform.DestroyWaitEdit(g, c.Address)
 	case ChangeDelete:
@@ -171,10 +171,10 @@ func TestTeardownTerraformOrder(t *testing.T) {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
 	want := []hazardRow{
-		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"module.karpenter"}, Edit: "helm_release.karpenter: depends_on = [module.karpenter]\n"},
+		{Kind: HazardControllerBeforeAWS, Subject: "helm_release.karpenter", Targets: []string{"module.karpenter"}, Edit: "helm_release.karpenter: depends_on = [\n  module.karpenter,\n]\n"},
 		// The node class is the only custom resource that needs an edge: the
 		// NodePool reaches the release through it once it is added.
-		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_class", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_class: depends_on = [helm_release.karpenter]\n"},
+		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_class", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_class: depends_on = [\n  helm_release.karpenter,\n]\n"},
 	}
 	if diff := cmp.Diff(want, hazardRows(p)); diff != "" {
 		t.Errorf("hazards (-want +got):\n%s", diff)
@@ -206,7 +206,7 @@ func TestTeardownNodePoolReachesControllerThroughItsClass(t *testing.T) {
 
 	p := plan(tm.m)
 	want := []hazardRow{
-		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_pool", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_pool: depends_on = [kubectl_manifest.node_class]\n"},
+		{Kind: HazardCRBeforeController, Subject: "kubectl_manifest.node_pool", Targets: []string{"helm_release.karpenter"}, Edit: "kubectl_manifest.node_pool: depends_on = [\n  kubectl_manifest.node_class,\n]\n"},
 	}
 	if diff := cmp.Diff(want, hazardRows(p)); diff != "" {
 		t.Errorf("hazards (-want +got):\n%s", diff)

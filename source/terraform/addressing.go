@@ -49,3 +49,27 @@ func (Addressing) Config(addr string) string { return ConfigAddress(addr) }
 
 // ConfigFile is WrittenInConfig.
 func (Addressing) ConfigFile(file string) bool { return WrittenInConfig(file) }
+
+// SplitModuleCall splits a Terraform address or reference into the module call
+// it is in ("module.x", with its index if any) and the rest; ok is false when it
+// is not inside a module call.
+func SplitModuleCall(ref string) (call, rest string, ok bool) {
+	if !strings.HasPrefix(ref, "module.") {
+		return "", "", false
+	}
+	s := ref[len("module."):]
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				return "module." + s[:i], s[i+1:], true
+			}
+		}
+	}
+	return "", "", false
+}

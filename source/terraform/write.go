@@ -134,7 +134,7 @@ func template(s string) string {
 // ModuleCall returns the top-level module call ("module.karpenter") of an
 // address inside it, or the address itself when it is a module call.
 func ModuleCall(addr string) (string, bool) {
-	if call, _, ok := cluster.SplitModuleCall(addr); ok {
+	if call, _, ok := SplitModuleCall(addr); ok {
 		return call, true
 	}
 	return addr, strings.HasPrefix(addr, "module.")
