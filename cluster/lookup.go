@@ -135,4 +135,3 @@ func (g *Graph) RefOf(addr string) (ObjectRef, bool) {
 	}
 	return g.Addressing.Ref(addr)
 }
-

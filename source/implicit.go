@@ -1,7 +1,6 @@
 package source
 
 import (
-
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
