@@ -14,7 +14,6 @@ import (
 // configuration, whatever its size, keeps the limit that bounds what hostile
 // input can make eksdoctor hold.
 func TestRoomForSnapshotsOnly(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "snapshot.json")
 	big := `{"kind": "EKSDoctorSnapshot", "version": 1, "objects": [` + strings.Repeat(`{"a": 1},`, 8<<20) + `{}]}`
@@ -55,7 +54,6 @@ func TestRoomForSnapshotsOnly(t *testing.T) {
 // The limit follows the live heap after each collection, never below its
 // floor, and no longer once stopped.
 func TestPacerFollowsTheLiveHeap(t *testing.T) {
-	t.Parallel()
 	if got := limitFor(30<<20, 500<<20, false); got != 500<<20 {
 		t.Errorf("limitFor(30 MiB live, 500 MiB floor) = %d, want the floor", got)
 	}
