@@ -19,6 +19,7 @@ import (
 // describes: a live read of it finds every object of the snapshot, statuses
 // included (Pending pods stay Pending, nodes keep their allocatable).
 func TestPopulateReproducesTheSnapshot(t *testing.T) {
+	t.Parallel()
 	env, err := testenv.Start(testenv.Options{})
 	if err != nil {
 		t.Fatal(err)

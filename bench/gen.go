@@ -189,7 +189,39 @@ spec:
 // constraints, tolerations, volumes.
 func workload(r *rand.Rand, i int, o Options) string {
 	team := (i / 10) % o.Teams
-	kind, apiVersion := "Deployment", "apps/v1"
+	kind, apiVersion := workloadKind(i)
+	name := fmt.Sprintf("svc-%05d", i)
+	pod := podTemplate(r, i, o, name, team)
+	header := fmt.Sprintf(`apiVersion: %s
+kind: %s
+metadata:
+  name: %s
+  namespace: team-%02d
+  labels:
+    app.kubernetes.io/name: %s
+    app.kubernetes.io/managed-by: kustomize
+  annotations:
+    owner: team-%02d@example.com
+`, apiVersion, kind, name, team, name, team)
+	switch kind {
+	case "CronJob":
+		return header + "spec:\n  schedule: \"*/15 * * * *\"\n  jobTemplate:\n    spec:\n      template:\n" + indent(strings.Replace(pod, "    spec:\n", "    spec:\n      restartPolicy: OnFailure\n", 1), "    ")
+	case "Job":
+		return header + "spec:\n  backoffLimit: 3\n  template:\n" + strings.Replace(pod, "    spec:\n", "    spec:\n      restartPolicy: OnFailure\n", 1)
+	}
+	return header + fmt.Sprintf(`spec:
+  replicas: %d
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: %s
+  template:
+`, 2+r.IntN(4), name) + pod
+}
+
+// workloadKind gives workload i's kind and API version: mostly Deployments,
+// one in twenty each a StatefulSet, a Job and a CronJob.
+func workloadKind(i int) (kind, apiVersion string) {
+	kind, apiVersion = "Deployment", "apps/v1"
 	switch i % 20 {
 	case 7:
 		kind = "StatefulSet"
@@ -198,8 +230,27 @@ func workload(r *rand.Rand, i int, o Options) string {
 	case 19:
 		kind, apiVersion = "CronJob", "batch/v1"
 	}
-	name := fmt.Sprintf("svc-%05d", i)
-	var selector string
+	return kind, apiVersion
+}
+
+// podTemplate renders workload i's pod template, indented to sit under a
+// workload's spec.template. It draws from r in a fixed order (env values,
+// then CPU, then memory) so that a seed gives the same configuration.
+func podTemplate(r *rand.Rand, i int, o Options, name string, team int) string {
+	selector, tol := podPlacement(i, o, team)
+	var env strings.Builder
+	for e := 0; e < 12; e++ {
+		fmt.Fprintf(&env, "        - name: SETTING_%02d\n          value: \"%s-%d\"\n", e, name, r.IntN(100000))
+	}
+	env.WriteString("        - name: POD_NAME\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n")
+	cpu, mem := cpus[r.IntN(len(cpus))], mems[r.IntN(len(mems))]
+	return fmt.Sprintf(podTemplateFormat, name, team, i%40, selector, tol, env.String(), cpu, mem)
+}
+
+// podPlacement gives workload i's nodeSelector and tolerations blocks (either
+// may be empty): half select a team, a node group or arm64; one in five
+// tolerates a NodePool's dedicated taint.
+func podPlacement(i int, o Options, team int) (selector, tol string) {
 	switch i % 6 {
 	case 0:
 		selector = fmt.Sprintf("      nodeSelector:\n        team: team-%02d\n", team)
@@ -208,17 +259,16 @@ func workload(r *rand.Rand, i int, o Options) string {
 	case 2:
 		selector = "      nodeSelector:\n        kubernetes.io/arch: arm64\n"
 	}
-	var tol string
 	if i%5 == 0 {
 		tol = fmt.Sprintf("      tolerations:\n      - key: dedicated\n        operator: Equal\n        value: pool-%02d\n        effect: NoSchedule\n", (i/5)%o.NodePools)
 	}
-	var env strings.Builder
-	for e := 0; e < 12; e++ {
-		fmt.Fprintf(&env, "        - name: SETTING_%02d\n          value: \"%s-%d\"\n", e, name, r.IntN(100000))
-	}
-	env.WriteString("        - name: POD_NAME\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n")
-	cpu, mem := cpus[r.IntN(len(cpus))], mems[r.IntN(len(mems))]
-	pod := fmt.Sprintf(`    metadata:
+	return selector, tol
+}
+
+// podTemplateFormat is a pod template the size of a real one. Its operands:
+// 1 name, 2 team, 3 minor version, 4 nodeSelector block, 5 tolerations block,
+// 6 env entries, 7 CPU request, 8 memory request and limit.
+const podTemplateFormat = `    metadata:
       labels:
         app.kubernetes.io/name: %[1]s
         app.kubernetes.io/part-of: team-%02[2]d
@@ -340,32 +390,7 @@ func workload(r *rand.Rand, i int, o Options) string {
           sizeLimit: 64Mi
       - name: data
         emptyDir: {}
-`, name, team, i%40, selector, tol, env.String(), cpu, mem)
-	header := fmt.Sprintf(`apiVersion: %s
-kind: %s
-metadata:
-  name: %s
-  namespace: team-%02d
-  labels:
-    app.kubernetes.io/name: %s
-    app.kubernetes.io/managed-by: kustomize
-  annotations:
-    owner: team-%02d@example.com
-`, apiVersion, kind, name, team, name, team)
-	switch kind {
-	case "CronJob":
-		return header + "spec:\n  schedule: \"*/15 * * * *\"\n  jobTemplate:\n    spec:\n      template:\n" + indent(strings.Replace(pod, "    spec:\n", "    spec:\n      restartPolicy: OnFailure\n", 1), "    ")
-	case "Job":
-		return header + "spec:\n  backoffLimit: 3\n  template:\n" + strings.Replace(pod, "    spec:\n", "    spec:\n      restartPolicy: OnFailure\n", 1)
-	}
-	return header + fmt.Sprintf(`spec:
-  replicas: %d
-  selector:
-    matchLabels:
-      app.kubernetes.io/name: %s
-  template:
-`, 2+r.IntN(4), name) + pod
-}
+`
 
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

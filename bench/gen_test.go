@@ -9,6 +9,7 @@ import (
 // TestGenerateIsValidAndDeterministic: the generated configuration loads without a
 // problem, has the requested size, and is the same bytes for the same seed.
 func TestGenerateIsValidAndDeterministic(t *testing.T) {
+	t.Parallel()
 	o := Options{Workloads: 40, NodePools: 6, NodeGroups: 4, Teams: 3, Seed: 7}
 	a, b := t.TempDir(), t.TempDir()
 	if _, err := Generate(a, o); err != nil {

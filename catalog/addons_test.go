@@ -14,6 +14,7 @@ import (
 )
 
 func TestAddonAccepts(t *testing.T) {
+	t.Parallel()
 	const (
 		A = AddonAccepted
 		R = AddonRejected
@@ -73,6 +74,7 @@ func TestAddonAccepts(t *testing.T) {
 }
 
 func TestAddonCheckConfig(t *testing.T) {
+	t.Parallel()
 	a, _ := AddonFor("aws-ebs-csi-driver", "v1.13.0-eksbuild.3")
 	got := a.CheckConfig(map[string]any{
 		"controller": map[string]any{"tolerations": []any{}, "extraVolumeTags": map[string]any{"a": "b"}},
@@ -89,6 +91,7 @@ func TestAddonCheckConfig(t *testing.T) {
 }
 
 func TestAddonFor(t *testing.T) {
+	t.Parallel()
 	a, ok := AddonFor("coredns", "")
 	if !ok || a.Assumed == "" || a.Version != "v1.11.1-eksbuild.4" {
 		t.Errorf("coredns unpinned: %v %q %q", ok, a.Version, a.Assumed)
@@ -122,6 +125,7 @@ func TestAddonFor(t *testing.T) {
 }
 
 func TestConcurrentLookups(t *testing.T) {
+	t.Parallel()
 	done := make(chan bool)
 	for i := 0; i < 8; i++ {
 		go func() {
@@ -136,6 +140,7 @@ func TestConcurrentLookups(t *testing.T) {
 }
 
 func TestAddonUpgrade(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addon, version string
 		keys           []string
@@ -221,6 +226,7 @@ func renderAddon(t *testing.T, name, version string, config map[string]any) (*Ad
 }
 
 func TestMountpointS3AddonWorkloads(t *testing.T) {
+	t.Parallel()
 	const (
 		all    = "<nil>:Exists:<nil>"
 		cao    = "CriticalAddonsOnly:Exists:<nil>"
@@ -248,6 +254,7 @@ func TestMountpointS3AddonWorkloads(t *testing.T) {
 			name += " " + fmt.Sprint(tt.config)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			a, objs := renderAddon(t, "aws-mountpoint-s3-csi-driver", tt.version, tt.config)
 			if a.Assumed != "" {
 				t.Fatalf("assumed: %s", a.Assumed)
@@ -315,6 +322,7 @@ func computeTypeNotIn(spec map[string]any) string {
 // add-on tolerate every taint from 1.7.0 and keep off Fargate nodes only from 1.9.0
 // (aws/amazon-cloudwatch-agent-operator#183).
 func TestCloudWatchObservabilityDaemonSets(t *testing.T) {
+	t.Parallel()
 	const all = "<nil>:Exists:<nil>"
 	type ds struct {
 		tolerations []string
@@ -348,6 +356,7 @@ func TestCloudWatchObservabilityDaemonSets(t *testing.T) {
 			name += " " + fmt.Sprint(tt.config)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			a, objs := renderAddon(t, "amazon-cloudwatch-observability", tt.version, tt.config)
 			if a.Assumed != "" || a.Namespace != "amazon-cloudwatch" {
 				t.Fatalf("assumed %q namespace %q", a.Assumed, a.Namespace)

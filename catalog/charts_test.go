@@ -108,6 +108,7 @@ var copies = map[string]string{
 }
 
 func TestValuesFilesAreVerbatimCopies(t *testing.T) {
+	t.Parallel()
 	for kb, src := range copies {
 		got, err := knowledgeFS.ReadFile(kb)
 		if err != nil {
@@ -159,6 +160,7 @@ func corpusKeys(t *testing.T, file string) map[string]bool {
 // version whose values.yaml is in the corpus, the keys the catalog reports are
 // exactly the corpus keys plus the chart's documented extra keys.
 func TestValuesKeysMatchCorpus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		chart, version, corpus string
 		extra                  []string
@@ -201,6 +203,7 @@ func TestValuesKeysMatchCorpus(t *testing.T) {
 }
 
 func TestKarpenterValuesKeys(t *testing.T) {
+	t.Parallel()
 	type want map[string]ChartKeyStatus
 	const (
 		R = ChartKeyRead
@@ -251,6 +254,7 @@ func TestKarpenterValuesKeys(t *testing.T) {
 }
 
 func TestChartDefaultsByVersion(t *testing.T) {
+	t.Parallel()
 	get := func(chart, version, key string) any {
 		t.Helper()
 		c, ok := ChartFor(chart, version)
@@ -306,6 +310,7 @@ func TestChartDefaultsByVersion(t *testing.T) {
 }
 
 func TestChartFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, version string
 		chart         string
@@ -344,6 +349,7 @@ func TestChartFor(t *testing.T) {
 }
 
 func TestEveryRangeHasProvenanceAndComponents(t *testing.T) {
+	t.Parallel()
 	kb, err := knowledge()
 	if err != nil {
 		t.Fatal(err)
@@ -370,6 +376,7 @@ func TestEveryRangeHasProvenanceAndComponents(t *testing.T) {
 }
 
 func TestVersionOrder(t *testing.T) {
+	t.Parallel()
 	ordered := []string{"0.9.0", "v0.32.10", "0.33.0", "1.0.0-rc.1", "1.0.0", "v1.13.0-eksbuild.3", "v1.14.0", "v1.14.0-eksbuild.1", "v1.14.0-eksbuild.2", "1.14.1", "2.0.0"}
 	for i := range ordered {
 		for j := range ordered {
@@ -411,6 +418,7 @@ func gitBlobID(data []byte) string {
 }
 
 func TestOldValuesCopiesAreUpstreamBlobs(t *testing.T) {
+	t.Parallel()
 	for _, c := range oldCopies {
 		data, err := knowledgeFS.ReadFile(c.file)
 		if err != nil {
@@ -425,6 +433,7 @@ func TestOldValuesCopiesAreUpstreamBlobs(t *testing.T) {
 // TestOldValuesSnapshotKeys: a version whose range uses its own copy unchanged reads
 // exactly the copy's keys (derived here independently of the loader).
 func TestOldValuesSnapshotKeys(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		chart, version, file string
 		extra                []string
@@ -475,6 +484,7 @@ func TestOldValuesSnapshotKeys(t *testing.T) {
 // Helm repository of the gh-pages branch) to 0.31 resolves to its own range, which reads
 // the keys of that release, the cluster name above all.
 func TestOldKarpenterRanges(t *testing.T) {
+	t.Parallel()
 	const (
 		R = ChartKeyRead
 		U = ChartKeyUnread
@@ -545,6 +555,7 @@ func TestOldKarpenterRanges(t *testing.T) {
 }
 
 func TestOldChartDefaults(t *testing.T) {
+	t.Parallel()
 	cao := []any{map[string]any{"key": "CriticalAddonsOnly", "operator": "Exists"}}
 	noExec := map[string]any{"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": float64(300)}
 	checks := []struct {
@@ -593,6 +604,7 @@ func TestOldChartDefaults(t *testing.T) {
 }
 
 func TestOldEBSRanges(t *testing.T) {
+	t.Parallel()
 	const (
 		R = ChartKeyRead
 		U = ChartKeyUnread
@@ -748,8 +760,10 @@ func tolerationKeys(spec map[string]any) []string {
 }
 
 func TestOldKarpenterRender(t *testing.T) {
+	t.Parallel()
 	cao := []string{"CriticalAddonsOnly:Exists:<nil>"}
 	t.Run("0.16.3 reads clusterName", func(t *testing.T) {
+		t.Parallel()
 		spec := podSpec(t, renderKnowledge(t, "karpenter", "0.16.3", map[string]any{"clusterName": "prod", "settings": map[string]any{"clusterName": "ignored"}}), "Deployment/rel-karpenter")
 		if got := envOf(spec, "CLUSTER_NAME"); !cmp.Equal(got, []string{"controller=prod", "webhook=prod"}) {
 			t.Errorf("CLUSTER_NAME %v", got)
@@ -763,6 +777,7 @@ func TestOldKarpenterRender(t *testing.T) {
 		}
 	})
 	t.Run("0.8.0 ClusterFirst, webhook.hostNetwork", func(t *testing.T) {
+		t.Parallel()
 		objs := renderKnowledge(t, "karpenter", "0.8.0", map[string]any{"clusterName": "x", "webhook": map[string]any{"hostNetwork": true}, "dnsPolicy": "Default", "hostNetwork": false})
 		spec := podSpec(t, objs, "Deployment/rel-karpenter")
 		if _, ok := spec["dnsPolicy"]; ok || spec["hostNetwork"] != true || len(tolerationKeys(spec)) != 0 || len(envOf(spec, "CLUSTER_NAME")) != 2 {
@@ -773,12 +788,14 @@ func TestOldKarpenterRender(t *testing.T) {
 		}
 	})
 	t.Run("0.12.1 dnsPolicy ClusterFirst", func(t *testing.T) {
+		t.Parallel()
 		spec := podSpec(t, renderKnowledge(t, "karpenter", "0.12.1", nil), "Deployment/rel-karpenter")
 		if spec["dnsPolicy"] != "ClusterFirst" || len(envOf(spec, "CLUSTER_NAME")) != 0 {
 			t.Errorf("spec %v", spec)
 		}
 	})
 	t.Run("0.5.6 two Deployments, controller.clusterName", func(t *testing.T) {
+		t.Parallel()
 		objs := renderKnowledge(t, "karpenter", "0.5.6", map[string]any{"controller": map[string]any{"clusterName": "prod", "tolerations": []any{map[string]any{"key": "a", "operator": "Exists"}}}, "tolerations": []any{map[string]any{"key": "ignored", "operator": "Exists"}}})
 		ctrl := podSpec(t, objs, "Deployment/karpenter-controller")
 		hook := podSpec(t, objs, "Deployment/karpenter-webhook")
@@ -802,12 +819,14 @@ func TestOldKarpenterRender(t *testing.T) {
 		}
 	})
 	t.Run("0.3.3 no cluster name in the chart", func(t *testing.T) {
+		t.Parallel()
 		objs := renderKnowledge(t, "karpenter", "0.3.3", map[string]any{"controller": map[string]any{"clusterName": "prod"}})
 		if got := envOf(podSpec(t, objs, "Deployment/karpenter-controller"), "CLUSTER_NAME"); len(got) != 0 {
 			t.Errorf("CLUSTER_NAME %v", got)
 		}
 	})
 	t.Run("0.1.3 static manifest", func(t *testing.T) {
+		t.Parallel()
 		objs := renderKnowledge(t, "karpenter", "0.1.3", map[string]any{"tolerations": []any{map[string]any{"key": "a", "operator": "Exists"}}})
 		spec := podSpec(t, objs, "Deployment/karpenter")
 		if ns, _ := lookupPath(objs["Deployment/karpenter"], "metadata.namespace"); ns != "karpenter" || len(tolerationKeys(spec)) != 0 || spec["affinity"] != nil {
@@ -815,6 +834,7 @@ func TestOldKarpenterRender(t *testing.T) {
 		}
 	})
 	t.Run("0.25.0 settings era", func(t *testing.T) {
+		t.Parallel()
 		spec := podSpec(t, renderKnowledge(t, "karpenter", "0.25.0", map[string]any{"clusterName": "ignored"}), "Deployment/rel-karpenter")
 		cs, _ := spec["containers"].([]any)
 		c0, _ := cs[0].(map[string]any)
@@ -827,6 +847,7 @@ func TestOldKarpenterRender(t *testing.T) {
 		}
 	})
 	t.Run("0.27.0 anti-affinity through tpl", func(t *testing.T) {
+		t.Parallel()
 		spec := podSpec(t, renderKnowledge(t, "karpenter", "0.27.0", nil), "Deployment/rel-karpenter")
 		sel, _ := lookupPath(spec, "affinity.podAntiAffinity")
 		if !strings.Contains(fmt.Sprint(sel), "values:[rel]") {
@@ -836,6 +857,7 @@ func TestOldKarpenterRender(t *testing.T) {
 }
 
 func TestOldEBSRender(t *testing.T) {
+	t.Parallel()
 	const (
 		all     = "<nil>:Exists:<nil>"
 		cao     = "CriticalAddonsOnly:Exists:<nil>"
@@ -875,6 +897,7 @@ func TestOldEBSRender(t *testing.T) {
 			name += " " + fmt.Sprint(tt.values)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			objs := renderKnowledge(t, "aws-ebs-csi-driver", tt.version, tt.values)
 			ctrlRef := "Deployment/ebs-csi-controller"
 			if tt.version == "0.1.0" {
@@ -932,6 +955,7 @@ func portsOf(spec map[string]any) []string {
 // both sides of every hostNetwork change: with hostNetwork the healthz port (9909) is a
 // host port, so two replicas cannot share a node.
 func TestEFSControllerHostNetwork(t *testing.T) {
+	t.Parallel()
 	const (
 		healthHost = "healthz:9909:9909"
 		health     = "healthz:9909:0"
@@ -972,6 +996,7 @@ func TestEFSControllerHostNetwork(t *testing.T) {
 			name += " " + fmt.Sprint(tt.values)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c, ok := ChartFor("aws-efs-csi-driver", tt.version)
 			if !ok || c.Assumed != "" || c.Range != tt.rng {
 				t.Fatalf("range %q, want %q (assumed %q)", c.Range, tt.rng, c.Assumed)
@@ -1002,6 +1027,7 @@ func TestEFSControllerHostNetwork(t *testing.T) {
 }
 
 func TestEFSNodeDaemonSet(t *testing.T) {
+	t.Parallel()
 	const all = "<nil>:Exists:<nil>"
 	tests := []struct {
 		version      string
@@ -1030,6 +1056,7 @@ func TestEFSNodeDaemonSet(t *testing.T) {
 			name += " " + fmt.Sprint(tt.values)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			objs := renderKnowledge(t, "aws-efs-csi-driver", tt.version, tt.values)
 			spec := podSpec(t, objs, "DaemonSet/efs-csi-node")
 			if got := spec["hostNetwork"]; got != tt.hostNetwork {
@@ -1070,6 +1097,7 @@ func TestEFSNodeDaemonSet(t *testing.T) {
 }
 
 func TestEFSValuesKeys(t *testing.T) {
+	t.Parallel()
 	const (
 		R = ChartKeyRead
 		U = ChartKeyUnread
@@ -1162,6 +1190,7 @@ func TestEFSValuesKeys(t *testing.T) {
 // efs-plugin container too, except in 2.4.7-2.4.8 (aws-efs-csi-driver#1179 reports only
 // hostNetwork and host ports with chart 2.4.8).
 func TestEFSControllerPrivileged(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		version string
 		values  map[string]any

@@ -27,6 +27,7 @@ func reads(t *testing.T, module, constraint string) ModuleReads {
 
 // The facts below were checked in the module sources at the tags named.
 func TestModuleReadsInputs(t *testing.T) {
+	t.Parallel()
 	v20, v21 := reads(t, eksModule, "~> 20.0"), reads(t, eksModule, "~> 21.0")
 	// v20.x variables.tf declares cluster_name, v21.0.0 renamed it name.
 	if p := v20.Input("cluster_name"); !p.All || p.Required {
@@ -79,6 +80,7 @@ func TestModuleReadsInputs(t *testing.T) {
 }
 
 func TestModuleReadsKeys(t *testing.T) {
+	t.Parallel()
 	all, v18up := reads(t, eksModule, ""), reads(t, eksModule, ">= 18.0")
 	// Every release reads taints from a node group (node_groups.tf, try(each.value.taints, ...))
 	// and none reads taint.
@@ -140,6 +142,7 @@ func TestModuleReadsKeys(t *testing.T) {
 }
 
 func TestModuleReadsHistory(t *testing.T) {
+	t.Parallel()
 	v21 := reads(t, eksModule, "~> 21.0")
 	h := v21.History("", "cluster_name")
 	if h.Removed != "21.0.0" || h.Added != "" || !reflect.DeepEqual(h.Ranges, []ReleaseRange{{"17.0.0", "20.37.2"}}) {
@@ -186,6 +189,7 @@ func TestModuleReadsHistory(t *testing.T) {
 }
 
 func TestModuleReadsFor(t *testing.T) {
+	t.Parallel()
 	all := reads(t, eksModule, "")
 	if !all.Every() || reads(t, eksModule, "~> 20.0").Every() {
 		t.Error("Every")
@@ -237,6 +241,7 @@ func TestModuleReadsFor(t *testing.T) {
 }
 
 func TestModuleInputsProvenance(t *testing.T) {
+	t.Parallel()
 	commit := regexp.MustCompile(`commit: [0-9a-f]{40}\}`)
 	for name, data := range map[string][]byte{"terraform-aws-eks": eksInputsYAML, "eks-blueprints-addons": blueprintsInputsYAML} {
 		s := string(data)

@@ -8,6 +8,7 @@ import (
 // TestCheckedFlags: of a command line, the flags checks read are kept without
 // their values, whether written as one argument or two; nothing else is.
 func TestCheckedFlags(t *testing.T) {
+	t.Parallel()
 	got := CheckedFlags([]string{"/karpenter", "--cluster-name=prod", "--log-level", "debug", "--cluster-name", "prod", "--cluster-names=x", "--cluster-name-x"})
 	if want := []string{"--cluster-name", "--cluster-name"}; !slices.Equal(got, want) {
 		t.Errorf("CheckedFlags = %q, want %q", got, want)
@@ -18,6 +19,7 @@ func TestCheckedFlags(t *testing.T) {
 }
 
 func TestCheckedEnv(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{"CLUSTER_NAME": true, "CLUSTER_NAME_X": false, "cluster_name": false, "AWS_REGION": false} {
 		if got := CheckedEnv(name); got != want {
 			t.Errorf("CheckedEnv(%q) = %v, want %v", name, got, want)
@@ -28,6 +30,7 @@ func TestCheckedEnv(t *testing.T) {
 // TestCheckedAnnotations: only the annotations checks read are kept; a map
 // that holds only those is returned as it is, one that holds none as nil.
 func TestCheckedAnnotations(t *testing.T) {
+	t.Parallel()
 	mixed := map[string]string{"meta.helm.sh/release-name": "karpenter", "eksdoctor.io/ignore": "pod-unschedulable x", "prometheus.io/port": "9090"}
 	got := CheckedAnnotations(mixed)
 	if len(got) != 2 || got["meta.helm.sh/release-name"] != "karpenter" || got["eksdoctor.io/ignore"] == "" {

@@ -27,6 +27,7 @@ func hostile() lint.Finding {
 }
 
 func TestGitHubAnnotations(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.GitHub(&b, append(findings(), hostile()), report.Options{Suppressed: []lint.Finding{{Suppressed: &lint.Suppressed{By: "comment"}}}}); err != nil {
 		t.Fatal(err)
@@ -66,6 +67,7 @@ func TestGitHubAnnotations(t *testing.T) {
 }
 
 func TestJUnit(t *testing.T) {
+	t.Parallel()
 	checks := []*lint.Check{}
 	for _, id := range []string{"bootstrap-deadlock", "invalid-input", "pod-unschedulable", "teardown-orphans", "teardown-order"} {
 		c, _ := lint.Lookup(id)
@@ -120,6 +122,7 @@ func TestJUnit(t *testing.T) {
 }
 
 func TestMarkdown(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.Markdown(&b, append(findings(), hostile()), report.Options{}); err != nil {
 		t.Fatal(err)

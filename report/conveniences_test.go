@@ -33,6 +33,7 @@ func sameSummary(n int, groups ...string) []lint.Finding {
 // their header, the node group that sets them apart, before the cause cut
 // short.
 func TestGroupHeadersTellGroupsApart(t *testing.T) {
+	t.Parallel()
 	groups, _ := report.Groups(sameSummary(6, "ng-03", "ng-07", "ng-11"), report.GroupAt)
 	if len(groups) != 3 {
 		t.Fatalf("%d groups, want 3", len(groups))
@@ -71,6 +72,7 @@ func TestGroupHeadersTellGroupsApart(t *testing.T) {
 // TestSummaryTopCausesBySeverity: --summary's top causes are the most severe
 // first, the most frequent within a severity.
 func TestSummaryTopCausesBySeverity(t *testing.T) {
+	t.Parallel()
 	mk := func(n int, sev lint.Severity, check, cause string) []lint.Finding {
 		var fs []lint.Finding
 		for i := range n {
@@ -106,6 +108,7 @@ func TestSummaryTopCausesBySeverity(t *testing.T) {
 // TestCompact: one line per finding, file:line: severity check: summary, in
 // the text report's order, escaped, colored only when asked.
 func TestCompact(t *testing.T) {
+	t.Parallel()
 	fs := []lint.Finding{
 		{Check: "b-check", Severity: lint.Warning, Object: cluster.ObjectRef{Kind: "Pod", Namespace: "a", Name: "p"}, Origin: cluster.Origin{File: "a.yaml", Line: 3}, Summary: "warned"},
 		{Check: "a-check", Severity: lint.Error, Object: cluster.ObjectRef{Kind: "Pod", Namespace: "a", Name: "p"}, Origin: cluster.Origin{File: "a.yaml", Line: 3}, Summary: "failed \x1b[31mred\n::error::x"},

@@ -10,6 +10,7 @@ import (
 // encoder wrote it raw or as a JSON escape; control characters keep their JSON
 // escapes; nothing outside strings changes.
 func TestVisibleJSON(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{`{"a":"x` + "\u202e" + `y"}`, `{"a":"x\\u202ey"}`},
 		{`{"a":"` + "\u200b\u200d\u2060\ufeff" + `"}`, `{"a":"\\u200b\\u200d\\u2060\\ufeff"}`},
@@ -38,6 +39,7 @@ func TestVisibleJSON(t *testing.T) {
 }
 
 func TestInvisibleInText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"ad\u200dmin":   `ad\u200dmin`,
 		"\u2066x\u2069": `\u2066x\u2069`,

@@ -30,6 +30,7 @@ func plan() (*teardown.Plan, []lint.Finding) {
 }
 
 func TestTeardownDotParses(t *testing.T) {
+	t.Parallel()
 	p, fs := plan()
 	var b bytes.Buffer
 	if err := report.TeardownDot(&b, p, fs, "infra/prod"); err != nil {
@@ -75,6 +76,7 @@ func TestTeardownDotParses(t *testing.T) {
 }
 
 func TestTeardownMermaid(t *testing.T) {
+	t.Parallel()
 	p, fs := plan()
 	var b bytes.Buffer
 	if err := report.TeardownMermaid(&b, p, fs, ""); err != nil {
@@ -104,6 +106,7 @@ func TestTeardownMermaid(t *testing.T) {
 }
 
 func TestExplainMermaid(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	err := report.ExplainMermaid(&b, []report.Explanation{{Object: "Deployment/shop/checkout", Phases: []report.ExplainPhase{
 		{Phase: "steady", Result: "refuses", Sources: []report.ExplainSource{

@@ -29,6 +29,7 @@ func pending(n int) []lint.Finding {
 }
 
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	groups, rest := report.Groups(pending(3000), report.GroupAt)
 	if len(groups) != 1 || len(groups[0].Findings) != 3000 || len(rest) != 1 || rest[0].Object.Name != "odd-one" {
 		t.Fatalf("groups %d (first %d findings), rest %d; want one group of 3000 and the odd one", len(groups), len(groups[0].Findings), len(rest))
@@ -63,6 +64,7 @@ func TestGroups(t *testing.T) {
 }
 
 func TestTextGroupsOneCause(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.Text(&b, pending(3000), report.Options{Group: report.GroupAt}); err != nil {
 		t.Fatal(err)
@@ -92,6 +94,7 @@ func TestTextGroupsOneCause(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	fs := append(pending(30), findings()...)
 	var b bytes.Buffer
 	if err := report.Summary(&b, fs, report.Options{}); err != nil {

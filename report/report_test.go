@@ -109,6 +109,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.Text(&b, findings(), report.TextOptions{}); err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func TestText(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.JSON(&b, findings()); err != nil {
 		t.Fatal(err)
@@ -162,6 +164,7 @@ func TestJSON(t *testing.T) {
 }
 
 func TestJSONHasNoFindingsAsEmptyList(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.JSON(&b, nil); err != nil {
 		t.Fatal(err)
@@ -172,6 +175,7 @@ func TestJSONHasNoFindingsAsEmptyList(t *testing.T) {
 }
 
 func TestOutputIsByteStable(t *testing.T) {
+	t.Parallel()
 	render := func() string {
 		var b bytes.Buffer
 		report.Text(&b, findings(), report.TextOptions{})
@@ -202,6 +206,7 @@ func sarifSchema(t *testing.T) string {
 }
 
 func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := report.SARIF(&b, findings(), lint.Checks(), "1.2.3", sarifOptions()); err != nil {
 		t.Fatal(err)
@@ -347,6 +352,7 @@ func sarifRulesAndFixes(t *testing.T, out []byte) {
 // TestSARIFMultitoolValidates runs Microsoft's SARIF validator (the multitool the
 // schema comes with) over the output when it is installed beside the schema.
 func TestSARIFMultitoolValidates(t *testing.T) {
+	t.Parallel()
 	tool := filepath.Join(filepath.Dir(sarifSchema(t)), "Sarif.Multitool")
 	if _, err := os.Stat(tool); err != nil {
 		t.Fatalf("the SARIF multitool is missing beside the schema: %v", err)
@@ -402,6 +408,7 @@ func sorted(s []string) []string {
 // fingerprints are fingerprinted from their fields; anything else is refused
 // with the line at fault.
 func TestBaseline(t *testing.T) {
+	t.Parallel()
 	fs := findings()
 	var b bytes.Buffer
 	if err := report.JSON(&b, fs); err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDisruptionFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		version string
 		ok      bool
@@ -36,6 +37,7 @@ func TestDisruptionFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
+			t.Parallel()
 			got, ok := DisruptionFor(tt.version)
 			if ok != tt.ok {
 				t.Fatalf("DisruptionFor(%q) ok = %v, want %v", tt.version, ok, tt.ok)
@@ -53,6 +55,7 @@ func TestDisruptionFor(t *testing.T) {
 }
 
 func TestDisruptionOfUnknownVersionAssumesV1(t *testing.T) {
+	t.Parallel()
 	got := DisruptionOf(cluster.Karpenter{})
 	if !got.Assumed || got.Generation != GenV1 || got.Taint != DisruptedTaint {
 		t.Errorf("DisruptionOf(no version) = assumed %v, %v, %s; want assumed v1 with %s", got.Assumed, got.Generation, TaintText(got.Taint), TaintText(DisruptedTaint))
@@ -71,6 +74,7 @@ func tol(key, op, value string, effect corev1.TaintEffect) corev1.Toleration {
 }
 
 func TestGroupOf(t *testing.T) {
+	t.Parallel()
 	v1, _ := DisruptionFor("1.2.0")
 	beta, _ := DisruptionFor("0.37.0")
 	alpha, _ := DisruptionFor("0.31.0")
@@ -104,6 +108,7 @@ func TestGroupOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			group, stays := GroupOf(&tt.spec, tt.daemon, tt.static, tt.d)
 			if group != tt.wantGroup || stays != tt.wantStays {
 				t.Errorf("GroupOf() = %v, %q; want %v, %q", group, stays, tt.wantGroup, tt.wantStays)
@@ -190,6 +195,7 @@ func entries(ps []PodDrain) []drainEntry {
 }
 
 func TestDrainNodePoolOrder(t *testing.T) {
+	t.Parallel()
 	plugin := ebsPlugin(tol("", "Exists", "", corev1.TaintEffectNoExecute))
 	cni := drainWorkload("DaemonSet", "kube-system", "aws-node", corev1.PodSpec{PriorityClassName: "system-node-critical", Tolerations: []corev1.Toleration{tol("", "Exists", "", "")}})
 	logs := drainWorkload("DaemonSet", "logging", "fluent-bit", corev1.PodSpec{})
@@ -226,6 +232,7 @@ func TestDrainNodePoolOrder(t *testing.T) {
 }
 
 func TestDrainVolumeTiming(t *testing.T) {
+	t.Parallel()
 	db := func(spec corev1.PodSpec) *cluster.Workload {
 		spec.Volumes = append(spec.Volumes, pvcVolume("data"))
 		return drainWorkload("Deployment", "default", "db", spec)
@@ -256,6 +263,7 @@ func TestDrainVolumeTiming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m := drainModel(tt.version, tt.plugin, tt.user)
 			d := New(m).DrainNodePool(m.NodePools[0])
 			if len(d.Volumes) != tt.risks {
@@ -269,6 +277,7 @@ func TestDrainVolumeTiming(t *testing.T) {
 }
 
 func TestClaims(t *testing.T) {
+	t.Parallel()
 	gp2 := "gp2"
 	m := drainModel("1.2.0")
 	m.Objects = append(m.Objects,
@@ -301,6 +310,7 @@ func TestClaims(t *testing.T) {
 }
 
 func TestPluginDriver(t *testing.T) {
+	t.Parallel()
 	efs := drainWorkload("DaemonSet", "kube-system", "efs-csi-node", corev1.PodSpec{Volumes: []corev1.Volume{
 		{Name: "registration", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet/plugins_registry/"}}},
 		{Name: "plugin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet/plugins/efs.csi.aws.com/"}}},
@@ -328,6 +338,7 @@ func TestPluginDriver(t *testing.T) {
 }
 
 func TestDrainLiveNode(t *testing.T) {
+	t.Parallel()
 	pod := func(name, owner string, spec corev1.PodSpec, annotations map[string]string) *cluster.Pod {
 		o := &cluster.Object{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: name, Annotations: annotations, Content: map[string]any{}}
 		if owner != "" {

@@ -33,6 +33,7 @@ func withLimits(np *cluster.NodePool, limits corev1.ResourceList) *cluster.NodeP
 }
 
 func TestNodePoolVerdictsFollowKarpenter(t *testing.T) {
+	t.Parallel()
 	soft := corev1.Taint{Key: "soft", Value: "yes", Effect: corev1.TaintEffectPreferNoSchedule}
 	hard := corev1.Taint{Key: "dedicated", Value: "red", Effect: corev1.TaintEffectNoSchedule}
 	arm64Agent := daemonSet("agent", corev1.PodSpec{
@@ -150,6 +151,7 @@ func TestNodePoolVerdictsFollowKarpenter(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := deployment("app", "default", tc.spec, nil)
 			m := &cluster.Model{NodePools: []*cluster.NodePool{tc.pool}, NodeClasses: []*cluster.NodeClass{defaultClass}, Workloads: append([]*cluster.Workload{w}, tc.extra...)}
 			pl := New(m).Place(w, cluster.Steady)

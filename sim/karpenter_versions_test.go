@@ -30,6 +30,7 @@ func withMinValues(np *cluster.NodePool, key string, n int) *cluster.NodePool {
 // the differential tests found them (internal/differential/karpenter against
 // v1.14.1, internal/differential/karpenterv1beta1 against v0.37.1).
 func TestNodePoolVerdictsFollowKarpentersVersion(t *testing.T) {
+	t.Parallel()
 	m5 := func() *cluster.NodePool {
 		return nodePool("m5", nil, nil, req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.large", "m5.xlarge", "m5.2xlarge"))
 	}
@@ -93,6 +94,7 @@ func TestNodePoolVerdictsFollowKarpentersVersion(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := deployment("app", "default", tc.spec, nil)
 			m := &cluster.Model{NodePools: []*cluster.NodePool{tc.pool}, NodeClasses: []*cluster.NodeClass{defaultClass}, Workloads: append([]*cluster.Workload{w}, tc.extra...)}
 			pl := New(m).Place(w, cluster.Steady)
@@ -109,6 +111,7 @@ func TestNodePoolVerdictsFollowKarpentersVersion(t *testing.T) {
 // A v1 NodePool judged by a Karpenter before v1.2 (known from the chart)
 // counts a DaemonSet once for the NodePool, as v1beta1 does.
 func TestDaemonSetOverheadPerNodePoolBeforeV1_2(t *testing.T) {
+	t.Parallel()
 	arm64Agent := daemonSet("agent", corev1.PodSpec{
 		NodeSelector: map[string]string{corev1.LabelArchStable: "arm64"},
 		Containers:   []corev1.Container{container("3", "")},

@@ -14,6 +14,7 @@ import (
 // worded as Karpenter v1.14.1 words them (the differential test in
 // internal/differential/karpenter compares them with Karpenter's own).
 func TestKarpenterMessageIsKarpentersWords(t *testing.T) {
+	t.Parallel()
 	hard := corev1.Taint{Key: "dedicated", Value: "red", Effect: corev1.TaintEffectNoSchedule}
 	gpu := corev1.Taint{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}
 	soft := corev1.Taint{Key: "soft", Value: "yes", Effect: corev1.TaintEffectPreferNoSchedule}
@@ -95,6 +96,7 @@ func TestKarpenterMessageIsKarpentersWords(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := deployment("app", "default", tc.spec, nil)
 			m := &cluster.Model{NodePools: tc.pools, NodeClasses: []*cluster.NodeClass{defaultClass}, Workloads: []*cluster.Workload{w}}
 			pl := New(m).Place(w, cluster.Steady)
@@ -110,6 +112,7 @@ func TestKarpenterMessageIsKarpentersWords(t *testing.T) {
 // note, which keeps the NodePool the pod names first and stops a fix that
 // would label the wrong NodePool.
 func TestUndefinedLabelNotesTheOtherKeys(t *testing.T) {
+	t.Parallel()
 	pools := []*cluster.NodePool{nodePool("np-0", nil, nil), nodePool("np-1", nil, nil)}
 	w := deployment("app", "default", corev1.PodSpec{
 		NodeSelector: map[string]string{"workload": "web", "karpenter.sh/nodepool": "np-1"},
@@ -133,6 +136,7 @@ func TestUndefinedLabelNotesTheOtherKeys(t *testing.T) {
 // In a running cluster a NodePool's nodes hold part of its limits
 // (status.resources): Karpenter subtracts them before it launches a node.
 func TestLimitsLessWhatTheNodesHold(t *testing.T) {
+	t.Parallel()
 	inUse := func(np *cluster.NodePool, limits, used corev1.ResourceList) *cluster.NodePool {
 		np.Limits, np.InUse = limits, used
 		return np
@@ -160,6 +164,7 @@ func TestLimitsLessWhatTheNodesHold(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := deployment("app", "default", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil)
 			m := &cluster.Model{NodePools: []*cluster.NodePool{tc.pool}, NodeClasses: []*cluster.NodeClass{defaultClass}, Workloads: []*cluster.Workload{w}}
 			pl := New(m).Place(w, cluster.Steady)

@@ -14,6 +14,7 @@ import (
 // overhead): Graviton types lose 64 MiB first, then the overhead is taken,
 // rounded up to a MiB.
 func TestMemCapacityFollowsTheProvider(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		arch      string
 		sizeMiB   int64

@@ -66,6 +66,7 @@ var defaultClass = &cluster.NodeClass{
 var controllerTaint = corev1.Taint{Key: "karpenter.sh/controller", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
 func TestNodeGroupVerdicts(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "system", Managed: true, InstanceTypes: []string{"m5.large"}, Labels: map[string]string{"role": "system"}, Taints: []corev1.Taint{controllerTaint}}
 	tests := []struct {
 		name    string
@@ -109,6 +110,7 @@ func TestNodeGroupVerdicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}
 			pl := New(m).Place(deployment("app", "default", tc.spec, nil), cluster.Steady)
 			if got := pl.Result(); got != tc.want {
@@ -128,6 +130,7 @@ func TestNodeGroupVerdicts(t *testing.T) {
 }
 
 func TestPreferNoScheduleNeverBlocks(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "soft", Managed: true, InstanceTypes: []string{"m5.large"},
 		Taints: []corev1.Taint{{Key: "soft", Value: "x", Effect: corev1.TaintEffectPreferNoSchedule}}}
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}
@@ -138,6 +141,7 @@ func TestPreferNoScheduleNeverBlocks(t *testing.T) {
 }
 
 func TestSummaryReadsLikeTheScheduler(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "karpenter", Managed: true, InstanceTypes: []string{"m5.large"}, Taints: []corev1.Taint{controllerTaint}}
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}
 	pl := New(m).Place(deployment("ebs-csi-controller", "kube-system", corev1.PodSpec{Containers: []corev1.Container{container("10m", "40Mi")}}, nil), cluster.Bootstrap)
@@ -148,6 +152,7 @@ func TestSummaryReadsLikeTheScheduler(t *testing.T) {
 }
 
 func TestNodeSelectorAndAffinity(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "general", Managed: true, InstanceTypes: []string{"m5.large", "m6g.large"}, Labels: map[string]string{"team": "a"}}
 	in := func(key string, vals ...string) corev1.NodeSelectorRequirement {
 		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: vals}
@@ -183,6 +188,7 @@ func TestNodeSelectorAndAffinity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}
 			spec := corev1.PodSpec{NodeSelector: tc.selector, Affinity: tc.affinity, Containers: []corev1.Container{container("100m", "")}}
 			pl := New(m).Place(deployment("app", "default", spec, nil), cluster.Steady)
@@ -194,6 +200,7 @@ func TestNodeSelectorAndAffinity(t *testing.T) {
 }
 
 func TestResourcesCountInitContainersAndOverhead(t *testing.T) {
+	t.Parallel()
 	// m5.large allocates about 1930m CPU.
 	group := &cluster.NodeGroup{Name: "small", Managed: true, InstanceTypes: []string{"m5.large"}}
 	tests := []struct {
@@ -209,6 +216,7 @@ func TestResourcesCountInitContainersAndOverhead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}
 			pl := New(m).Place(deployment("app", "default", tc.spec, nil), cluster.Steady)
 			if got := pl.Result(); got != tc.want {
@@ -222,6 +230,7 @@ func TestResourcesCountInitContainersAndOverhead(t *testing.T) {
 }
 
 func TestDaemonSetOverheadOnNodeGroup(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "small", Managed: true, InstanceTypes: []string{"m5.large"}}
 	app := deployment("app", "default", corev1.PodSpec{Containers: []corev1.Container{container("1500m", "")}}, nil)
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}, Workloads: []*cluster.Workload{app}}
@@ -236,6 +245,7 @@ func TestDaemonSetOverheadOnNodeGroup(t *testing.T) {
 }
 
 func TestNodePoolCompatibility(t *testing.T) {
+	t.Parallel()
 	in := func(key string, vals ...string) corev1.NodeSelectorRequirement {
 		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: vals}
 	}
@@ -329,6 +339,7 @@ func TestNodePoolCompatibility(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			classes := tc.classes
 			if classes == nil {
 				classes = []*cluster.NodeClass{defaultClass}
@@ -346,6 +357,7 @@ func TestNodePoolCompatibility(t *testing.T) {
 }
 
 func TestNodePoolsAbsentInBootstrap(t *testing.T) {
+	t.Parallel()
 	m := &cluster.Model{NodePools: []*cluster.NodePool{nodePool("default", nil, nil)}, NodeClasses: []*cluster.NodeClass{defaultClass}}
 	w := deployment("app", "default", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil)
 	s := New(m)
@@ -358,6 +370,7 @@ func TestNodePoolsAbsentInBootstrap(t *testing.T) {
 }
 
 func TestControllerThatCannotRunDisablesNodePools(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "system", Managed: true, InstanceTypes: []string{"m5.large"}, Taints: []corev1.Taint{controllerTaint}}
 	ctrl := deployment("karpenter", "kube-system", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil)
 	ctrl.Component = "karpenter"
@@ -380,6 +393,7 @@ func TestControllerThatCannotRunDisablesNodePools(t *testing.T) {
 }
 
 func TestFargateSelection(t *testing.T) {
+	t.Parallel()
 	profiles := []*cluster.FargateProfile{
 		{Name: "karpenter", Selectors: []cluster.FargateSelector{{Namespace: "karpenter"}}},
 		{Name: "apps", Selectors: []cluster.FargateSelector{{Namespace: "app-*", Labels: map[string]string{"fargate": "y?s"}}}},
@@ -399,6 +413,7 @@ func TestFargateSelection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got := ""
 			if fp := SelectingProfile(profiles, tc.ns, tc.labels); fp != nil {
 				got = fp.Name
@@ -411,6 +426,7 @@ func TestFargateSelection(t *testing.T) {
 }
 
 func TestFargateSelectedPodIgnoresEC2(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "general", Managed: true, InstanceTypes: []string{"m5.large"}}
 	fp := &cluster.FargateProfile{Name: "karpenter", Selectors: []cluster.FargateSelector{{Namespace: "karpenter"}}}
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}, FargateProfiles: []*cluster.FargateProfile{fp}}
@@ -436,6 +452,7 @@ func TestFargateSelectedPodIgnoresEC2(t *testing.T) {
 // it) is not taken by the profile that selects it; two workloads that differ
 // only in that annotation are placed apart, not shared as one class.
 func TestComputeTypeAnnotationKeepsOffFargate(t *testing.T) {
+	t.Parallel()
 	fp := &cluster.FargateProfile{Name: "kube-system", Selectors: []cluster.FargateSelector{{Namespace: "kube-system"}}}
 	m := &cluster.Model{FargateProfiles: []*cluster.FargateProfile{fp}}
 	s := New(m)
@@ -464,6 +481,7 @@ func TestComputeTypeAnnotationKeepsOffFargate(t *testing.T) {
 }
 
 func TestUnknownValuesNeverRefuse(t *testing.T) {
+	t.Parallel()
 	group := &cluster.NodeGroup{Name: "general", Managed: true, InstanceTypes: []string{"m5.large"}, Labels: map[string]string{"team": cluster.Unknown("var.team")}}
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{group}}
 	pl := New(m).Place(deployment("app", "default", corev1.PodSpec{NodeSelector: map[string]string{"team": "a"}, Containers: []corev1.Container{container("100m", "")}}, nil), cluster.Steady)
@@ -476,6 +494,7 @@ func TestUnknownValuesNeverRefuse(t *testing.T) {
 // Karpenter size it: a 20Gi default volume allocates 17Gi, a 100 GiB one 89Gi;
 // under instanceStorePolicy RAID0 the instance's NVMe disks count instead.
 func TestEphemeralStorageFollowsTheDisk(t *testing.T) {
+	t.Parallel()
 	eph := func(q string) corev1.PodSpec {
 		return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceEphemeralStorage: resource.MustParse(q)}}}}}
@@ -523,6 +542,7 @@ func TestEphemeralStorageFollowsTheDisk(t *testing.T) {
 // A NodePool whose requirements are not known before apply may allow what
 // its known ones refuse.
 func TestNodePoolWithUnknownFields(t *testing.T) {
+	t.Parallel()
 	np := nodePool("default", nil, nil, corev1.NodeSelectorRequirement{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}})
 	m := &cluster.Model{NodePools: []*cluster.NodePool{np}, NodeClasses: []*cluster.NodeClass{{Name: "default", Role: "nodes"}}}
 	app := deployment("app", "default", corev1.PodSpec{NodeSelector: map[string]string{"team": "a"}, Containers: []corev1.Container{container("100m", "")}}, nil)
@@ -539,6 +559,7 @@ func TestNodePoolWithUnknownFields(t *testing.T) {
 // A node group that exists only if a value not known before apply says so is
 // summed up as not judged, in a sentence.
 func TestSummaryOfAConditionalNodeGroup(t *testing.T) {
+	t.Parallel()
 	g := &cluster.NodeGroup{Name: "g", Managed: true, InstanceTypes: []string{"m5.large"}, Conditional: "var.enabled"}
 	m := &cluster.Model{NodeGroups: []*cluster.NodeGroup{g}}
 	pl := New(m).Place(deployment("app", "default", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil), cluster.Steady)
@@ -550,6 +571,7 @@ func TestSummaryOfAConditionalNodeGroup(t *testing.T) {
 // A NodePool is passed over when looking for a fit only when its nodes
 // certainly fail the pod's node selector.
 func TestLabelConflict(t *testing.T) {
+	t.Parallel()
 	np := &cluster.NodePool{Name: "web", Labels: map[string]string{"team": "web", "tier": cluster.Unknown("var.tier")}}
 	for _, tc := range []struct {
 		sel  map[string]string
@@ -577,6 +599,7 @@ func TestLabelConflict(t *testing.T) {
 // afterwards — of a workload it placed, of one with the same node selection,
 // or of a new one — reads exactly as a fresh simulator's.
 func TestPlacementsAfterPrepare(t *testing.T) {
+	t.Parallel()
 	in := func(key string, vals ...string) corev1.NodeSelectorRequirement {
 		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: vals}
 	}
@@ -620,6 +643,7 @@ func TestPlacementsAfterPrepare(t *testing.T) {
 // as if each had been ordered on its own; refusals that differ (resources)
 // are ordered on their own.
 func TestNearestSharedAcrossClasses(t *testing.T) {
+	t.Parallel()
 	in := func(key string, vals ...string) corev1.NodeSelectorRequirement {
 		return corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: vals}
 	}

@@ -45,6 +45,7 @@ func namesNodes(terms ...[]string) *corev1.Affinity {
 }
 
 func TestNodeSummaryIsTheSchedulersMessage(t *testing.T) {
+	t.Parallel()
 	taint := corev1.Taint{Key: "dedicated", Value: "red", Effect: corev1.TaintEffectNoSchedule}
 	bound := func(node, cpu string) *cluster.Pod {
 		return &cluster.Pod{
@@ -97,6 +98,7 @@ func TestNodeSummaryIsTheSchedulersMessage(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := &cluster.Model{Nodes: tc.nodes, Pods: tc.pods}
 			pod := &cluster.Pod{Object: &cluster.Object{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "p"}, Spec: tc.spec}
 			pl := New(m).PlacePod(pod)
@@ -113,6 +115,7 @@ func TestNodeSummaryIsTheSchedulersMessage(t *testing.T) {
 // A node named by a term that also names others (terms are ORed) is judged
 // by its own filters, and a pod that fits it fits.
 func TestNamedNodeIsJudgedOnItsOwn(t *testing.T) {
+	t.Parallel()
 	m := &cluster.Model{Nodes: []*cluster.Node{liveNode("a", allocatable("1", "1Gi", 10)), liveNode("b", allocatable("4", "8Gi", 10))}}
 	pod := &cluster.Pod{Object: &cluster.Object{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "p"},
 		Spec: corev1.PodSpec{Affinity: namesNodes([]string{"a"}, []string{"b"}), Containers: []corev1.Container{container("2", "")}}}
@@ -125,6 +128,7 @@ func TestNamedNodeIsJudgedOnItsOwn(t *testing.T) {
 // A container with limits and no requests requests its limits once the API
 // server creates its pods; a static template is judged the same way.
 func TestLimitsOnlyRequestTheirLimits(t *testing.T) {
+	t.Parallel()
 	c := corev1.Container{Name: "c", Image: "app", Resources: corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("2Gi")},

@@ -12,6 +12,7 @@ import (
 // gives) leads the summary, and the others, which refuse alike, are one line
 // of the detail.
 func TestNearestFirstAndGrouped(t *testing.T) {
+	t.Parallel()
 	var vs []Verdict
 	for i := range 12 {
 		name := fmt.Sprintf("np-%03d", i)
@@ -42,6 +43,7 @@ func TestNearestFirstAndGrouped(t *testing.T) {
 }
 
 func TestReplaceName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ text, want string }{
 		{"did not tolerate taint dedicated=pool-04:NoSchedule", "did not tolerate taint dedicated=<its own name>:NoSchedule"},
 		{"taint dedicated=pool-049:NoSchedule", "taint dedicated=pool-049:NoSchedule"},
@@ -58,6 +60,7 @@ func TestReplaceName(t *testing.T) {
 // NodePools tainted with their own name refuse alike: one line. The name is
 // replaced in taints only, never in other reasons' words.
 func TestGroupedTaintsNamedAfterTheirSource(t *testing.T) {
+	t.Parallel()
 	var vs []Verdict
 	for i := range 10 {
 		name := fmt.Sprintf("np-%02d", i)

@@ -311,7 +311,42 @@ type unit struct {
 	complete bool
 }
 
+// load assembles the clusters: one per Terraform root configuration, snapshot,
+// plan or eksctl ClusterConfig, with every other file joined to the cluster it
+// is assigned to or nearest, else to the loose cluster.
 func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
+	units, read := f.terraformUnits(fsys, opts)
+	units, pending := f.readLoose(fsys, opts, units, read)
+	pending, err := f.extraParts(fsys, opts, pending)
+	if err != nil {
+		return nil, err
+	}
+	units, err = join(units, pending, opts.Assign)
+	if err != nil {
+		return nil, err
+	}
+	declareCapacity(units, opts.Assign)
+	if len(units) == 0 {
+		if len(f.charts) > 0 {
+			return nil, fmt.Errorf("%w: %s is a Helm chart, rendered only through a release or with --chart %s (add -f for its values files)", ErrNoInput, f.charts[0], f.charts[0])
+		}
+		return nil, fmt.Errorf("%w: no manifests, Terraform, charts or snapshots found", ErrNoInput)
+	}
+	sort.SliceStable(units, func(i, j int) bool { return units[i].name < units[j].name })
+	return f.clusters(fsys, units), nil
+}
+
+// tfReads is what the Terraform configurations read: files, and the folders
+// of their own they read from.
+type tfReads struct {
+	inputs    map[string]bool
+	inputDirs map[string]bool
+}
+
+// terraformUnits loads every Terraform root configuration (a directory no
+// other configuration calls as a local module) into a unit of its own, and
+// returns what they read.
+func (f *finder) terraformUnits(fsys *inputfs.FS, opts Options) ([]*unit, tfReads) {
 	// A directory another configuration calls as a local module is a module.
 	called := map[string]bool{}
 	for _, d := range f.tfDirs {
@@ -322,8 +357,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		}
 	}
 	var units []*unit
-	inputs := map[string]bool{}
-	inputDirs := map[string]bool{}
+	read := tfReads{inputs: map[string]bool{}, inputDirs: map[string]bool{}}
 	var rootDirs []string
 	for _, d := range f.tfDirs {
 		if called[abs(d)] {
@@ -342,16 +376,23 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	for i, d := range rootDirs {
 		m := tfModels[i]
 		for _, in := range m.Inputs {
-			inputs[abs(in)] = true
+			read.inputs[abs(in)] = true
 			if dir := filepath.Dir(abs(in)); dir != abs(d) {
 				// Files beside what a configuration reads from a folder of its
 				// own (templates/, values/) are its inputs too.
-				inputDirs[dir] = true
+				read.inputDirs[dir] = true
 			}
 		}
 		units = append(units, &unit{name: d, dir: abs(d), anchor: kubernetesRelated(m), parts: []*cluster.Model{m}})
 	}
+	return units, read
+}
 
+// readLoose reads the files no Terraform configuration or kustomization
+// reads (those named on the command line always): a snapshot, a plan or an
+// eksctl ClusterConfig becomes a unit of its own, every other file a part
+// still to join. It records the kustomizations' problems in f.probs.
+func (f *finder) readLoose(fsys *inputfs.FS, opts Options, units []*unit, tf tfReads) ([]*unit, []*pendingPart) {
 	named := map[string]bool{}
 	for _, n := range f.named {
 		named[n] = true
@@ -360,7 +401,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	var files []string
 	for _, file := range f.files {
 		a := abs(file)
-		if !named[file] && (inputs[a] || inputDirs[filepath.Dir(a)] || kz.inputs[a]) {
+		if !named[file] && (tf.inputs[a] || tf.inputDirs[filepath.Dir(a)] || kz.inputs[a]) {
 			continue
 		}
 		files = append(files, file)
@@ -381,6 +422,16 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 			pending = append(pending, &pendingPart{path: abs(file), model: m})
 		}
 	}
+	if p, ok := kz.problem(); ok {
+		f.probs = append(f.probs, p)
+	}
+	f.probs = append(f.probs, kz.probs...)
+	return units, pending
+}
+
+// extraParts adds to pending the charts given with --chart, then every
+// problem found while finding and reading the inputs, each a part of its own.
+func (f *finder) extraParts(fsys *inputfs.FS, opts Options, pending []*pendingPart) ([]*pendingPart, error) {
 	for _, c := range opts.Charts {
 		part, err := loadChart(fsys, c, opts)
 		if err != nil {
@@ -388,15 +439,17 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		}
 		pending = append(pending, &pendingPart{path: abs(c), model: part})
 	}
-	if p, ok := kz.problem(); ok {
-		f.probs = append(f.probs, p)
-	}
-	f.probs = append(f.probs, kz.probs...)
 	f.probs = append(f.probs, f.helmfiles()...)
 	for _, p := range f.probs {
 		pending = append(pending, &pendingPart{path: abs(p.Origin.File), model: &cluster.Model{Problems: []cluster.Problem{p}}})
 	}
+	return pending, nil
+}
 
+// join adds each pending part that declares something to the unit it is
+// assigned to, else the nearest, else the loose cluster (made when first
+// needed and appended to units).
+func join(units []*unit, pending []*pendingPart, as []Assignment) ([]*unit, error) {
 	var loose *unit
 	for _, p := range pending {
 		if p.model.Empty() {
@@ -404,7 +457,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 			// configuration reads, a CI configuration) adds nothing.
 			continue
 		}
-		u, toLoose, err := assigned(units, p.path, opts.Assign)
+		u, toLoose, err := assigned(units, p.path, as)
 		if err != nil {
 			return nil, err
 		}
@@ -420,14 +473,13 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 		}
 		u.parts = append(u.parts, p.model)
 	}
-	declareCapacity(units, opts.Assign)
-	if len(units) == 0 {
-		if len(f.charts) > 0 {
-			return nil, fmt.Errorf("%w: %s is a Helm chart, rendered only through a release or with --chart %s (add -f for its values files)", ErrNoInput, f.charts[0], f.charts[0])
-		}
-		return nil, fmt.Errorf("%w: no manifests, Terraform, charts or snapshots found", ErrNoInput)
-	}
-	sort.SliceStable(units, func(i, j int) bool { return units[i].name < units[j].name })
+	return units, nil
+}
+
+// clusters builds each unit's model, in parallel, and adds the problem of the
+// charts no release renders and no GitOps object follows, said once, in the
+// cluster nearest the first of them.
+func (f *finder) clusters(fsys *inputfs.FS, units []*unit) []*Cluster {
 	out := make([]*Cluster, len(units))
 	var mu sync.Mutex
 	followed := map[string]bool{}
@@ -435,8 +487,6 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 	parallel.Each(len(units), func(i int) {
 		out[i] = &Cluster{Name: units[i].name, Model: build(charts, units[i].complete, units[i].parts...)}
 	})
-	// The charts no release renders and no GitOps object follows, said once, in
-	// the cluster nearest the first of them.
 	models := make([]*cluster.Model, len(out))
 	for i, c := range out {
 		models[i] = c.Model
@@ -452,7 +502,7 @@ func (f *finder) load(fsys *inputfs.FS, opts Options) ([]*Cluster, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // assigned is the cluster the configuration file assigns a path to; nil when

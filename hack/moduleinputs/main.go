@@ -106,7 +106,6 @@ func main() {
 		}
 	}
 	sort.Slice(tags, func(i, j int) bool { return less(tags[i], tags[j]) })
-	n := len(tags)
 	mods := map[string]*moduleAgg{}
 	for i, t := range tags {
 		sums, err := releaseSummaries(r, t)
@@ -116,37 +115,15 @@ func main() {
 		for dir, s := range sums {
 			a := mods[dir]
 			if a == nil {
-				a = &moduleAgg{dir: dir, present: make(bits, n), inputs: map[string]bits{}, required: map[string]bits{},
-					keys: map[string]map[string]bits{}, closed: map[string]bits{}, sums: make([]*summary, n)}
+				a = newModuleAgg(dir, len(tags))
 				mods[dir] = a
 			}
-			a.present[i] = true
-			a.sums[i] = s
-			for in, req := range s.inputs {
-				set(a.inputs, in, i, n)
-				if req {
-					set(a.required, in, i, n)
-				}
-			}
-			for p, ks := range s.reads {
-				if _, ok := s.inputs[strings.Split(p, ".")[0]]; !ok {
-					continue
-				}
-				if a.keys[p] == nil {
-					a.keys[p] = map[string]bits{}
-				}
-				for k := range ks {
-					set(a.keys[p], k, i, n)
-				}
-				if s.closed(p) {
-					set(a.closed, p, i, n)
-				}
-			}
+			a.add(i, s)
 		}
 	}
 	var renames []rename
 	if spec.docs {
-		newest := tags[n-1]
+		newest := tags[len(tags)-1]
 		renames, err = docRenames(r, newest)
 		if err != nil {
 			fail(err)
@@ -154,13 +131,63 @@ func main() {
 		renames = append(renames, entryRenames(renames, mods, tags)...)
 		sortRenames(renames)
 	}
+	var b bytes.Buffer
+	writeHeader(&b, spec, os.Args[1])
+	writeReleases(&b, tags, tagCommits)
 	var versions []string
 	for _, t := range tags {
 		versions = append(versions, strings.TrimPrefix(t, "v"))
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Which inputs each release of %s\n", spec.repository)
-	fmt.Fprintf(&b, "# (registry %s) and of each of its sub-modules declares,\n", spec.registry)
+	b.WriteString("modules:\n")
+	for _, dir := range sortedKeys(mods) {
+		mods[dir].write(&b, versions)
+	}
+	writeRenames(&b, renames)
+	os.Stdout.Write(b.Bytes())
+}
+
+// newModuleAgg is the aggregate of the module at dir over n releases, none
+// added yet.
+func newModuleAgg(dir string, n int) *moduleAgg {
+	return &moduleAgg{dir: dir, present: make(bits, n), inputs: map[string]bits{}, required: map[string]bits{},
+		keys: map[string]map[string]bits{}, closed: map[string]bits{}, sums: make([]*summary, n)}
+}
+
+// add records release i's summary of the module: its inputs, which are
+// required, and the keys read from its inputs' entries (only under a path
+// that starts at a declared input).
+func (a *moduleAgg) add(i int, s *summary) {
+	n := len(a.present)
+	a.present[i] = true
+	a.sums[i] = s
+	for in, req := range s.inputs {
+		set(a.inputs, in, i, n)
+		if req {
+			set(a.required, in, i, n)
+		}
+	}
+	for p, ks := range s.reads {
+		if _, ok := s.inputs[strings.Split(p, ".")[0]]; !ok {
+			continue
+		}
+		if a.keys[p] == nil {
+			a.keys[p] = map[string]bits{}
+		}
+		for k := range ks {
+			set(a.keys[p], k, i, n)
+		}
+		if s.closed(p) {
+			set(a.closed, p, i, n)
+		}
+	}
+}
+
+// writeHeader writes the comment that says what the file holds and the
+// command that extracted it (kind is the command's argument), then the
+// source and module names.
+func writeHeader(b *bytes.Buffer, spec sourceSpec, kind string) {
+	fmt.Fprintf(b, "# Which inputs each release of %s\n", spec.repository)
+	fmt.Fprintf(b, "# (registry %s) and of each of its sub-modules declares,\n", spec.registry)
 	b.WriteString(`# which of them are required (no default), and which keys each release reads from the
 # entries of its map and object inputs, at any depth ("*" is any entry: the keys of
 # "eks_managed_node_groups.*" are read from every node group). closed lists, by path,
@@ -172,43 +199,51 @@ func main() {
 # separated by spaces); each release names the commit of its tag. Extracted from the
 # module sources by
 `)
-	fmt.Fprintf(&b, "#   go run ./hack/moduleinputs %s GIT_DIR\n", os.Args[1])
-	fmt.Fprintf(&b, "source: %s\n", spec.repository)
-	fmt.Fprintf(&b, "module: %s\n", spec.module)
+	fmt.Fprintf(b, "#   go run ./hack/moduleinputs %s GIT_DIR\n", kind)
+	fmt.Fprintf(b, "source: %s\n", spec.repository)
+	fmt.Fprintf(b, "module: %s\n", spec.module)
+}
+
+// writeReleases writes the list of releases, each with its tag's commit.
+func writeReleases(b *bytes.Buffer, tags []string, tagCommits map[string]string) {
 	b.WriteString("releases:\n")
 	for _, t := range tags {
-		fmt.Fprintf(&b, "  - {version: %s, commit: %s}\n", q(strings.TrimPrefix(t, "v")), tagCommits[t])
+		fmt.Fprintf(b, "  - {version: %s, commit: %s}\n", q(strings.TrimPrefix(t, "v")), tagCommits[t])
 	}
-	b.WriteString("modules:\n")
-	for _, dir := range sortedKeys(mods) {
-		a := mods[dir]
-		fmt.Fprintf(&b, "  - path: %s\n", q(dir))
-		fmt.Fprintf(&b, "    releases: %s\n", q(ranges(a.present, versions)))
-		writeBits(&b, "inputs", a.inputs, versions)
-		writeBits(&b, "required", a.required, versions)
-		if len(a.keys) > 0 {
-			b.WriteString("    keys:\n")
-			for _, p := range sortedKeys(a.keys) {
-				fmt.Fprintf(&b, "      %s:\n", q(p))
-				for _, k := range sortedKeys(a.keys[p]) {
-					fmt.Fprintf(&b, "        %s: %s\n", q(k), q(ranges(a.keys[p][k], versions)))
-				}
+}
+
+// write writes the module's entry of the modules list.
+func (a *moduleAgg) write(b *bytes.Buffer, versions []string) {
+	fmt.Fprintf(b, "  - path: %s\n", q(a.dir))
+	fmt.Fprintf(b, "    releases: %s\n", q(ranges(a.present, versions)))
+	writeBits(b, "inputs", a.inputs, versions)
+	writeBits(b, "required", a.required, versions)
+	if len(a.keys) > 0 {
+		b.WriteString("    keys:\n")
+		for _, p := range sortedKeys(a.keys) {
+			fmt.Fprintf(b, "      %s:\n", q(p))
+			for _, k := range sortedKeys(a.keys[p]) {
+				fmt.Fprintf(b, "        %s: %s\n", q(k), q(ranges(a.keys[p][k], versions)))
 			}
 		}
-		writeBits(&b, "closed", a.closed, versions)
 	}
-	if len(renames) > 0 {
-		b.WriteString("renames:\n")
-		for _, rn := range renames {
-			via := ""
-			if rn.via != "" {
-				via = ", via: " + q(rn.via)
-			}
-			fmt.Fprintf(&b, "  - {module: %s, path: %s, old: %s, new: %s, release: %s, doc: %s%s}\n",
-				q(rn.module), q(rn.path), q(rn.old), q(rn.new), q(rn.release), q(rn.doc), via)
+	writeBits(b, "closed", a.closed, versions)
+}
+
+// writeRenames writes the renames list, if there are any.
+func writeRenames(b *bytes.Buffer, renames []rename) {
+	if len(renames) == 0 {
+		return
+	}
+	b.WriteString("renames:\n")
+	for _, rn := range renames {
+		via := ""
+		if rn.via != "" {
+			via = ", via: " + q(rn.via)
 		}
+		fmt.Fprintf(b, "  - {module: %s, path: %s, old: %s, new: %s, release: %s, doc: %s%s}\n",
+			q(rn.module), q(rn.path), q(rn.old), q(rn.new), q(rn.release), q(rn.doc), via)
 	}
-	os.Stdout.Write(b.Bytes())
 }
 
 func writeBits(b *bytes.Buffer, name string, m map[string]bits, versions []string) {

@@ -82,13 +82,7 @@ const (
 // Build makes the OCI image layout, as a tar file, of binaries by platform
 // (linux/amd64 → path).
 func Build(bins map[string]string, version string, created time.Time) ([]byte, error) {
-	blobs := map[string][]byte{}
-	put := func(media string, b []byte) Descriptor {
-		sum := sha256.Sum256(b)
-		d := "sha256:" + hex.EncodeToString(sum[:])
-		blobs[d] = b
-		return Descriptor{MediaType: media, Digest: d, Size: int64(len(b))}
-	}
+	blobs := blobStore{}
 	platforms := make([]string, 0, len(bins))
 	for p := range bins {
 		platforms = append(platforms, p)
@@ -100,50 +94,10 @@ func Build(bins map[string]string, version string, created time.Time) ([]byte, e
 		Manifests     []Descriptor `json:"manifests"`
 	}{SchemaVersion: 2, MediaType: mediaIndex}
 	for _, p := range platforms {
-		osName, arch, _ := strings.Cut(p, "/")
-		bin, err := os.ReadFile(bins[p])
+		md, err := blobs.platformImage(p, bins[p], version, created)
 		if err != nil {
 			return nil, err
 		}
-		layer, diffID, err := rootfs(bin, created)
-		if err != nil {
-			return nil, err
-		}
-		layerDesc := put(mediaLayer, layer)
-		config, err := json.Marshal(map[string]any{
-			"created":      created.Format(time.RFC3339),
-			"architecture": arch,
-			"os":           osName,
-			"config": map[string]any{
-				"User":       User,
-				"Entrypoint": []string{"/eksdoctor"},
-				"WorkingDir": "/work",
-				"Env":        []string{"HOME=/tmp"},
-				"Labels": map[string]string{
-					"org.opencontainers.image.title":   "eksdoctor",
-					"org.opencontainers.image.version": version,
-					"org.opencontainers.image.source":  "https://github.com/eksdoctor/eksdoctor",
-				},
-			},
-			"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{diffID}},
-			"history": []map[string]string{{"created": created.Format(time.RFC3339), "created_by": "eksdoctor release build (hack/release.sh)"}},
-		})
-		if err != nil {
-			return nil, err
-		}
-		configDesc := put(mediaConfig, config)
-		manifest, err := json.Marshal(map[string]any{
-			"schemaVersion": 2,
-			"mediaType":     mediaManifest,
-			"config":        configDesc,
-			"layers":        []Descriptor{layerDesc},
-		})
-		if err != nil {
-			return nil, err
-		}
-		md := put(mediaManifest, manifest)
-		md.Platform = &Platform{Architecture: arch, OS: osName}
-		md.Annotations = map[string]string{"org.opencontainers.image.ref.name": version}
 		index.Manifests = append(index.Manifests, md)
 	}
 	if len(index.Manifests) == 0 {
@@ -153,6 +107,80 @@ func Build(bins map[string]string, version string, created time.Time) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
+	return layout(indexJSON, blobs, created)
+}
+
+// blobStore holds an image layout's blobs by digest.
+type blobStore map[string][]byte
+
+// put stores b and returns its descriptor.
+func (blobs blobStore) put(media string, b []byte) Descriptor {
+	sum := sha256.Sum256(b)
+	d := "sha256:" + hex.EncodeToString(sum[:])
+	blobs[d] = b
+	return Descriptor{MediaType: media, Digest: d, Size: int64(len(b))}
+}
+
+// platformImage stores the layer, config and manifest of the image for
+// platform (OS/ARCH) holding the binary at path, and returns the manifest's
+// descriptor for the index.
+func (blobs blobStore) platformImage(platform, path, version string, created time.Time) (Descriptor, error) {
+	osName, arch, _ := strings.Cut(platform, "/")
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	layer, diffID, err := rootfs(bin, created)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	layerDesc := blobs.put(mediaLayer, layer)
+	config, err := imageConfig(osName, arch, version, diffID, created)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	configDesc := blobs.put(mediaConfig, config)
+	manifest, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     mediaManifest,
+		"config":        configDesc,
+		"layers":        []Descriptor{layerDesc},
+	})
+	if err != nil {
+		return Descriptor{}, err
+	}
+	md := blobs.put(mediaManifest, manifest)
+	md.Platform = &Platform{Architecture: arch, OS: osName}
+	md.Annotations = map[string]string{"org.opencontainers.image.ref.name": version}
+	return md, nil
+}
+
+// imageConfig is the image configuration: the binary as entrypoint, run as
+// User in /work, over the one layer whose uncompressed digest is diffID.
+func imageConfig(osName, arch, version, diffID string, created time.Time) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"created":      created.Format(time.RFC3339),
+		"architecture": arch,
+		"os":           osName,
+		"config": map[string]any{
+			"User":       User,
+			"Entrypoint": []string{"/eksdoctor"},
+			"WorkingDir": "/work",
+			"Env":        []string{"HOME=/tmp"},
+			"Labels": map[string]string{
+				"org.opencontainers.image.title":   "eksdoctor",
+				"org.opencontainers.image.version": version,
+				"org.opencontainers.image.source":  "https://github.com/eksdoctor/eksdoctor",
+			},
+		},
+		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{diffID}},
+		"history": []map[string]string{{"created": created.Format(time.RFC3339), "created_by": "eksdoctor release build (hack/release.sh)"}},
+	})
+}
+
+// layout is the tar file of the OCI image layout: oci-layout, the index, then
+// the blobs in digest order.
+func layout(indexJSON []byte, blobs blobStore, created time.Time) ([]byte, error) {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	add := func(name string, data []byte) error {

@@ -39,6 +39,7 @@ func renderChartValues(t *testing.T, values map[string]any) (map[string]string, 
 // anything, a mode the templates do not know (which would otherwise render no
 // workload at all), a misspelt key and values of the wrong type.
 func TestChartValuesSchema(t *testing.T) {
+	t.Parallel()
 	for name, values := range map[string]map[string]any{
 		"defaults": nil,
 		"cronjob":  {"mode": "cronjob", "cronJob": map[string]any{"schedule": "*/15 * * * *"}},
@@ -57,6 +58,7 @@ func TestChartValuesSchema(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			out, err := renderChartValues(t, values)
 			if err != nil {
 				t.Fatalf("valid values refused: %v", err)
@@ -83,6 +85,7 @@ func TestChartValuesSchema(t *testing.T) {
 		"unknown pull rule": {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, []string{"pullPolicy"}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			_, err := renderChartValues(t, c.values)
 			if err == nil {
 				t.Fatalf("values %v rendered; want Helm's schema error", c.values)

@@ -47,6 +47,7 @@ func FuzzReadOwnFiles(f *testing.F) {
 
 // The budgets and the confinement of the files eksdoctor reads for itself.
 func TestReadOwnFileRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := t.TempDir()
 	write := func(p string, size int) {

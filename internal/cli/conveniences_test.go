@@ -18,6 +18,7 @@ const broken = "../../examples/broken"
 // TestFlagSuggestion: a mistyped flag names the flag meant, as a mistyped
 // check ID or command does; a flag far from every other is left as it is.
 func TestFlagSuggestion(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := runCLI(t, "check", "--summry", broken)
 	if code != ExitUsage || !strings.Contains(stderr, "unknown flag --summry; did you mean --summary?") {
 		t.Errorf("check --summry: exit %d, stderr %q", code, stderr)
@@ -49,6 +50,7 @@ func complete(t *testing.T, args ...string) []string {
 }
 
 func TestFlagValueCompletion(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -122,6 +124,7 @@ func reported(t *testing.T, stdout string) []string {
 }
 
 func TestExclude(t *testing.T) {
+	t.Parallel()
 	dir := excludeTree(t)
 	for _, c := range []struct {
 		name string
@@ -176,6 +179,7 @@ func TestExclude(t *testing.T) {
 // TestMinSeverity: --min-severity narrows what is shown, in every format;
 // --fail-on still decides the exit code on every finding.
 func TestMinSeverity(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, "check", broken, "-o", "json", "--min-severity", "error")
 	if code != ExitFindings {
 		t.Errorf("exit %d, want 1", code)
@@ -215,6 +219,7 @@ func TestMinSeverity(t *testing.T) {
 var compactLine = regexp.MustCompile(`^[^ :]+:\d+: (error|warning|info) [a-z0-9-]+: \S`)
 
 func TestCompact(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runCLI(t, "check", broken, "-o", "compact")
 	if code != ExitFindings {
 		t.Errorf("exit %d", code)
@@ -265,6 +270,7 @@ func TestCompact(t *testing.T) {
 }
 
 func TestExplainSuggestsWorkloads(t *testing.T) {
+	t.Parallel()
 	for arg, want := range map[string]string{
 		"chekout":             `no workload "chekout" in the inputs; did you mean shop/checkout?`,
 		"shop/checkot":        "did you mean shop/checkout?",
@@ -282,6 +288,7 @@ func TestExplainSuggestsWorkloads(t *testing.T) {
 }
 
 func TestServeHelpShowsItsOwnFlags(t *testing.T) {
+	t.Parallel()
 	stdout, _, _ := runCLI(t, "serve", "--help")
 	for _, own := range []string{"--listen", "--interval", "--kubeconfig", "--enable", "--disable", "--config"} {
 		if !strings.Contains(stdout, own) {
@@ -322,6 +329,7 @@ func TestNoKubeconfig(t *testing.T) {
 // configuration, no two group headers read alike: each names, in its first
 // line, what sets it apart.
 func TestGroupHeadersOfALargeConfiguration(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("generates and checks 5,000 workloads")
 	}

@@ -12,6 +12,7 @@ import (
 // for word, in the steady phase only (Karpenter is not running in the
 // bootstrap phase).
 func TestExplainQuotesKarpenter(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := runCLI(t, "explain", "shop/checkout", "../../examples/broken", "-o", "json")
 	if code != 0 {
 		t.Fatalf("explain: exit %d: %s", code, errOut)

@@ -257,6 +257,8 @@ func (s *settings) forLive() *settings {
 	return &c
 }
 
+// resolve turns the flags and the configuration file into the run's
+// settings; anything invalid is a usage error.
 func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	cfg, err := loadConfig(env, o.config)
 	if err != nil {
@@ -267,17 +269,9 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	if s.wd, err = env.Getwd(); err != nil {
 		s.wd = ""
 	}
-	for i, p := range cfg.Exclude {
-		if !source.ValidExclude(p) {
-			return nil, usagef("configuration: exclude[%d] %q is not a valid pattern", i, p)
-		}
+	if s.exclude, err = excludes(cfg, o); err != nil {
+		return nil, err
 	}
-	for _, p := range o.exclude {
-		if !source.ValidExclude(p) {
-			return nil, usagef("--exclude %q is not a valid pattern", p)
-		}
-	}
-	s.exclude = append(append([]string(nil), cfg.Exclude...), o.exclude...)
 	if o.minSeverity != "" {
 		if s.minSeverity, err = lint.ParseSeverity(o.minSeverity); err != nil {
 			return nil, usagef("--min-severity: %v", err)
@@ -289,22 +283,8 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 	if s.assign, err = cfg.assignments(); err != nil {
 		return nil, err
 	}
-	formats := o.formats
-	if formats == nil {
-		formats = outputs
-	}
-	if !o.serve && !contains(formats, o.output) {
-		return nil, usagef("unknown output format %q (valid: %s)", o.output, strings.Join(formats, ", "))
-	}
-	for _, w := range o.writes {
-		format, file, ok := strings.Cut(w, "=")
-		if !ok || file == "" || !contains(formats, format) {
-			return nil, usagef("--write %q: want FORMAT=FILE with FORMAT one of %s", w, strings.Join(formats, ", "))
-		}
-		if err := outputfs.Check(file); err != nil {
-			return nil, usagef("--write %s: %v", format, err)
-		}
-		s.writes = append(s.writes, extraReport{format, file})
+	if err := s.resolveOutputs(o); err != nil {
+		return nil, err
 	}
 	if o.baseline != "" {
 		data, err := readOwnFile(env, o.baseline, maxBaseline)
@@ -316,36 +296,93 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 		}
 		s.baselineFile = o.baseline
 	}
-	failOn := cfg.FailOn
-	if o.failOn != "" {
-		failOn = o.failOn
+	if s.failOn, err = failOnSeverity(cfg, o); err != nil {
+		return nil, err
 	}
-	switch strings.ToLower(failOn) {
-	case "", "error":
-		s.failOn = lint.Error
-	case "never":
-		s.failOn = 0
-	default:
-		sev, err := lint.ParseSeverity(failOn)
-		if err != nil {
-			return nil, usagef("--fail-on: %v (or never)", err)
+	if err := s.resolveChecks(cfg, o); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// excludes is the exclude patterns of the configuration, then of the
+// command line; an invalid one is a usage error.
+func excludes(cfg *Config, o *reportOptions) ([]string, error) {
+	for i, p := range cfg.Exclude {
+		if !source.ValidExclude(p) {
+			return nil, usagef("configuration: exclude[%d] %q is not a valid pattern", i, p)
 		}
-		s.failOn = sev
 	}
+	for _, p := range o.exclude {
+		if !source.ValidExclude(p) {
+			return nil, usagef("--exclude %q is not a valid pattern", p)
+		}
+	}
+	return append(append([]string(nil), cfg.Exclude...), o.exclude...), nil
+}
+
+// resolveOutputs checks the output format and each --write FORMAT=FILE
+// against the formats the command writes, and records the extra reports.
+func (s *settings) resolveOutputs(o *reportOptions) error {
+	formats := o.formats
+	if formats == nil {
+		formats = outputs
+	}
+	if !o.serve && !contains(formats, o.output) {
+		return usagef("unknown output format %q (valid: %s)", o.output, strings.Join(formats, ", "))
+	}
+	for _, w := range o.writes {
+		format, file, ok := strings.Cut(w, "=")
+		if !ok || file == "" || !contains(formats, format) {
+			return usagef("--write %q: want FORMAT=FILE with FORMAT one of %s", w, strings.Join(formats, ", "))
+		}
+		if err := outputfs.Check(file); err != nil {
+			return usagef("--write %s: %v", format, err)
+		}
+		s.writes = append(s.writes, extraReport{format, file})
+	}
+	return nil
+}
+
+// failOnSeverity is the lowest severity that fails the run (0: never), from
+// --fail-on, else the configuration, else error.
+func failOnSeverity(cfg *Config, o *reportOptions) (lint.Severity, error) {
+	word := cfg.FailOn
+	if o.failOn != "" {
+		word = o.failOn
+	}
+	switch strings.ToLower(word) {
+	case "", "error":
+		return lint.Error, nil
+	case "never":
+		return 0, nil
+	}
+	sev, err := lint.ParseSeverity(word)
+	if err != nil {
+		return 0, usagef("--fail-on: %v (or never)", err)
+	}
+	return sev, nil
+}
+
+// resolveChecks checks the IDs enabled, disabled and given a severity (by
+// the configuration, then the command line) and selects the checks that run:
+// the enabled ones (all when none is) less the disabled ones; the static
+// checks are those of them that do not need a running cluster.
+func (s *settings) resolveChecks(cfg *Config, o *reportOptions) error {
 	enable := append(append([]string(nil), cfg.Enable...), o.enable...)
 	disable := append(append([]string(nil), cfg.Disable...), o.disable...)
 	for _, id := range append(append([]string(nil), enable...), disable...) {
 		if _, ok := lint.Lookup(id); !ok {
-			return nil, usagef("%s", unknownCheck(id))
+			return usagef("%s", unknownCheck(id))
 		}
 	}
 	for id, sv := range cfg.Severity {
 		if _, ok := lint.Lookup(id); !ok {
-			return nil, usagef("configuration: %s", unknownCheck(id))
+			return usagef("configuration: %s", unknownCheck(id))
 		}
 		sev, err := lint.ParseSeverity(sv)
 		if err != nil {
-			return nil, usagef("configuration: severity of %s: %v", id, err)
+			return usagef("configuration: severity of %s: %v", id, err)
 		}
 		s.severity[id] = sev
 	}
@@ -361,7 +398,7 @@ func (o *reportOptions) resolve(env *Env) (*settings, error) {
 			s.checks = append(s.checks, c)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // unknownCheck words an unknown check ID: the check meant when one is near,

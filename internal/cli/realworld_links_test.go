@@ -18,6 +18,7 @@ import (
 // same of both: a link it cannot follow is an input it cannot read, never a
 // broken configuration.
 func TestRealWorldLinksKept(t *testing.T) {
+	t.Parallel()
 	root := shared.Dir(t, "realworld")
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -35,6 +36,7 @@ func TestRealWorldLinksKept(t *testing.T) {
 		}
 		tried++
 		t.Run(e.Name(), func(t *testing.T) {
+			t.Parallel()
 			dst := filepath.Join(t.TempDir(), e.Name())
 			copyWithLinks(t, src, dst, stubs)
 			want, got := runRealWorld(t, src), runRealWorld(t, dst)

@@ -167,6 +167,7 @@ func writeTriage(t *testing.T, path, folder string, rep realWorldReport, old rea
 type realWorldTotals struct{ configs, reported, tp, fp int }
 
 func TestRealWorld(t *testing.T) {
+	t.Parallel()
 	root := shared.Dir(t, "realworld")
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -185,6 +186,7 @@ func TestRealWorld(t *testing.T) {
 	expected := map[string]bool{}
 	for _, folder := range folders {
 		expected[folder+".expect"] = true
+		// Not in parallel: each adds to the totals checked after the loop.
 		t.Run(folder, func(t *testing.T) {
 			rep := runRealWorld(t, filepath.Join(root, folder))
 			path := filepath.Join(realWorldExpect, folder+".expect")

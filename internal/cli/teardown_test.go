@@ -142,6 +142,7 @@ resource "kubectl_manifest" "karpenter_node_pool" {
 `
 
 func TestTeardownTextTerraform(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"main.tf": teardownTF})
 	out, stderr, code := runCLI(t, "teardown", dir)
 	if code != ExitFindings {
@@ -170,6 +171,7 @@ func TestTeardownTextTerraform(t *testing.T) {
 }
 
 func TestTeardownJSONManifests(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{"karpenter.yaml": `apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata:
@@ -231,6 +233,7 @@ spec:
 // With several clusters, the JSON plan is a list of each cluster's plan,
 // each whole and naming its cluster.
 func TestTeardownJSONSeveralClusters(t *testing.T) {
+	t.Parallel()
 	config := func(name string) string {
 		return "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: " + name + ", region: eu-west-1}\nmanagedNodeGroups:\n  - name: ng-1\n    instanceType: m5.large\n"
 	}
@@ -255,6 +258,7 @@ func TestTeardownJSONSeveralClusters(t *testing.T) {
 }
 
 func TestTeardownUsage(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := runCLI(t, "teardown", "-o", "sarif", ".")
 	if code != ExitUsage || !strings.Contains(stderr, `unknown output format "sarif" (valid: text, json, dot, mermaid, html)`) {
 		t.Errorf("exit %d, stderr %q; want a usage error naming teardown's formats", code, stderr)
@@ -268,6 +272,7 @@ func TestTeardownUsage(t *testing.T) {
 // TestTeardownLiveModel feeds the plan a model as the live source builds it:
 // NodeClaims with finalizers appear under their NodePool.
 func TestTeardownLiveModel(t *testing.T) {
+	t.Parallel()
 	m := source.Build(&cluster.Model{
 		Live: &cluster.Live{Context: "prod"},
 		Objects: []*cluster.Object{{
@@ -343,6 +348,7 @@ func copyTree(t *testing.T, src, dst string) {
 // controller on its IAM resources and on its compute, and no teardown-order hazard
 // is left.
 func TestTeardownCorpusOrder(t *testing.T) {
+	t.Parallel()
 	src, err := filepath.Abs(shared.Dir(t, "corpus"))
 	if err != nil {
 		t.Fatal(err)
@@ -358,6 +364,7 @@ func TestTeardownCorpusOrder(t *testing.T) {
 	withControllers := 0
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel(root, dir)
+		// Not in parallel: each counts withControllers, checked after the loop.
 		t.Run(rel, func(t *testing.T) {
 			m := loadOne(t, dir)
 			if m.Terraform == nil {

@@ -9,6 +9,7 @@ import (
 // version prints; without it the build information decides, and what nothing
 // says is "unknown", never empty.
 func TestIdentityFromTheReleaseBuild(t *testing.T) {
+	t.Parallel()
 	defer func(v, c, d string) { buildVersion, buildCommit, buildDate = v, c, d }(buildVersion, buildCommit, buildDate)
 
 	buildVersion, buildCommit, buildDate = "v1.4.0", "0123abc", "2026-11-24T10:00:00Z"

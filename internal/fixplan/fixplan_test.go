@@ -40,6 +40,7 @@ func finding(check string, edits ...cluster.Edit) lint.Finding {
 // attribute the first already set is left out, with why; commands are
 // collected, not applied; a fix that does not apply is left out.
 func TestComposesRewritesOfOneObject(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(mainTF), 0o644); err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ YAML
 }
 
 func TestHeredoc(t *testing.T) {
+	t.Parallel()
 	src := "x = <<-YAML\n    a: 1\n      b: ${var.x}\n  YAML\n"
 	got, err := yamlBodyInFile([]byte("resource \"r\" \"n\" {\n  yaml_body = <<-YAML\n    a: 1\n    b:\n      c: ${var.x}\n  YAML\n}\n"), 1)
 	if err != nil || got != "a: 1\nb:\n  c: ${var.x}\n" {

@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestHostileInputs(t *testing.T) {
+	t.Parallel()
 	examples, err := filepath.Abs("../../examples/broken")
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +56,7 @@ func TestHostileInputs(t *testing.T) {
 
 	for _, c := range Cases() {
 		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
 			dir, err := Prepare(c)
 			defer Cleanup(dir)
 			if err != nil {
@@ -160,6 +162,7 @@ func clip(s string) string {
 // functions that print their arguments, each runs what it says and nothing
 // else — no name is substituted, no file created.
 func TestPrintedCommands(t *testing.T) {
+	t.Parallel()
 	var c Case
 	for _, k := range Cases() {
 		if k.Name == "printed-commands" {

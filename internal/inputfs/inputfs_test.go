@@ -57,6 +57,7 @@ func layout(t *testing.T) string {
 }
 
 func TestReadFileConfined(t *testing.T) {
+	t.Parallel()
 	dir := layout(t)
 	in := filepath.Join(dir, "in")
 	tests := []struct {
@@ -85,6 +86,7 @@ func TestReadFileConfined(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := New(tc.roots...)
 			defer f.Close()
 			got, err := f.ReadFile(tc.path, MaxManifest)
@@ -122,6 +124,7 @@ func TestRelativePaths(t *testing.T) {
 }
 
 func TestOnlyRegularFilesAndSizes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "f.yaml")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -156,6 +159,7 @@ func TestOnlyRegularFilesAndSizes(t *testing.T) {
 }
 
 func TestWalkDirGoesOnPastUnreadableDirectories(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		// root reads every directory: run this test again as nobody.
 		rerunUnprivileged(t)
@@ -239,6 +243,7 @@ func rerunUnprivileged(t *testing.T) {
 // as the link, under the same confinement; one whose target is not there, and an
 // encrypted file, are unseen rather than broken.
 func TestTextLinksAndEncryptedFiles(t *testing.T) {
+	t.Parallel()
 	dir := layout(t)
 	in := filepath.Join(dir, "in")
 	for name, content := range map[string]string{
@@ -283,6 +288,7 @@ func TestTextLinksAndEncryptedFiles(t *testing.T) {
 // A walk whose root is not there ends when the function says so, as
 // filepath.WalkDir does: SkipAll and SkipDir are not errors.
 func TestWalkDirMissingRoot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := New(dir)
 	missing := filepath.Join(dir, "nope")
@@ -307,6 +313,7 @@ func TestWalkDirMissingRoot(t *testing.T) {
 // A tree nested far deeper than any repository is walked to MaxDepth, each
 // directory opened once from its parent, and the rest is reported, not walked.
 func TestWalkDepth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := dir
 	for i := 0; i < 2000; i++ {
@@ -349,6 +356,7 @@ func TestWalkDepth(t *testing.T) {
 // as a link when it points inside the inputs and as outside when it points
 // outside them; a missing file that is no link stays missing.
 func TestDanglingLinks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "cluster"), 0o755); err != nil {
 		t.Fatal(err)

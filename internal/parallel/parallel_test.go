@@ -7,6 +7,7 @@ import (
 )
 
 func TestEachCallsEveryIndexOnce(t *testing.T) {
+	t.Parallel()
 	for _, procs := range []int{1, 4} {
 		old := runtime.GOMAXPROCS(procs)
 		for _, n := range []int{0, 1, 3, 1000} {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestQuote(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"karpenter", "karpenter"},
 		{"kube-system", "kube-system"},
@@ -34,6 +35,7 @@ func TestQuote(t *testing.T) {
 // Whatever a word holds, a shell given the quoted word reads back exactly that
 // word and runs nothing: printf receives it as its one argument.
 func TestQuoteRoundTrip(t *testing.T) {
+	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 // A test binary that dies without stopping its API server (here a panic; the
 // -timeout panic and SIGKILL are the same to the reaper) leaves no process behind.
 func TestReaperStopsTheServersOfACrashedBinary(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"=1")
 	var out bytes.Buffer
@@ -105,6 +106,7 @@ func testContext(t *testing.T) context.Context {
 }
 
 func TestKarpenterCRDsAreServed(t *testing.T) {
+	t.Parallel()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +150,7 @@ subjects:
 `
 
 func TestGrantBindsOnlyTheManifestRoles(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	cfg, err := env.AddUser("grant-reader")
 	if err != nil {
@@ -181,6 +184,7 @@ func TestGrantBindsOnlyTheManifestRoles(t *testing.T) {
 }
 
 func TestKubeconfigLoadsLikeUsersDo(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	data, err := Kubeconfig(env.Config, "admin@test")
 	if err != nil {
@@ -211,6 +215,7 @@ func TestKubeconfigLoadsLikeUsersDo(t *testing.T) {
 }
 
 func TestRemoveResources(t *testing.T) {
+	t.Parallel()
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods", "nodes"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: []string{"list"}},

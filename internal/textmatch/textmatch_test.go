@@ -3,6 +3,7 @@ package textmatch
 import "testing"
 
 func TestWildcard(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern, s string
 		question   bool
@@ -22,6 +23,7 @@ func TestWildcard(t *testing.T) {
 }
 
 func TestDistance(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want int

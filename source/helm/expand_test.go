@@ -47,6 +47,7 @@ func karpenter(t *testing.T, version string, values map[string]any) *cluster.Obj
 }
 
 func TestKarpenterByVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		version      string
 		dnsPolicy    string
@@ -64,6 +65,7 @@ func TestKarpenterByVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
+			t.Parallel()
 			d := karpenter(t, tt.version, nil)
 			if got := d.String("spec.template.spec.dnsPolicy"); got != tt.dnsPolicy {
 				t.Errorf("dnsPolicy = %q, want %q", got, tt.dnsPolicy)
@@ -105,6 +107,7 @@ func TestKarpenterByVersion(t *testing.T) {
 }
 
 func TestKarpenterUserValues(t *testing.T) {
+	t.Parallel()
 	d := karpenter(t, "1.1.1", map[string]any{
 		"podLabels":     map[string]any{"role": "controller"},
 		"nodeSelector":  map[string]any{"karpenter.sh/controller": "true"},
@@ -141,6 +144,7 @@ func TestKarpenterUserValues(t *testing.T) {
 }
 
 func TestKarpenterSchedulerNameOnlySince111(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]string{"1.0.8": "", "1.1.0": "", "1.1.1": "default-scheduler", "1.14.1": "default-scheduler"} {
 		d := karpenter(t, v, nil)
 		if got := d.String("spec.template.spec.schedulerName"); got != want {
@@ -154,6 +158,7 @@ func TestKarpenterSchedulerNameOnlySince111(t *testing.T) {
 }
 
 func TestKarpenterPostInstallHookOnlyIn100(t *testing.T) {
+	t.Parallel()
 	m := expandRelease(t, &cluster.HelmRelease{Name: "karpenter", Namespace: "karpenter", Chart: "karpenter", Version: "1.0.0",
 		Values: map[string]any{"podLabels": map[string]any{"fargate": "yes"}, "nodeSelector": map[string]any{"x": "y"}}})
 	job := find(t, m.Objects, "Job", "karpenter-post-install-hook")
@@ -177,6 +182,7 @@ func TestKarpenterPostInstallHookOnlyIn100(t *testing.T) {
 }
 
 func TestKarpenterFullname(t *testing.T) {
+	t.Parallel()
 	m := expandRelease(t, &cluster.HelmRelease{Name: "kp", Namespace: "kube-system", Chart: "karpenter", Version: "1.14.1"})
 	d := find(t, m.Objects, "Deployment", "kp-karpenter")
 	labels, _ := d.Get("spec.template.metadata.labels").(map[string]any)
@@ -205,6 +211,7 @@ func hasToleration(list []any, key string) bool {
 }
 
 func TestEBSNodeTolerationsByVersion(t *testing.T) {
+	t.Parallel()
 	notTolerateAll := map[string]any{"node": map[string]any{"tolerateAllTaints": false}}
 	tests := []struct {
 		version   string
@@ -262,6 +269,7 @@ func TestEBSNodeTolerationsByVersion(t *testing.T) {
 }
 
 func TestEBSControllerUserTolerations(t *testing.T) {
+	t.Parallel()
 	m := expandRelease(t, &cluster.HelmRelease{Name: "ebs", Namespace: "kube-system", Chart: "aws-ebs-csi-driver", Version: "2.10.1",
 		Values: map[string]any{"controller": map[string]any{"tolerations": []any{map[string]any{"key": "dedicated", "operator": "Exists"}}}}})
 	ctrl := find(t, m.Objects, "Deployment", "ebs-csi-controller")
@@ -273,6 +281,7 @@ func TestEBSControllerUserTolerations(t *testing.T) {
 }
 
 func TestValueOriginsBecomeFieldLines(t *testing.T) {
+	t.Parallel()
 	r := &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system", Chart: "karpenter", Version: "1.14.1",
 		Values:       map[string]any{"tolerations": []any{map[string]any{"operator": "Exists"}}},
 		ValueOrigins: map[string]cluster.Origin{"tolerations": {File: "main.tf", Line: 55}, "nodeSelector": {File: "values.yaml", Line: 2}},
@@ -288,6 +297,7 @@ func TestValueOriginsBecomeFieldLines(t *testing.T) {
 }
 
 func TestCoreDNSAddon(t *testing.T) {
+	t.Parallel()
 	m := expandAddon(t, &cluster.Addon{Name: "coredns", Version: "v1.11.1-eksbuild.4", Address: "module.eks.aws_eks_addon.this[\"coredns\"]"})
 	d := find(t, m.Objects, "Deployment", "coredns")
 	want := []any{
@@ -331,6 +341,7 @@ func TestCoreDNSAddon(t *testing.T) {
 }
 
 func TestAddonRejectedKeyIsLeftOut(t *testing.T) {
+	t.Parallel()
 	m := expandAddon(t, &cluster.Addon{Name: "coredns", Version: "v1.9.3-eksbuild.2", ConfigurationValues: map[string]any{
 		"tolerations":  []any{map[string]any{"operator": "Exists"}},
 		"replicaCount": int64(3),
@@ -350,6 +361,7 @@ func TestAddonRejectedKeyIsLeftOut(t *testing.T) {
 }
 
 func TestEBSAddon(t *testing.T) {
+	t.Parallel()
 	m := expandAddon(t, &cluster.Addon{Name: "aws-ebs-csi-driver", Version: "v1.14.0-eksbuild.1"})
 	if tol := nodeTolerations(t, m); !cmp.Equal(tol, []any{map[string]any{"operator": "Exists"}}) {
 		t.Errorf("add-on node tolerations = %v, want tolerate all (add-on default)", tol)
@@ -378,6 +390,7 @@ func TestEBSAddon(t *testing.T) {
 }
 
 func TestNodeAgentsTolerateEverything(t *testing.T) {
+	t.Parallel()
 	for name, ds := range map[string]string{"vpc-cni": "aws-node", "kube-proxy": "kube-proxy", "eks-pod-identity-agent": "eks-pod-identity-agent"} {
 		m := expandAddon(t, &cluster.Addon{Name: name})
 		o := find(t, m.Objects, "DaemonSet", ds)
@@ -398,6 +411,7 @@ func TestNodeAgentsTolerateEverything(t *testing.T) {
 }
 
 func TestCiliumChart(t *testing.T) {
+	t.Parallel()
 	m := expandRelease(t, &cluster.HelmRelease{Name: "cilium", Namespace: "kube-system", Chart: "cilium", Repository: "https://helm.cilium.io", Version: "1.16.5"})
 	agent := find(t, m.Objects, "DaemonSet", "cilium")
 	if diff := cmp.Diff([]any{map[string]any{"operator": "Exists"}}, agent.Get("spec.template.spec.tolerations")); diff != "" {
@@ -417,6 +431,7 @@ func TestCiliumChart(t *testing.T) {
 }
 
 func TestExpandNotes(t *testing.T) {
+	t.Parallel()
 	m := &cluster.Model{
 		HelmReleases: []*cluster.HelmRelease{
 			{Name: "x", Chart: "some-private-chart", Origin: cluster.Origin{File: "a.tf", Line: 1}, Address: "helm_release.x"},
@@ -470,6 +485,7 @@ func TestExpandNotes(t *testing.T) {
 }
 
 func TestValuesThatDoNotRenderAreProblems(t *testing.T) {
+	t.Parallel()
 	m := &cluster.Model{HelmReleases: []*cluster.HelmRelease{{Name: "karpenter", Chart: "karpenter", Version: "1.14.1", Origin: mainTF,
 		Values: map[string]any{"affinity": "not a map", "controller": "nope"}}}}
 	Expand(m)
@@ -479,6 +495,7 @@ func TestValuesThatDoNotRenderAreProblems(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	o, ok := AddonDefaults("coredns", "v1.11.1-eksbuild.4", "coredns")
 	if !ok || !hasToleration(o.Get("spec.template.spec.tolerations").([]any), "CriticalAddonsOnly") {
 		t.Errorf("coredns defaults: %v %v", ok, o)
@@ -493,6 +510,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestUnknownValuesKeepDefaults(t *testing.T) {
+	t.Parallel()
 	m := expandRelease(t, &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system", Chart: "karpenter", Version: "1.14.1",
 		Values: map[string]any{
 			"affinity":    cluster.Unknown("var.affinity"),
@@ -514,6 +532,7 @@ func TestUnknownValuesKeepDefaults(t *testing.T) {
 }
 
 func TestUnknownVersionNote(t *testing.T) {
+	t.Parallel()
 	m := &cluster.Model{
 		HelmReleases: []*cluster.HelmRelease{{Name: "karpenter", Chart: "karpenter", Version: cluster.Unknown("var.karpenter_version"), Origin: mainTF}},
 		Addons:       []*cluster.Addon{{Name: "coredns", Version: cluster.Unknown("data.aws_eks_addon_version.coredns.version"), Origin: mainTF}},
@@ -533,6 +552,7 @@ func TestUnknownVersionNote(t *testing.T) {
 }
 
 func TestOneUnknownChart(t *testing.T) {
+	t.Parallel()
 	m := &cluster.Model{HelmReleases: []*cluster.HelmRelease{{Name: "x", Chart: "private", Repository: "https://charts.example.com", Version: "1.0.0", Origin: mainTF, Address: "helm_release.x"}}}
 	Expand(m)
 	want := []cluster.Problem{{Origin: mainTF, Unresolved: true, Message: "chart https://charts.example.com/private of helm_release.x is not in eksdoctor's knowledge base and not on disk; what it creates is not analysed"}}
@@ -545,6 +565,7 @@ func TestOneUnknownChart(t *testing.T) {
 // renders as text with ": " in it) is left to the chart's default, and said on
 // the objects, rather than being invalid input.
 func TestUnknownValueThatBreaksRendering(t *testing.T) {
+	t.Parallel()
 	m := expandRelease(t, &cluster.HelmRelease{Name: "karpenter", Namespace: "kube-system", Chart: "karpenter", Version: "1.1.1",
 		Values: map[string]any{"replicas": cluster.Unknown("var.sla_target == 3 ? 2 : 1"), "settings": map[string]any{"clusterName": "demo"}}})
 	d := find(t, m.Objects, "Deployment", "karpenter")

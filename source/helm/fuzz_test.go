@@ -55,6 +55,7 @@ func FuzzExpand(f *testing.F) {
 // Render: the result must equal what Expand synthesizes, so the reduced templates
 // are real Helm templates and both paths agree.
 func TestKnowledgeBaseChartRendersFromDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		chart, version string
 		values         map[string]any

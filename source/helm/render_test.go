@@ -32,6 +32,7 @@ func find(t *testing.T, objs []*cluster.Object, kind, name string) *cluster.Obje
 }
 
 func TestRenderLocalChart(t *testing.T) {
+	t.Parallel()
 	r := &cluster.HelmRelease{
 		Name:      "karpenter",
 		Namespace: "kube-system",
@@ -111,6 +112,7 @@ func TestRenderLocalChart(t *testing.T) {
 }
 
 func TestRenderFromTerraform(t *testing.T) {
+	t.Parallel()
 	r := &cluster.HelmRelease{Name: "kp", Namespace: "karpenter", Address: "helm_release.karpenter", Origin: cluster.Origin{File: "main.tf", Line: 12}}
 	objs, probs := renderDir(t, miniChart, r)
 	if len(probs) != 0 {
@@ -127,6 +129,7 @@ func TestRenderFromTerraform(t *testing.T) {
 }
 
 func TestRenderArchive(t *testing.T) {
+	t.Parallel()
 	ch, err := loader.Load(miniChart)
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +150,7 @@ func TestRenderArchive(t *testing.T) {
 }
 
 func TestRenderErrorIsProblem(t *testing.T) {
+	t.Parallel()
 	objs, probs := renderDir(t, "testdata/broken", &cluster.HelmRelease{Name: "b", Namespace: "default"})
 	if len(objs) != 0 {
 		t.Errorf("objects from a chart that does not render: %d", len(objs))
@@ -164,6 +168,7 @@ func TestRenderErrorIsProblem(t *testing.T) {
 }
 
 func TestRenderMissingChart(t *testing.T) {
+	t.Parallel()
 	if _, _, err := ReadChart(inputfs.New("testdata"), "testdata/nope"); err == nil || !strings.Contains(err.Error(), "testdata/nope") {
 		t.Errorf("reading a missing chart: %v", err)
 	}
@@ -182,6 +187,7 @@ func renderDir(t *testing.T, dir string, r *cluster.HelmRelease) ([]*cluster.Obj
 }
 
 func TestLoadChartWithValuesFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.yaml")
 	b := filepath.Join(dir, "b.yaml")
@@ -224,6 +230,7 @@ func TestLoadChartWithValuesFiles(t *testing.T) {
 }
 
 func TestApplySet(t *testing.T) {
+	t.Parallel()
 	vals := map[string]any{}
 	if err := ApplySet(vals, []string{"tolerations[0].key=CriticalAddonsOnly", "tolerations[0].operator=Exists", "replicas=1"}); err != nil {
 		t.Fatal(err)
@@ -250,6 +257,7 @@ func writeFile(t *testing.T, name, text string) {
 // An umbrella chart whose dependencies are not vendored renders what it holds
 // itself, and says what it does not.
 func TestRenderMissingDependencies(t *testing.T) {
+	t.Parallel()
 	objs, probs := renderDir(t, "testdata/umbrella", &cluster.HelmRelease{Name: "u", Namespace: "default"})
 	if len(objs) != 1 || objs[0].Name != "u-settings" {
 		t.Errorf("objects %v, want the chart's own ConfigMap", objs)
@@ -262,6 +270,7 @@ func TestRenderMissingDependencies(t *testing.T) {
 // Helm renders every template but partials and NOTES.txt, whatever the file's
 // extension: a .tpl template is a manifest.
 func TestRenderTplTemplates(t *testing.T) {
+	t.Parallel()
 	objs, probs := renderDir(t, "testdata/tpl", &cluster.HelmRelease{Name: "r", Namespace: "default"})
 	if len(probs) != 0 || len(objs) != 1 || objs[0].Name != "r-pool" {
 		t.Errorf("objects %v, problems %v, want the ConfigMap of pool.tpl", objs, probs)

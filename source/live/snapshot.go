@@ -255,36 +255,10 @@ const minCompressedPerObject = 12
 // little — an unscheduled pod beyond the budget is recognised without being
 // decoded.
 func ReadSnapshotWithin(file string, data []byte, b Budget) (*cluster.Model, error) {
-	compressed := 0
-	if isGzip(data) {
-		compressed = len(data)
-		var err error
-		if data, err = gunzip(data); err != nil {
-			return nil, fmt.Errorf("read snapshot %s: %w", file, err)
-		}
+	doc, objects, err := readSnapshotDoc(file, data)
+	if err != nil {
+		return nil, err
 	}
-	doc, objects, ok := splitSnapshot(data)
-	if !ok {
-		// The fast reader refused the document: the standard one says why
-		// (with a line), or reads what the fast one is too strict for.
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("read snapshot %s: %w", file, jsonError(data, err))
-		}
-		objects = make([][]byte, len(doc.Objects))
-		for i, o := range doc.Objects {
-			objects[i] = o
-		}
-	}
-	if doc.Kind != SnapshotKind {
-		return nil, fmt.Errorf("read snapshot %s: kind is %q, want %q", file, doc.Kind, SnapshotKind)
-	}
-	if doc.Version != SnapshotVersion {
-		return nil, fmt.Errorf("read snapshot %s: version %d is not supported (this eksdoctor reads version %d)", file, doc.Version, SnapshotVersion)
-	}
-	if compressed > 0 && len(objects) > 1000 && compressed < minCompressedPerObject*len(objects) {
-		return nil, fmt.Errorf("read snapshot %s: its %d objects take %d compressed bytes, fewer than %d each: out of proportion to what a cluster's objects hold (each has a random uid and a name of its own); it is not read", file, len(objects), compressed, minCompressedPerObject)
-	}
-
 	s := &state{Context: doc.Context, Server: doc.Server, Namespace: doc.Namespace, Now: doc.Now}
 	for _, sk := range doc.Skipped {
 		s.Skipped = append(s.Skipped, cluster.Skipped(sk))
@@ -294,11 +268,59 @@ func ReadSnapshotWithin(file string, data []byte, b Budget) (*cluster.Model, err
 		spend.leftObjects = len(objects) - spend.b.Objects
 		objects = objects[:spend.b.Objects]
 	}
+	probs := s.decodeObjects(file, objects, spend)
+	s.spent = spend
+	m := s.model()
+	m.Problems = append(append(probs, spend.problems(cluster.Origin{File: file, Line: 1}, "the snapshot")...), m.Problems...)
+	return m, nil
+}
+
+// readSnapshotDoc reads a snapshot's envelope (gunzipped first when it is
+// compressed) and splits out its objects, undecoded; a snapshot of another
+// kind or version, or a compressed one denser than a cluster's objects can
+// be, is an error.
+func readSnapshotDoc(file string, data []byte) (snapshotDoc, [][]byte, error) {
+	compressed := 0
+	if isGzip(data) {
+		compressed = len(data)
+		var err error
+		if data, err = gunzip(data); err != nil {
+			return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: %w", file, err)
+		}
+	}
+	doc, objects, ok := splitSnapshot(data)
+	if !ok {
+		// The fast reader refused the document: the standard one says why
+		// (with a line), or reads what the fast one is too strict for.
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: %w", file, jsonError(data, err))
+		}
+		objects = make([][]byte, len(doc.Objects))
+		for i, o := range doc.Objects {
+			objects[i] = o
+		}
+	}
+	if doc.Kind != SnapshotKind {
+		return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: kind is %q, want %q", file, doc.Kind, SnapshotKind)
+	}
+	if doc.Version != SnapshotVersion {
+		return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: version %d is not supported (this eksdoctor reads version %d)", file, doc.Version, SnapshotVersion)
+	}
+	if compressed > 0 && len(objects) > 1000 && compressed < minCompressedPerObject*len(objects) {
+		return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: its %d objects take %d compressed bytes, fewer than %d each: out of proportion to what a cluster's objects hold (each has a random uid and a name of its own); it is not read", file, len(objects), compressed, minCompressedPerObject)
+	}
+	return doc, objects, nil
+}
+
+// decodeObjects decodes the snapshot's objects into s, within the budget
+// spend, and returns the problems of those that do not decode.
+//
+// Objects decode independently: in parallel, in chunks each with its
+// decoder (and the strings it interns), wave after wave, so that the budget
+// is spent in the snapshot's order and what it leaves out is dropped before
+// the next wave is decoded.
+func (s *state) decodeObjects(file string, objects [][]byte, spend *spending) []cluster.Problem {
 	var probs []cluster.Problem
-	// Objects decode independently: in parallel, in chunks each with its
-	// decoder (and the strings it interns), wave after wave, so that the
-	// budget is spent in the snapshot's order and what it leaves out is
-	// dropped before the next wave is decoded.
 	const chunk, wave = 1024, 16 * 1024
 	n := min(len(objects), wave)
 	objs, pods, errs := make([]map[string]any, n), make([]*cluster.Pod, n), make([]error, n)
@@ -350,10 +372,7 @@ func ReadSnapshotWithin(file string, data []byte, b Budget) (*cluster.Model, err
 			s.pods = append(s.pods, pods[i])
 		}
 	}
-	s.spent = spend
-	m := s.model()
-	m.Problems = append(append(probs, spend.problems(cluster.Origin{File: file, Line: 1}, "the snapshot")...), m.Problems...)
-	return m, nil
+	return probs
 }
 
 func objectProblem(file string, i int, err error) cluster.Problem {

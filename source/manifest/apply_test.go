@@ -8,6 +8,7 @@ import (
 )
 
 func TestApplyYAML(t *testing.T) {
+	t.Parallel()
 	in := "# first\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n---\n# kept as written\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n"
 	out, err := ApplyYAML([]byte(in), cluster.Edit{Line: 6, Format: cluster.FormatYAML, Text: "spec:\n  replicas: 3\n"})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDecodeKeepsFileAndLines(t *testing.T) {
+	t.Parallel()
 	data := `# leading comment
 apiVersion: v1
 kind: Namespace
@@ -64,6 +65,7 @@ spec:
 }
 
 func TestDecodeOneBadDocumentDoesNotHideOthers(t *testing.T) {
+	t.Parallel()
 	data := `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -100,6 +102,7 @@ metadata:
 }
 
 func TestDecodeRejectsNonObjects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, data string
 		notObject  bool
@@ -111,6 +114,7 @@ func TestDecodeRejectsNonObjects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			objs, probs := Decode("f.yaml", []byte(tc.data))
 			if len(objs) != 0 || len(probs) != 1 {
 				t.Fatalf("got %d objects, %d problems; want 0, 1", len(objs), len(probs))
@@ -126,6 +130,7 @@ func TestDecodeRejectsNonObjects(t *testing.T) {
 }
 
 func TestDecodeScalarsAndAnchors(t *testing.T) {
+	t.Parallel()
 	data := `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -154,6 +159,7 @@ copy:
 }
 
 func TestDecodeAtOffsetsLines(t *testing.T) {
+	t.Parallel()
 	objs, _ := DecodeAt("main.tf", 40, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
 	if len(objs) != 1 || objs[0].Origin != (cluster.Origin{File: "main.tf", Line: 40}) {
 		t.Fatalf("origin = %+v, want main.tf:40", objs[0].Origin)
@@ -183,6 +189,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func TestDecodeFileIndexesLinesLazily(t *testing.T) {
+	t.Parallel()
 	data := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: b\n  spec:\n    template:\n      spec:\n        tolerations: []\n"
 	objs, probs := DecodeFile("l.yaml", []byte(data))
 	if len(probs) > 0 || len(objs) != 2 {
@@ -205,6 +212,7 @@ func TestDecodeFileIndexesLinesLazily(t *testing.T) {
 // TestIsBlank: a document of blank lines and comments holds nothing; any
 // other line is content, whatever line it is on.
 func TestIsBlank(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string]bool{
 		"":                                true,
 		"\n\n":                            true,

@@ -254,6 +254,18 @@ func (g *gitops) argoValues(a *argoApp, helm map[string]any, hp string, lc *loca
 	if helm == nil {
 		return vs
 	}
+	g.argoValueFiles(a, helm, hp, lc, vs)
+	g.argoInlineValues(a, helm, hp, vs)
+	g.argoParameters(a, helm, hp, vs)
+	if fp, ok := helm["fileParameters"].([]any); ok && len(fp) > 0 {
+		vs.unknown = append(vs.unknown, hp+".fileParameters")
+	}
+	return vs
+}
+
+// argoValueFiles merges into vs the valueFiles of the chart lc read from the
+// inputs; any other (or one named by a template) is unknown.
+func (g *gitops) argoValueFiles(a *argoApp, helm map[string]any, hp string, lc *localChart, vs *valueSet) {
 	files, _ := helm["valueFiles"].([]any)
 	for i, f := range files {
 		name, _ := f.(string)
@@ -277,6 +289,11 @@ func (g *gitops) argoValues(a *argoApp, helm map[string]any, hp string, lc *loca
 		g.inputs = append(g.inputs, file)
 		vs.merge(vals, origins)
 	}
+}
+
+// argoInlineValues merges into vs helm.valuesObject, else helm.values (a
+// YAML text, whose origins are its own lines in the object's file).
+func (g *gitops) argoInlineValues(a *argoApp, helm map[string]any, hp string, vs *valueSet) {
 	if vo, set := helm["valuesObject"]; set && vo != nil {
 		at := hp + ".valuesObject"
 		vm, ok := vo.(map[string]any)
@@ -290,31 +307,43 @@ func (g *gitops) argoValues(a *argoApp, helm map[string]any, hp string, lc *loca
 			g.m.Notes = append(g.m.Notes, cluster.Note{Origin: a.o.At(hp + ".values"), Subject: a.o.Ref().String(),
 				Message: "helm.values is not used: Argo CD passes helm.valuesObject alone when both are set"})
 		}
-	} else if v, set := helm["values"]; set && v != nil {
-		at := hp + ".values"
-		text, ok := v.(string)
-		if !ok {
-			vs.unknown = append(vs.unknown, at)
-		} else if strings.TrimSpace(text) != "" {
-			org := a.o.At(at)
-			// A multi-line string is a block scalar: its text starts on the
-			// line after the key. A one-line string is at the key's line.
-			offset, oneLine := org.Line, !strings.Contains(strings.TrimRight(text, "\n"), "\n")
-			if org.Line <= 0 {
-				offset = 0
-			}
-			vals, origins, err := parseValuesText([]byte(templateText(text, a.templated)), org.File, offset, oneLine)
-			if err != nil {
-				if !a.templated {
-					g.m.Problems = append(g.m.Problems, cluster.Problem{Origin: org, Object: a.o.Ref(), Unresolved: true,
-						Message: fmt.Sprintf("%s of %s cannot be read as Helm values (%v); what it sets is not known", at, a.o.Ref(), err)})
-				}
-				vs.unknown = append(vs.unknown, at)
-			} else {
-				vs.merge(vals, origins)
-			}
-		}
+		return
 	}
+	v, set := helm["values"]
+	if !set || v == nil {
+		return
+	}
+	at := hp + ".values"
+	text, ok := v.(string)
+	if !ok {
+		vs.unknown = append(vs.unknown, at)
+		return
+	}
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	org := a.o.At(at)
+	// A multi-line string is a block scalar: its text starts on the
+	// line after the key. A one-line string is at the key's line.
+	offset, oneLine := org.Line, !strings.Contains(strings.TrimRight(text, "\n"), "\n")
+	if org.Line <= 0 {
+		offset = 0
+	}
+	vals, origins, err := parseValuesText([]byte(templateText(text, a.templated)), org.File, offset, oneLine)
+	if err != nil {
+		if !a.templated {
+			g.m.Problems = append(g.m.Problems, cluster.Problem{Origin: org, Object: a.o.Ref(), Unresolved: true,
+				Message: fmt.Sprintf("%s of %s cannot be read as Helm values (%v); what it sets is not known", at, a.o.Ref(), err)})
+		}
+		vs.unknown = append(vs.unknown, at)
+		return
+	}
+	vs.merge(vals, origins)
+}
+
+// argoParameters sets in vs the helm.parameters: those without forceString
+// first (--set), then those with it (--set-string).
+func (g *gitops) argoParameters(a *argoApp, helm map[string]any, hp string, vs *valueSet) {
 	params, _ := helm["parameters"].([]any)
 	for _, forceString := range []bool{false, true} {
 		for i, it := range params {
@@ -345,10 +374,6 @@ func (g *gitops) argoValues(a *argoApp, helm map[string]any, hp string, lc *loca
 			vs.origins[setKey(name)] = a.o.At(at)
 		}
 	}
-	if fp, ok := helm["fileParameters"].([]any); ok && len(fp) > 0 {
-		vs.unknown = append(vs.unknown, hp+".fileParameters")
-	}
-	return vs
 }
 
 // ---- Flux ----
@@ -380,7 +405,19 @@ func (g *gitops) fluxRelease(o *cluster.Object) {
 	if target != "" {
 		releaseNS = target
 	}
+	vs := fluxValues(o, spec)
+	if cs, ok := lookupMap(spec, "chart", "spec"); ok {
+		g.fluxChart(o, cs, ns, name, releaseNS, vs)
+		return
+	}
+	if ref, ok := spec["chartRef"].(map[string]any); ok {
+		g.fluxChartRef(o, ref, ns, name, releaseNS, vs)
+	}
+}
 
+// fluxValues reads a HelmRelease's spec.values; what spec.valuesFrom reads
+// from ConfigMaps and Secrets, and what post-renderers change, is unknown.
+func fluxValues(o *cluster.Object, spec map[string]any) *valueSet {
 	vs := newValueSet()
 	if from, ok := spec["valuesFrom"].([]any); ok {
 		for i, it := range from {
@@ -401,79 +438,87 @@ func (g *gitops) fluxRelease(o *cluster.Object) {
 	if pr, ok := spec["postRenderers"].([]any); ok && len(pr) > 0 {
 		vs.unknown = append(vs.unknown, "spec.postRenderers")
 	}
+	return vs
+}
 
-	if cs, ok := lookupMap(spec, "chart", "spec"); ok {
-		for _, k := range []string{"valuesFiles", "valuesFile"} {
-			if v, set := cs[k]; set && v != nil && v != "" {
-				vs.unknown = append(vs.unknown, "spec.chart.spec."+k)
-			}
+// fluxChart reads the release of a HelmRelease's spec.chart.spec cs: a chart
+// of a HelmRepository, or at a path of a GitRepository or Bucket among the
+// inputs. ns is the HelmRelease's namespace, where sources are by default.
+func (g *gitops) fluxChart(o *cluster.Object, cs map[string]any, ns, name, releaseNS string, vs *valueSet) {
+	for _, k := range []string{"valuesFiles", "valuesFile"} {
+		if v, set := cs[k]; set && v != nil && v != "" {
+			vs.unknown = append(vs.unknown, "spec.chart.spec."+k)
 		}
-		chart, _ := cs["chart"].(string)
-		version, _ := cs["version"].(string)
-		ref, _ := cs["sourceRef"].(map[string]any)
-		kind, _ := ref["kind"].(string)
-		rn, _ := ref["name"].(string)
-		rns, _ := ref["namespace"].(string)
-		if rns == "" {
-			rns = ns
-		}
-		if chart == "" {
-			return
-		}
-		switch kind {
-		case "HelmRepository", "":
-			r := newGitOpsRelease(o, "spec.chart", name, releaseNS)
-			r.Chart, r.Version = chart, chartVersion(version)
-			if repo := g.findSource("HelmRepository", rns, rn); repo != nil {
-				r.Repository = repo.String("spec.url")
-			}
-			vs.applyTo(r)
-			g.m.HelmReleases = append(g.m.HelmReleases, r)
-		case "GitRepository", "Bucket":
-			lc, dir, why := g.findChart(o, chart)
-			if lc == nil {
-				g.notFollowed(o, "spec.chart", fmt.Sprintf("%s installs the Helm chart at path %s of %s %s, %s", o.Ref(), chart, kind, rn, orDefault(why, "which is not among the inputs")), true)
-				return
-			}
-			g.localRelease(o, "spec.chart", name, releaseNS, dir, lc, vs)
-		default:
-			g.notFollowed(o, "spec.chart", fmt.Sprintf("%s installs chart %s from %s %s, which eksdoctor does not read", o.Ref(), chart, kind, rn), true)
-		}
+	}
+	chart, _ := cs["chart"].(string)
+	version, _ := cs["version"].(string)
+	ref, _ := cs["sourceRef"].(map[string]any)
+	kind, _ := ref["kind"].(string)
+	rn, _ := ref["name"].(string)
+	rns, _ := ref["namespace"].(string)
+	if rns == "" {
+		rns = ns
+	}
+	if chart == "" {
 		return
 	}
-	if ref, ok := spec["chartRef"].(map[string]any); ok {
-		kind, _ := ref["kind"].(string)
-		rn, _ := ref["name"].(string)
-		rns, _ := ref["namespace"].(string)
-		if rns == "" {
-			rns = ns
-		}
-		src := g.findSource(kind, rns, rn)
-		if kind != "OCIRepository" || src == nil {
-			g.notFollowed(o, "spec.chartRef", fmt.Sprintf("%s installs the chart of %s %s/%s, which is not among the inputs", o.Ref(), kind, rns, rn), true)
-			return
-		}
-		url := strings.TrimRight(src.String("spec.url"), "/")
-		i := strings.LastIndexByte(url, '/')
-		if i < 0 || i == len(url)-1 {
-			g.notFollowed(o, "spec.chartRef", fmt.Sprintf("%s installs the chart of OCIRepository %s/%s, whose spec.url %q names no chart", o.Ref(), rns, rn, url), true)
-			return
-		}
-		r := newGitOpsRelease(o, "spec.chartRef", name, releaseNS)
-		r.Chart, r.Repository = url[i+1:], url[:i]
-		switch {
-		case src.String("spec.ref.digest") != "":
-			r.Version = cluster.Unknown("the chart version of digest " + src.String("spec.ref.digest"))
-		case src.String("spec.ref.semver") != "":
-			r.Version = chartVersion(src.String("spec.ref.semver"))
-		case src.String("spec.ref.tag") != "":
-			r.Version = chartVersion(src.String("spec.ref.tag"))
-		default:
-			r.Version = cluster.Unknown("the chart version tagged latest")
+	switch kind {
+	case "HelmRepository", "":
+		r := newGitOpsRelease(o, "spec.chart", name, releaseNS)
+		r.Chart, r.Version = chart, chartVersion(version)
+		if repo := g.findSource("HelmRepository", rns, rn); repo != nil {
+			r.Repository = repo.String("spec.url")
 		}
 		vs.applyTo(r)
 		g.m.HelmReleases = append(g.m.HelmReleases, r)
+	case "GitRepository", "Bucket":
+		lc, dir, why := g.findChart(o, chart)
+		if lc == nil {
+			g.notFollowed(o, "spec.chart", fmt.Sprintf("%s installs the Helm chart at path %s of %s %s, %s", o.Ref(), chart, kind, rn, orDefault(why, "which is not among the inputs")), true)
+			return
+		}
+		g.localRelease(o, "spec.chart", name, releaseNS, dir, lc, vs)
+	default:
+		g.notFollowed(o, "spec.chart", fmt.Sprintf("%s installs chart %s from %s %s, which eksdoctor does not read", o.Ref(), chart, kind, rn), true)
 	}
+}
+
+// fluxChartRef reads the release of a HelmRelease's spec.chartRef ref: the
+// chart an OCIRepository among the inputs names, at the version its
+// spec.ref selects. ns is the HelmRelease's namespace, where sources are by
+// default.
+func (g *gitops) fluxChartRef(o *cluster.Object, ref map[string]any, ns, name, releaseNS string, vs *valueSet) {
+	kind, _ := ref["kind"].(string)
+	rn, _ := ref["name"].(string)
+	rns, _ := ref["namespace"].(string)
+	if rns == "" {
+		rns = ns
+	}
+	src := g.findSource(kind, rns, rn)
+	if kind != "OCIRepository" || src == nil {
+		g.notFollowed(o, "spec.chartRef", fmt.Sprintf("%s installs the chart of %s %s/%s, which is not among the inputs", o.Ref(), kind, rns, rn), true)
+		return
+	}
+	url := strings.TrimRight(src.String("spec.url"), "/")
+	i := strings.LastIndexByte(url, '/')
+	if i < 0 || i == len(url)-1 {
+		g.notFollowed(o, "spec.chartRef", fmt.Sprintf("%s installs the chart of OCIRepository %s/%s, whose spec.url %q names no chart", o.Ref(), rns, rn, url), true)
+		return
+	}
+	r := newGitOpsRelease(o, "spec.chartRef", name, releaseNS)
+	r.Chart, r.Repository = url[i+1:], url[:i]
+	switch {
+	case src.String("spec.ref.digest") != "":
+		r.Version = cluster.Unknown("the chart version of digest " + src.String("spec.ref.digest"))
+	case src.String("spec.ref.semver") != "":
+		r.Version = chartVersion(src.String("spec.ref.semver"))
+	case src.String("spec.ref.tag") != "":
+		r.Version = chartVersion(src.String("spec.ref.tag"))
+	default:
+		r.Version = cluster.Unknown("the chart version tagged latest")
+	}
+	vs.applyTo(r)
+	g.m.HelmReleases = append(g.m.HelmReleases, r)
 }
 
 // findSource finds a Flux source object (source.toolkit.fluxcd.io) by kind,

@@ -99,6 +99,7 @@ spec:
 `
 
 func TestGitOpsApplicationValuesObject(t *testing.T) {
+	t.Parallel()
 	m := gitopsModel(t, map[string]string{"argocd/app.yaml": argoValuesObject}, nil)
 	r := onlyRelease(t, m)
 	type fields struct {
@@ -133,6 +134,7 @@ func TestGitOpsApplicationValuesObject(t *testing.T) {
 }
 
 func TestGitOpsApplicationMergeOrder(t *testing.T) {
+	t.Parallel()
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -196,6 +198,7 @@ spec:
 }
 
 func TestGitOpsApplicationValuesObjectReplacesValues(t *testing.T) {
+	t.Parallel()
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -230,6 +233,7 @@ spec:
 }
 
 func TestGitOpsApplicationSources(t *testing.T) {
+	t.Parallel()
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -274,6 +278,7 @@ spec:
 }
 
 func TestGitOpsApplicationSetPlaceholders(t *testing.T) {
+	t.Parallel()
 	set := `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
 metadata:
@@ -328,6 +333,7 @@ spec:
 }
 
 func TestGitOpsApplicationSetTemplatedChart(t *testing.T) {
+	t.Parallel()
 	set := `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
 metadata:
@@ -368,6 +374,7 @@ spec:
 }
 
 func TestGitOpsWrapperChart(t *testing.T) {
+	t.Parallel()
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -472,6 +479,7 @@ global:
 }
 
 func TestGitOpsChartWithTemplates(t *testing.T) {
+	t.Parallel()
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -505,6 +513,7 @@ spec:
 }
 
 func TestGitOpsChartNotInInputs(t *testing.T) {
+	t.Parallel()
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -573,6 +582,7 @@ spec:
 `
 
 func TestGitOpsFluxHelmRelease(t *testing.T) {
+	t.Parallel()
 	m := gitopsModel(t, map[string]string{"flux.yaml": fluxFiles}, nil)
 	r := onlyRelease(t, m)
 	if r.Name != "karpenter-karpenter" || r.Namespace != "karpenter" || r.Chart != "karpenter" || r.Version != "1.0.2" || r.Repository != "oci://public.ecr.aws/karpenter" {
@@ -596,6 +606,7 @@ func TestGitOpsFluxHelmRelease(t *testing.T) {
 }
 
 func TestGitOpsFluxDefaultsAndRanges(t *testing.T) {
+	t.Parallel()
 	files := `apiVersion: helm.toolkit.fluxcd.io/v2beta1
 kind: HelmRelease
 metadata:
@@ -661,6 +672,7 @@ spec:
 }
 
 func TestGitOpsLiveObjectsAreLeftAlone(t *testing.T) {
+	t.Parallel()
 	objs, _ := Decode("app.yaml", []byte(argoValuesObject))
 	objs[0].Origin = cluster.Origin{File: "cluster:test"}
 	m := &cluster.Model{Objects: objs}
@@ -671,6 +683,7 @@ func TestGitOpsLiveObjectsAreLeftAlone(t *testing.T) {
 }
 
 func TestGitOpsValuesEdit(t *testing.T) {
+	t.Parallel()
 	objs := func(text string) *cluster.Object {
 		o, probs := Decode("app.yaml", []byte(text))
 		if len(probs) > 0 || len(o) == 0 {
@@ -717,6 +730,7 @@ spec:
 		{name: "not a GitOps object", decl: cluster.Decl{Object: objs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), List: "spec.source"}, values: rename},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e, ok := GitOpsValuesEdit(tc.decl, tc.values)
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v (%+v)", ok, tc.ok, e)
@@ -755,6 +769,7 @@ spec:
 }
 
 func TestSetKey(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"a.b":                            "a.b",
 		`nodeSelector.kubernetes\.io/os`: "nodeSelector.kubernetes.io/os",

@@ -24,6 +24,7 @@ func interpret(t *testing.T, file string, data string) *cluster.Model {
 }
 
 func TestInterpretWorkloadKinds(t *testing.T) {
+	t.Parallel()
 	data := `apiVersion: v1
 kind: Pod
 metadata: {name: p, labels: {app: p}}
@@ -102,6 +103,7 @@ spec:
 }
 
 func TestInterpretBadTemplateIsAProblem(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "bad.yaml", `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d}
@@ -119,6 +121,7 @@ spec:
 }
 
 func TestInterpretKarpenterObjects(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "k.yaml", `apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -164,6 +167,7 @@ spec:
 }
 
 func TestInterpretEksctl(t *testing.T) {
+	t.Parallel()
 	// The eksctl ClusterConfig of Karpenter's getting-started guide.
 	data, err := os.ReadFile(filepath.Join(shared.Dir(t, "corpus"), "karpenter-provider-aws", "extracted-eksctl", "step02-create-cluster.eksctl.yaml"))
 	if err != nil {
@@ -205,6 +209,7 @@ func TestInterpretEksctl(t *testing.T) {
 }
 
 func TestInterpretEksctlTaintForms(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "c.yaml", `apiVersion: eksctl.io/v1alpha5
 kind: ClusterConfig
 metadata: {name: c, region: us-east-1}
@@ -243,6 +248,7 @@ fargateProfiles:
 }
 
 func TestRecognizeComponents(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "c.yaml", `apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: ebs-csi-node, namespace: kube-system}
@@ -312,6 +318,7 @@ spec:
 // the AMI family's device (Bottlerocket's data volume), else the default; and
 // eksctl's 80 GiB default or volumeSize.
 func TestInterpretDiskSizes(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "k.yaml", `apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: root}
@@ -370,6 +377,7 @@ managedNodeGroups:
 // A NodePool rendered from values not known before apply (a Terraform template)
 // is read with those fields unknown, never as invalid.
 func TestInterpretNodePoolWithUnknownValues(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "k.yaml", `apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -398,6 +406,7 @@ spec:
 
 // eksctl's autoModeConfig runs node pools eksdoctor cannot see into.
 func TestInterpretEksctlAutoMode(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "c.yaml", "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: auto, region: eu-west-1}\nautoModeConfig:\n  enabled: true\n")
 	if len(m.Unseen) != 1 || m.Unseen[0].What != "the EKS Auto Mode node pools of cluster auto" {
 		t.Errorf("unseen %+v", m.Unseen)
@@ -407,6 +416,7 @@ func TestInterpretEksctlAutoMode(t *testing.T) {
 // A pod template with values not known before apply where a list or a number
 // belongs (a Terraform variable) decodes without them, marked, not invalid.
 func TestInterpretPodTemplateWithUnknownValues(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "d.yaml", `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: api, namespace: default}
@@ -430,6 +440,7 @@ spec:
 // Fields placement never reads do not make a pod template uncertain: a pod
 // security context set from a variable leaves the workload's scheduling known.
 func TestUnknownValuesOutsideSchedulingAreIgnored(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "d.yaml", `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: api, namespace: default}
@@ -457,6 +468,7 @@ spec:
 // Of a container's command line only the flags checks read are kept (the
 // Karpenter controller's --cluster-name), as for a running cluster's pods.
 func TestCommandLineKeepsCheckedFlags(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "k.yaml", `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: karpenter, namespace: kube-system}
@@ -494,6 +506,7 @@ spec:
 // generates (settings.aws before chart 0.33), its node role mapped in aws-auth
 // by eksctl, and the instance profile that holds it.
 func TestEksctlKarpenterSection(t *testing.T) {
+	t.Parallel()
 	cfg := func(version, profile string) string {
 		return `apiVersion: eksctl.io/v1alpha5
 kind: ClusterConfig
@@ -547,6 +560,7 @@ karpenter:
 // each key, nodeGroups before managedNodeGroups), the Neuron plugin for
 // Inferentia groups and the EFA plugin for efaEnabled groups.
 func TestInterpretEksctlDevicePlugins(t *testing.T) {
+	t.Parallel()
 	m := interpret(t, "c.yaml", `apiVersion: eksctl.io/v1alpha5
 kind: ClusterConfig
 metadata: {name: c, region: us-east-1}

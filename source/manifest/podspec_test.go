@@ -21,6 +21,7 @@ import (
 // shared corpus and on hand-written edge cases, both give the same template, and
 // both refuse the same malformed ones.
 func TestDecodeTemplateMatchesConverter(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(shared.Dir(t, "corpus"), "karpenter-provider-aws", "examples", "*", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("corpus: %v", err)
@@ -157,6 +158,7 @@ func FuzzDecodeTemplate(f *testing.F) {
 // TestResourceListsShared: equal resource lists decode to one shared map, and
 // lists that differ in any quantity, or hold numbers, do not.
 func TestResourceListsShared(t *testing.T) {
+	t.Parallel()
 	decode := func(text string) corev1.ResourceList {
 		t.Helper()
 		v, err := ParseValue([]byte(text))
@@ -193,6 +195,7 @@ func TestResourceListsShared(t *testing.T) {
 // What a decoded template keeps: the volumes and ports checks read, not the
 // rest (validated all the same: see the malformed cases above).
 func TestDecodedTemplateKeepsWhatChecksRead(t *testing.T) {
+	t.Parallel()
 	v, err := ParseValue([]byte(`{spec: {volumes: [{name: c, configMap: {name: c}}, {name: t, emptyDir: {}}, {name: d, persistentVolumeClaim: {claimName: data}}, {name: e, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: gp3}}}}, {name: p, hostPath: {path: /etc/cni/net.d}}, {name: s, csi: {driver: secrets-store.csi.k8s.io}}], containers: [{name: a, ports: [{containerPort: 80}, {containerPort: 53, hostPort: 53}], readinessProbe: {tcpSocket: {port: 80}}, volumeMounts: [{name: c, mountPath: /c}]}]}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 // never share a text, whatever was rendered before, and one rendered again
 // reads as the first time.
 func TestYAMLTextRemembersByTree(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		v    any
 		want string

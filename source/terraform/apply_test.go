@@ -43,6 +43,7 @@ resource "helm_release" "karpenter" {
 `
 
 func TestApplyHCL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -159,6 +160,7 @@ func TestApplyHCL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tt.edit.Format = cluster.FormatHCL
 			got, err := ApplyHCL([]byte(tt.in), tt.edit)
 			if err != nil {
@@ -172,6 +174,7 @@ func TestApplyHCL(t *testing.T) {
 }
 
 func TestApplyHCLErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -187,6 +190,7 @@ func TestApplyHCLErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := ApplyHCL([]byte(tt.in), tt.edit)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("applyHCL error = %v, want it to contain %q", err, tt.want)
@@ -196,6 +200,7 @@ func TestApplyHCLErrors(t *testing.T) {
 }
 
 func TestApplyHelmValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -229,6 +234,7 @@ func TestApplyHelmValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tt.edit.Format = cluster.FormatValues
 			got, err := ApplyHelmValues([]byte(tt.in), tt.edit)
 			if err != nil {

@@ -65,89 +65,112 @@ func (m *modInst) blueprintsAddons(in modIn, s *semModule, add func(*resInst)) {
 		}
 		over, _ := in.get(a.Input)
 		g := groupIn{val: over, text: A + "." + a.Input}
-		base := A + ".module." + a.Module
 		if a.Module == "karpenter" {
 			m.blueprintsKarpenter(in, s, g, clusterName, cond, add)
 		}
-		if !releases {
-			continue
+		if releases {
+			m.blueprintsRelease(in, s, a, g, clusterName, cond, add)
 		}
-		r := newResInst(base+".helm_release.this[0]", "managed", "helm_release", "this", in.origin(a.Enable))
-		r.conditional = cond
-		// A fix of the release's values is written into the input.
-		r.input = m.l.moduleInput(in.ci.call, A, a.Input, s.origin)
-		r.vals["name"] = g.str("name", a.Release)
-		r.vals["namespace"] = g.str("namespace", a.Namespace)
-		r.vals["chart"] = g.str("chart", a.Chart)
-		r.vals["repository"] = g.str("repository", a.Repository)
-		r.vals["version"] = strings.TrimPrefix(asString(g.str("chart_version", a.Version)), "v")
-		if a.Wait != nil {
-			r.vals["wait"] = g.boolean("wait", *a.Wait)
-		}
-		if v, ok := g.goVal("values"); ok {
-			r.vals["values"] = v
-		}
-		var sets []any
-		for _, st := range a.Set {
-			if f := strings.TrimPrefix(st.When, "!"); f != "" {
-				on, _ := in.boolean(f, a.Flags[f])
-				if on == strings.HasPrefix(st.When, "!") {
-					continue
-				}
-			}
-			value := any(st.Value)
-			switch st.Value {
-			case "cluster_name":
-				value = clusterName
-			case "cluster_endpoint":
-				value = in.str("cluster_endpoint", cluster.Unknown(A+".cluster_endpoint"))
-			case "region":
-				value = cluster.Unknown("data.aws_region.current.name")
-			case "queue_name":
-				if on, _ := in.boolean("karpenter_enable_spot_termination", true); !on {
-					continue
-				}
-				value = cluster.Unknown(A + ".module.karpenter_sqs.queue_name")
-			case "node_instance_profile":
-				value = cluster.Unknown(A + ".aws_iam_instance_profile.karpenter[0].name")
-			case "vpc_id":
-				value = in.str("vpc_id", cluster.Unknown(A+".vpc_id"))
-			}
-			if st.Input != "" {
-				value = g.str(st.Input, asString(value))
-			}
-			sets = append(sets, map[string]any{"name": st.Name, "value": value, "module": true})
-		}
-		if g.boolean("create_role", true) {
-			for _, k := range a.IRSA {
-				sets = append(sets, map[string]any{"name": k, "value": cluster.Unknown(base + ".iam_role_arn"), "module": true})
-			}
-		}
-		if v, ok := g.goVal("set"); ok {
-			sets = append(sets, listOf(v)...)
-		}
-		r.vals["set"] = sets
-		add(r)
 	}
+	m.blueprintsEKSAddons(in, add)
+}
 
-	// EKS add-ons, created like terraform-aws-eks creates them.
-	if v, ok := in.get("eks_addons"); ok {
-		list, known := entries(v)
-		if !known {
-			m.l.unresolved(in.origin("eks_addons"), A+".eks_addons is not known statically; the add-ons it installs are not analysed")
+// blueprintsRelease adds the Helm release of add-on a, enabled (or enabled
+// when cond holds), with its settings g (the add-on's input) over the
+// release's defaults.
+func (m *modInst) blueprintsRelease(in modIn, s *semModule, a catalog.BlueprintsAddon, g groupIn, clusterName any, cond string, add func(*resInst)) {
+	A := in.ci.addr
+	base := A + ".module." + a.Module
+	r := newResInst(base+".helm_release.this[0]", "managed", "helm_release", "this", in.origin(a.Enable))
+	r.conditional = cond
+	// A fix of the release's values is written into the input.
+	r.input = m.l.moduleInput(in.ci.call, A, a.Input, s.origin)
+	r.vals["name"] = g.str("name", a.Release)
+	r.vals["namespace"] = g.str("namespace", a.Namespace)
+	r.vals["chart"] = g.str("chart", a.Chart)
+	r.vals["repository"] = g.str("repository", a.Repository)
+	r.vals["version"] = strings.TrimPrefix(asString(g.str("chart_version", a.Version)), "v")
+	if a.Wait != nil {
+		r.vals["wait"] = g.boolean("wait", *a.Wait)
+	}
+	if v, ok := g.goVal("values"); ok {
+		r.vals["values"] = v
+	}
+	sets := blueprintsSets(in, a, g, clusterName)
+	if g.boolean("create_role", true) {
+		for _, k := range a.IRSA {
+			sets = append(sets, map[string]any{"name": k, "value": cluster.Unknown(base + ".iam_role_arn"), "module": true})
 		}
-		for _, e := range list {
-			g := groupIn{val: e.val, text: A + ".eks_addons[" + quoteKey(e.key) + "]"}
-			r := newResInst(A+".aws_eks_addon.this["+quoteKey(e.key)+"]", "managed", "aws_eks_addon", "this", in.entryOrigin("eks_addons", e.key))
-			r.vals["addon_name"] = g.str("name", e.key)
-			if av, ok := g.goVal("addon_version"); ok {
-				r.vals["addon_version"] = av
+	}
+	if v, ok := g.goVal("set"); ok {
+		sets = append(sets, listOf(v)...)
+	}
+	r.vals["set"] = sets
+	add(r)
+}
+
+// blueprintsSets gives the set values the module passes add-on a's release
+// (those whose flag allows them), each from the module's inputs or a value
+// only known after apply, unless the add-on's input overrides it.
+func blueprintsSets(in modIn, a catalog.BlueprintsAddon, g groupIn, clusterName any) []any {
+	A := in.ci.addr
+	var sets []any
+	for _, st := range a.Set {
+		if f := strings.TrimPrefix(st.When, "!"); f != "" {
+			on, _ := in.boolean(f, a.Flags[f])
+			if on == strings.HasPrefix(st.When, "!") {
+				continue
 			}
-			if cv, ok := g.goVal("configuration_values"); ok {
-				r.vals["configuration_values"] = cv
-			}
-			add(r)
 		}
+		value := any(st.Value)
+		switch st.Value {
+		case "cluster_name":
+			value = clusterName
+		case "cluster_endpoint":
+			value = in.str("cluster_endpoint", cluster.Unknown(A+".cluster_endpoint"))
+		case "region":
+			value = cluster.Unknown("data.aws_region.current.name")
+		case "queue_name":
+			if on, _ := in.boolean("karpenter_enable_spot_termination", true); !on {
+				continue
+			}
+			value = cluster.Unknown(A + ".module.karpenter_sqs.queue_name")
+		case "node_instance_profile":
+			value = cluster.Unknown(A + ".aws_iam_instance_profile.karpenter[0].name")
+		case "vpc_id":
+			value = in.str("vpc_id", cluster.Unknown(A+".vpc_id"))
+		}
+		if st.Input != "" {
+			value = g.str(st.Input, asString(value))
+		}
+		sets = append(sets, map[string]any{"name": st.Name, "value": value, "module": true})
+	}
+	return sets
+}
+
+// blueprintsEKSAddons adds the EKS add-ons of the eks_addons input, created
+// like terraform-aws-eks creates them.
+func (m *modInst) blueprintsEKSAddons(in modIn, add func(*resInst)) {
+	A := in.ci.addr
+	v, ok := in.get("eks_addons")
+	if !ok {
+		return
+	}
+	list, known := entries(v)
+	if !known {
+		m.l.unresolved(in.origin("eks_addons"), A+".eks_addons is not known statically; the add-ons it installs are not analysed")
+	}
+	for _, e := range list {
+		g := groupIn{val: e.val, text: A + ".eks_addons[" + quoteKey(e.key) + "]"}
+		r := newResInst(A+".aws_eks_addon.this["+quoteKey(e.key)+"]", "managed", "aws_eks_addon", "this", in.entryOrigin("eks_addons", e.key))
+		r.vals["addon_name"] = g.str("name", e.key)
+		if av, ok := g.goVal("addon_version"); ok {
+			r.vals["addon_version"] = av
+		}
+		if cv, ok := g.goVal("configuration_values"); ok {
+			r.vals["configuration_values"] = cv
+		}
+		add(r)
 	}
 }
 

@@ -43,6 +43,7 @@ func releaseNamed(m *cluster.Model, name string) *cluster.HelmRelease {
 // module sets itself, the controller's IRSA role, the node role and its instance
 // profile, the add-ons it installs, and the EKS add-ons of eks_addons.
 func TestBlueprintsAddons(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, blueprintsEKS+`
 module "eks_blueprints_addons" {
   source  = "aws-ia/eks-blueprints-addons/aws"
@@ -149,6 +150,7 @@ module "eks_blueprints_addons" {
 // An add-on turned on by a value not known before apply exists only if it turns
 // out true.
 func TestBlueprintsAddonsConditional(t *testing.T) {
+	t.Parallel()
 	m, unresolved := loadSrcUnresolved(t, blueprintsEKS+`
 variable "lbc" {
   type = bool
@@ -188,6 +190,7 @@ variable "lbc_values" {
 // The release a version constraint installs decides what the module creates:
 // before 1.10 Karpenter v0.27 with the v1alpha5 settings only.
 func TestBlueprintsAddonsByRelease(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		version, chart string
 		preset         string
@@ -226,6 +229,7 @@ module "addons" {
 // aws-ia/eks-blueprints-addon installs one chart, with the IRSA role under the
 // keys set_irsa_names names.
 func TestBlueprintsAddonSingle(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, blueprintsEKS+`
 module "lbc" {
   source  = "aws-ia/eks-blueprints-addon/aws"
@@ -259,6 +263,7 @@ module "lbc" {
 // v4) is capacity that cannot be seen, and said: its node groups are not
 // guessed, and placement on them is unknown rather than refused.
 func TestOpaqueModuleWithCompute(t *testing.T) {
+	t.Parallel()
 	m, unresolved := loadSrcUnresolved(t, `
 module "eks_blueprints" {
   source = "github.com/aws-ia/terraform-aws-eks-blueprints?ref=v4.16.0"
@@ -286,6 +291,7 @@ module "vpc" {
 
 // Which inputs of a module eksdoctor does not model say it creates compute.
 func TestOpaqueComputeInputs(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"managed_node_groups":                 true,
 		"eks_managed_node_groups":             true,
@@ -310,6 +316,7 @@ func TestOpaqueComputeInputs(t *testing.T) {
 // said; sources recognised as nothing are said once each, whatever the number of
 // calls.
 func TestMissingLocalSources(t *testing.T) {
+	t.Parallel()
 	m, unresolved := loadSrcUnresolved(t, blueprintsEKS+`
 module "addons" {
   source = "../../"
@@ -345,6 +352,7 @@ module "user_data_b" {
 
 // A git source pinned to a commit is not said to be unpinned.
 func TestBlueprintsAddonsPinnedToACommit(t *testing.T) {
+	t.Parallel()
 	_, unresolved := loadSrcUnresolved(t, blueprintsEKS+`
 module "addons" {
   source = "github.com/aws-ia/terraform-aws-eks-blueprints-addons?ref=08650fd2b4bc894bbe3d7b4d2a3b3e8b4c1d2e3f"
@@ -362,6 +370,7 @@ module "addons" {
 
 // A git source pinned to a release tag installs that release.
 func TestBlueprintsAddonsPinnedToATag(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, blueprintsEKS+`
 module "addons" {
   source = "git::https://github.com/aws-ia/terraform-aws-eks-blueprints-addons.git?ref=v1.16.3"
@@ -380,6 +389,7 @@ module "addons" {
 // OpenTofu evaluates variables in module sources: such a source is what
 // eksdoctor cannot follow, not invalid input.
 func TestModuleSourceExpression(t *testing.T) {
+	t.Parallel()
 	_, unresolved := loadSrcUnresolved(t, `
 variable "pf_module_source" {
   default = "github.com/panfactum/stack.git//packages/infrastructure/"

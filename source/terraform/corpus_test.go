@@ -39,6 +39,8 @@ func corpusDirs(t *testing.T) []string {
 	return sortedKeys(set)
 }
 
+// TestLoadCorpus does not run in parallel with other tests: each Load is
+// timed against a budget.
 func TestLoadCorpus(t *testing.T) {
 	dirs := corpusDirs(t)
 	if len(dirs) < 25 {
@@ -188,6 +190,7 @@ func names[T any](list []T, name func(T) string) []string {
 }
 
 func TestCorpusV19Karpenter(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/@v19.21.0/examples/karpenter")
 	type fp struct {
 		Name       string
@@ -255,6 +258,7 @@ func TestCorpusV19Karpenter(t *testing.T) {
 }
 
 func TestCorpusV20Karpenter(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/@v20.24.0/examples/karpenter")
 	got := nodeGroups(m)
 	want := map[string]ngView{"karpenter": {
@@ -329,6 +333,7 @@ var cmpIgnoreOrigins = cmp.FilterPath(func(p cmp.Path) bool {
 }, cmp.Ignore())
 
 func TestCorpusCurrentKarpenter(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/examples/karpenter")
 	ng := nodeGroups(m)["karpenter"]
 	if diff := cmp.Diff(map[string]string{"karpenter.sh/controller": "true"}, ng.Labels); diff != "" || len(ng.Taints) != 0 {
@@ -369,6 +374,7 @@ func TestCorpusCurrentKarpenter(t *testing.T) {
 }
 
 func TestCorpusBlueprintsKarpenterMNG(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks-blueprints/patterns/karpenter-mng")
 	ng := nodeGroups(m)["karpenter"]
 	want := []corev1.Taint{{Key: "karpenter.sh/controller", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
@@ -407,6 +413,7 @@ func TestCorpusBlueprintsKarpenterMNG(t *testing.T) {
 }
 
 func TestCorpusKarpenterBlueprints(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "karpenter-blueprints/cluster/terraform")
 	np := object(t, m, "NodePool", "default")
 	if np.APIVersion != "karpenter.sh/v1" {
@@ -433,6 +440,7 @@ func TestCorpusKarpenterBlueprints(t *testing.T) {
 }
 
 func TestCorpusV20Fargate(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/@v20.8.5/examples/karpenter")
 	ctrl := roleByRef(t, m, "module.karpenter.iam_role_arn")
 	if !cmp.Equal(ctrl.Trust, []string{"${module.eks.oidc_provider_arn}", "pods.eks.amazonaws.com"}) || ctrl.Kind != cluster.RoleController {
@@ -467,6 +475,7 @@ func TestCorpusV20Fargate(t *testing.T) {
 }
 
 func TestCorpusNodeGroupTests(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/tests/eks-managed-node-group")
 	ngs := nodeGroups(m)
 	br := ngs["bottlerocket_custom"]
@@ -517,6 +526,7 @@ func TestCorpusNodeGroupTests(t *testing.T) {
 }
 
 func TestCorpusSelfManagedTests(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/tests/self-managed-node-group")
 	ngs := nodeGroups(m)
 	tests := []struct {
@@ -544,6 +554,7 @@ func TestCorpusSelfManagedTests(t *testing.T) {
 }
 
 func TestCorpusBottlerocketPattern(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks-blueprints/patterns/bottlerocket")
 	if m.Identity.AuthMode != cluster.AuthAPI || m.Identity.AuthModeDefaulted {
 		t.Errorf("auth mode: got %q defaulted=%v, want API as written", m.Identity.AuthMode, m.Identity.AuthModeDefaulted)
@@ -578,6 +589,7 @@ func TestCorpusBottlerocketPattern(t *testing.T) {
 // selectors and the per-zone ones keep theirs under unknown names, instead of
 // the whole map being dropped.
 func TestCorpusV19FargateProfilesMerge(t *testing.T) {
+	t.Parallel()
 	m := loadCorpus(t, "terraform-aws-eks/@v19.21.0/examples/fargate_profile")
 	type profile struct {
 		Name      string
@@ -609,6 +621,7 @@ func TestCorpusV19FargateProfilesMerge(t *testing.T) {
 // A merge() part that is not known at all stands for profiles whose selectors
 // are unknown, so placement on Fargate is unknown rather than refused.
 func TestFargateProfilesMergeUnknownPart(t *testing.T) {
+	t.Parallel()
 	m, unresolved := loadSrcUnresolved(t, `
 variable "extra_profiles" {
   type = any

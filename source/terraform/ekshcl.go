@@ -563,12 +563,42 @@ func inputsObject(ci *callInst) cty.Value {
 	return cty.ObjectVal(vals)
 }
 
+// eksRoot synthesizes what the terraform-aws-modules/eks root module creates:
+// the cluster, its node groups (managed and self-managed), Fargate profiles,
+// add-ons, access entries and the aws-auth ConfigMap it writes.
 func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
+	major := s.major
+	addonsKey := "cluster_addons"
+	if major >= 21 {
+		addonsKey = "addons"
+	}
+	m.eksCluster(in, s, add)
+	var auth awsAuthMap
+	m.unmodelledCapacity(in)
+	m.eksManagedNodeGroups(in, major, &auth, add)
+	m.eksSelfManagedNodeGroups(in, major, &auth, add)
+	fargate := m.eksFargateProfiles(in, add)
+	m.eksAddons(in, addonsKey, add)
+	if major >= 20 {
+		m.eksAccessEntries(in, add)
+	}
+	if dm := in.ci.call.declaredMajor; dm > 0 && dm < 18 {
+		m.awsAuthBefore18(in, &auth, fargate, add)
+		return
+	}
+	if major <= 19 {
+		m.awsAuthV19(in, &auth, fargate, add)
+	}
+}
+
+// eksCluster adds the cluster, with its name, version, whether EKS bootstraps
+// the default add-ons, and its authentication mode (a default one noted).
+func (m *modInst) eksCluster(in modIn, s *semModule, add func(*resInst)) {
 	A := in.ci.addr
 	major := s.major
-	nameKey, versionKey, addonsKey := "cluster_name", "cluster_version", "cluster_addons"
+	nameKey, versionKey := "cluster_name", "cluster_version"
 	if major >= 21 {
-		nameKey, versionKey, addonsKey = "name", "kubernetes_version", "addons"
+		nameKey, versionKey = "name", "kubernetes_version"
 	}
 	cl := newResInst(A+".aws_eks_cluster.this[0]", "managed", "aws_eks_cluster", "this", s.origin)
 	cl.vals["name"] = in.str(nameKey, "")
@@ -604,19 +634,49 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 		cl.vals["access_config"] = []any{map[string]any{"authentication_mode": mode}}
 	}
 	add(cl)
+}
 
-	var awsAuth []map[string]any
-	var awsAuthOrigins []cluster.Origin
-	mapNode := func(role any, org cluster.Origin, windows bool) {
-		groups := []any{"system:bootstrappers", "system:nodes"}
-		if windows {
-			groups = append([]any{"eks:kube-proxy-windows"}, groups...)
-		}
-		awsAuth = append(awsAuth, map[string]any{"rolearn": role, "username": "system:node:{{EC2PrivateDNSName}}", "groups": groups})
-		awsAuthOrigins = append(awsAuthOrigins, org)
+// awsAuthMap is the mapRoles of the aws-auth ConfigMap the module writes, in
+// order, with the origin of each.
+type awsAuthMap struct {
+	roles   []map[string]any
+	origins []cluster.Origin
+}
+
+// node maps a node role (of Windows nodes: kube-proxy's group first).
+func (a *awsAuthMap) node(role any, org cluster.Origin, windows bool) {
+	groups := []any{"system:bootstrappers", "system:nodes"}
+	if windows {
+		groups = append([]any{"eks:kube-proxy-windows"}, groups...)
 	}
+	a.roles = append(a.roles, map[string]any{"rolearn": role, "username": "system:node:{{EC2PrivateDNSName}}", "groups": groups})
+	a.origins = append(a.origins, org)
+}
 
-	// Inputs of versions before v18 declare node groups eksdoctor does not read.
+// fargate maps the pod execution roles of Fargate profiles.
+func (a *awsAuthMap) fargate(f fargateRoles) {
+	for i, role := range f.roles {
+		a.roles = append(a.roles, map[string]any{
+			"rolearn":  role,
+			"username": "system:node:{{SessionName}}",
+			"groups":   []any{"system:bootstrappers", "system:nodes", "system:node-proxier"},
+		})
+		a.origins = append(a.origins, f.origins[i])
+	}
+}
+
+// fargateRoles are the pod execution roles of Fargate profiles, with the
+// origin of each.
+type fargateRoles struct {
+	roles   []any
+	origins []cluster.Origin
+}
+
+// unmodelledCapacity says which capacity the call declares that eksdoctor
+// does not model: the node groups of inputs before v18, and EKS Auto Mode's
+// node pools.
+func (m *modInst) unmodelledCapacity(in modIn) {
+	A := in.ci.addr
 	if in.ci.call.declaredMajor > 0 && in.ci.call.declaredMajor < 18 {
 		for _, name := range []string{"node_groups", "worker_groups", "worker_groups_launch_template"} {
 			if v, ok := in.get(name); ok && !emptyCollection(v) {
@@ -625,7 +685,6 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 			}
 		}
 	}
-	// EKS Auto Mode runs its own node pools.
 	for _, name := range []string{"compute_config", "cluster_compute_config"} {
 		if v, ok := in.get(name); ok {
 			g := groupIn{val: v, text: A + "." + name}
@@ -635,216 +694,230 @@ func (m *modInst) eksRoot(in modIn, s *semModule, add func(*resInst)) {
 			}
 		}
 	}
+}
 
-	// Managed node groups.
+// eksManagedNodeGroups adds each managed node group the call creates, with
+// its node role, and maps the role in auth.
+func (m *modInst) eksManagedNodeGroups(in modIn, major int, auth *awsAuthMap, add func(*resInst)) {
+	A := in.ci.addr
 	defaults, _ := in.get("eks_managed_node_group_defaults")
-	if v, ok := in.get("eks_managed_node_groups"); ok {
-		list := in.groupEntries(v, "eks_managed_node_groups")
-		for _, e := range list {
-			g := groupIn{val: e.val, defaults: defaults, text: A + ".eks_managed_node_groups[" + quoteKey(e.key) + "]"}
-			if !g.boolean("create", true) {
-				continue
-			}
-			base := A + ".module.eks_managed_node_group[" + quoteKey(e.key) + "]"
-			org := in.entryOrigin("eks_managed_node_groups", e.key)
-			name := g.str("name", e.key)
-			ng := managedNodeGroup(base, name, g, org, g.text, major, true)
-			ng.conditional = g.conditional(m.l)
-			add(ng)
-			if g.boolean("create_iam_role", true) {
-				add(nodeRole(base+".aws_iam_role.this[0]", name+"-eks-node-group", g, org))
-			}
-			mapNode(ng.vals["node_role_arn"], org, false)
-		}
-	}
-
-	// Self-managed node groups.
-	defaults, _ = in.get("self_managed_node_group_defaults")
-	if v, ok := in.get("self_managed_node_groups"); ok {
-		list := in.groupEntries(v, "self_managed_node_groups")
-		for _, e := range list {
-			g := groupIn{val: e.val, defaults: defaults, text: A + ".self_managed_node_groups[" + quoteKey(e.key) + "]"}
-			if !g.boolean("create", true) {
-				continue
-			}
-			base := A + ".module.self_managed_node_group[" + quoteKey(e.key) + "]"
-			org := in.entryOrigin("self_managed_node_groups", e.key)
-			rs := selfManagedNodeGroup(base, g.str("name", e.key), g, org, g.text, major, true)
-			for _, r := range rs {
-				r.conditional = g.conditional(m.l)
-				add(r)
-			}
-			mapNode(rs[0].x.nodeRole, org, rs[0].x.windows())
-		}
-	}
-
-	// Fargate profiles.
-	defaults, _ = in.get("fargate_profile_defaults")
-	var fargateRoles []any
-	var fargateOrigins []cluster.Origin
-	if v, ok := in.get("fargate_profiles"); ok {
-		list, known := entries(v)
-		if !known {
-			// A profile nobody can see may select any pod: keep what is known and
-			// let the unknown part make placement unknown rather than absent.
-			if partial, ok := in.partialEntries("fargate_profiles"); ok {
-				list = partial
-				m.l.unresolved(in.origin("fargate_profiles"), A+".fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as unknown")
-			} else {
-				m.l.unseenCapacity(in.origin("fargate_profiles"), "the Fargate profiles of "+A+".fargate_profiles", "fargate_profiles is not known before apply")
-			}
-		}
-		for _, e := range list {
-			g := groupIn{val: e.val, defaults: defaults, text: A + ".fargate_profiles[" + quoteKey(e.key) + "]"}
-			if !e.unknown && !g.boolean("create", true) {
-				continue
-			}
-			base := A + ".module.fargate_profile[" + quoteKey(e.key) + "]"
-			org := in.entryOrigin("fargate_profiles", e.key)
-			if e.unknown {
-				org = in.origin("fargate_profiles")
-			}
-			rs := fargateProfile(base, g.str("name", e.key), g, org,
-				cluster.Unknown(A+".fargate_profiles["+quoteKey(e.key)+"].fargate_profile_pod_execution_role_arn"),
-				in.selectorOrigins("fargate_profiles", e.key))
-			if e.unknown {
-				rs[0].vals["fargate_profile_name"] = e.key
-				rs[0].unknown["selector"] = true
-			}
-			for _, r := range rs {
-				add(r)
-			}
-			fargateRoles = append(fargateRoles, rs[0].vals["pod_execution_role_arn"])
-			fargateOrigins = append(fargateOrigins, org)
-		}
-	}
-
-	// EKS add-ons.
-	if v, ok := in.get(addonsKey); ok {
-		list, known := entries(v)
-		if !known {
-			m.l.unresolved(in.origin(addonsKey), A+"."+addonsKey+" is not known statically; the add-ons it installs are not analysed")
-		}
-		for _, e := range list {
-			g := groupIn{val: e.val, text: A + "." + addonsKey + "[" + quoteKey(e.key) + "]"}
-			if !g.boolean("create", true) {
-				continue
-			}
-			res := "this"
-			if g.boolean("before_compute", false) {
-				res = "before_compute"
-			}
-			r := newResInst(A+".aws_eks_addon."+res+"["+quoteKey(e.key)+"]", "managed", "aws_eks_addon", res, in.entryOrigin(addonsKey, e.key))
-			r.vals["addon_name"] = g.str("name", e.key)
-			if v, ok := g.goVal("addon_version"); ok {
-				r.vals["addon_version"] = v
-			}
-			if cv, ok := g.get("configuration_values"); ok {
-				r.vals["configuration_values"] = toGo(cv, g.text+".configuration_values")
-				if !cv.IsKnown() {
-					r.unknown["configuration_values"] = true
-				}
-				if x := in.entryExpr(addonsKey, e.key); x != nil {
-					if cvx := m.itemValue(x, "configuration_values", 0); cvx != nil {
-						r.x.configRaw = m.l.source(cvx.Range())
-						r.lines["configuration_values"] = cvx.Range().Start.Line
-					}
-				}
-			}
-			add(r)
-		}
-	}
-
-	// Access entries (v20+).
-	if major >= 20 {
-		if v, ok := in.get("access_entries"); ok {
-			list, known := entries(v)
-			if !known {
-				m.l.unresolved(in.origin("access_entries"), A+".access_entries is not known statically; the access entries it creates are not analysed")
-			}
-			for _, e := range list {
-				g := groupIn{val: e.val, text: A + ".access_entries[" + quoteKey(e.key) + "]"}
-				r := newResInst(A+".aws_eks_access_entry.this["+quoteKey(e.key)+"]", "managed", "aws_eks_access_entry", "this", in.entryOrigin("access_entries", e.key))
-				r.vals["principal_arn"], _ = g.goVal("principal_arn")
-				r.vals["type"] = g.str("type", cluster.AccessStandard)
-				if v, ok := g.goVal("kubernetes_groups"); ok {
-					r.vals["kubernetes_groups"] = v
-				}
-				if v, ok := g.goVal("user_name"); ok {
-					r.vals["user_name"] = v
-				}
-				add(r)
-			}
-		}
-		if admin, _ := in.boolean("enable_cluster_creator_admin_permissions", false); admin {
-			r := newResInst(A+`.aws_eks_access_entry.this["cluster_creator"]`, "managed", "aws_eks_access_entry", "this", in.origin("enable_cluster_creator_admin_permissions"))
-			r.vals["principal_arn"] = cluster.Unknown(A + ".data.aws_iam_session_context.current[0].issuer_arn")
-			r.vals["type"] = cluster.AccessStandard
-			add(r)
-		}
-	}
-
-	// aws-auth before v18: the module writes the ConfigMap unless
-	// manage_aws_auth = false, mapping the worker role of its worker groups
-	// (output worker_iam_role_arn) as nodes, its Fargate profiles' pod
-	// execution roles, then map_roles (v17.24.0 aws_auth.tf).
-	if dm := in.ci.call.declaredMajor; dm > 0 && dm < 18 {
-		if manage, _ := in.boolean("manage_aws_auth", true); !manage {
-			return
-		}
-		mapNode(cluster.Unknown(A+".worker_iam_role_arn"), in.origin("worker_groups"), false)
-		for i, role := range fargateRoles {
-			awsAuth = append(awsAuth, map[string]any{
-				"rolearn":  role,
-				"username": "system:node:{{SessionName}}",
-				"groups":   []any{"system:bootstrappers", "system:nodes", "system:node-proxier"},
-			})
-			awsAuthOrigins = append(awsAuthOrigins, fargateOrigins[i])
-		}
-		roles, origins := m.awsAuthRoles(in, "map_roles")
-		awsAuth = append(awsAuth, roles...)
-		awsAuthOrigins = append(awsAuthOrigins, origins...)
-		add(awsAuthResource(A+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map", awsAuth, awsAuthOrigins, in.origin("manage_aws_auth")))
+	v, ok := in.get("eks_managed_node_groups")
+	if !ok {
 		return
 	}
-	// aws-auth, which v19 manages itself when asked to: the node and Fargate roles it
-	// creates, then aws_auth_roles.
-	if major <= 19 {
-		manage, _ := in.boolean("manage_aws_auth_configmap", false)
-		createCM, _ := in.boolean("create_aws_auth_configmap", false)
-		if !manage && !createCM {
-			return
+	for _, e := range in.groupEntries(v, "eks_managed_node_groups") {
+		g := groupIn{val: e.val, defaults: defaults, text: A + ".eks_managed_node_groups[" + quoteKey(e.key) + "]"}
+		if !g.boolean("create", true) {
+			continue
 		}
-		for _, name := range []string{"aws_auth_node_iam_role_arns_non_windows", "aws_auth_node_iam_role_arns_windows"} {
-			if v, ok := in.get(name); ok {
-				for _, arn := range listOf(toGo(v, A+"."+name)) {
-					mapNode(arn, in.origin(name), strings.HasSuffix(name, "_windows") && !strings.HasSuffix(name, "non_windows"))
+		base := A + ".module.eks_managed_node_group[" + quoteKey(e.key) + "]"
+		org := in.entryOrigin("eks_managed_node_groups", e.key)
+		name := g.str("name", e.key)
+		ng := managedNodeGroup(base, name, g, org, g.text, major, true)
+		ng.conditional = g.conditional(m.l)
+		add(ng)
+		if g.boolean("create_iam_role", true) {
+			add(nodeRole(base+".aws_iam_role.this[0]", name+"-eks-node-group", g, org))
+		}
+		auth.node(ng.vals["node_role_arn"], org, false)
+	}
+}
+
+// eksSelfManagedNodeGroups adds each self-managed node group the call
+// creates, with what it creates beside, and maps its node role in auth.
+func (m *modInst) eksSelfManagedNodeGroups(in modIn, major int, auth *awsAuthMap, add func(*resInst)) {
+	A := in.ci.addr
+	defaults, _ := in.get("self_managed_node_group_defaults")
+	v, ok := in.get("self_managed_node_groups")
+	if !ok {
+		return
+	}
+	for _, e := range in.groupEntries(v, "self_managed_node_groups") {
+		g := groupIn{val: e.val, defaults: defaults, text: A + ".self_managed_node_groups[" + quoteKey(e.key) + "]"}
+		if !g.boolean("create", true) {
+			continue
+		}
+		base := A + ".module.self_managed_node_group[" + quoteKey(e.key) + "]"
+		org := in.entryOrigin("self_managed_node_groups", e.key)
+		rs := selfManagedNodeGroup(base, g.str("name", e.key), g, org, g.text, major, true)
+		for _, r := range rs {
+			r.conditional = g.conditional(m.l)
+			add(r)
+		}
+		auth.node(rs[0].x.nodeRole, org, rs[0].x.windows())
+	}
+}
+
+// eksFargateProfiles adds each Fargate profile the call creates and returns
+// their pod execution roles. A profile nobody can see may select any pod:
+// what is known is kept and the unknown part makes placement unknown rather
+// than absent.
+func (m *modInst) eksFargateProfiles(in modIn, add func(*resInst)) fargateRoles {
+	A := in.ci.addr
+	var out fargateRoles
+	defaults, _ := in.get("fargate_profile_defaults")
+	v, ok := in.get("fargate_profiles")
+	if !ok {
+		return out
+	}
+	list, known := entries(v)
+	if !known {
+		if partial, ok := in.partialEntries("fargate_profiles"); ok {
+			list = partial
+			m.l.unresolved(in.origin("fargate_profiles"), A+".fargate_profiles is only partly known statically; the profiles whose names or selectors are not known are analysed as unknown")
+		} else {
+			m.l.unseenCapacity(in.origin("fargate_profiles"), "the Fargate profiles of "+A+".fargate_profiles", "fargate_profiles is not known before apply")
+		}
+	}
+	for _, e := range list {
+		g := groupIn{val: e.val, defaults: defaults, text: A + ".fargate_profiles[" + quoteKey(e.key) + "]"}
+		if !e.unknown && !g.boolean("create", true) {
+			continue
+		}
+		base := A + ".module.fargate_profile[" + quoteKey(e.key) + "]"
+		org := in.entryOrigin("fargate_profiles", e.key)
+		if e.unknown {
+			org = in.origin("fargate_profiles")
+		}
+		rs := fargateProfile(base, g.str("name", e.key), g, org,
+			cluster.Unknown(A+".fargate_profiles["+quoteKey(e.key)+"].fargate_profile_pod_execution_role_arn"),
+			in.selectorOrigins("fargate_profiles", e.key))
+		if e.unknown {
+			rs[0].vals["fargate_profile_name"] = e.key
+			rs[0].unknown["selector"] = true
+		}
+		for _, r := range rs {
+			add(r)
+		}
+		out.roles = append(out.roles, rs[0].vals["pod_execution_role_arn"])
+		out.origins = append(out.origins, org)
+	}
+	return out
+}
+
+// eksAddons adds the EKS add-ons of the input addonsKey, with the source text
+// and line of each one's configuration_values.
+func (m *modInst) eksAddons(in modIn, addonsKey string, add func(*resInst)) {
+	A := in.ci.addr
+	v, ok := in.get(addonsKey)
+	if !ok {
+		return
+	}
+	list, known := entries(v)
+	if !known {
+		m.l.unresolved(in.origin(addonsKey), A+"."+addonsKey+" is not known statically; the add-ons it installs are not analysed")
+	}
+	for _, e := range list {
+		g := groupIn{val: e.val, text: A + "." + addonsKey + "[" + quoteKey(e.key) + "]"}
+		if !g.boolean("create", true) {
+			continue
+		}
+		res := "this"
+		if g.boolean("before_compute", false) {
+			res = "before_compute"
+		}
+		r := newResInst(A+".aws_eks_addon."+res+"["+quoteKey(e.key)+"]", "managed", "aws_eks_addon", res, in.entryOrigin(addonsKey, e.key))
+		r.vals["addon_name"] = g.str("name", e.key)
+		if v, ok := g.goVal("addon_version"); ok {
+			r.vals["addon_version"] = v
+		}
+		if cv, ok := g.get("configuration_values"); ok {
+			r.vals["configuration_values"] = toGo(cv, g.text+".configuration_values")
+			if !cv.IsKnown() {
+				r.unknown["configuration_values"] = true
+			}
+			if x := in.entryExpr(addonsKey, e.key); x != nil {
+				if cvx := m.itemValue(x, "configuration_values", 0); cvx != nil {
+					r.x.configRaw = m.l.source(cvx.Range())
+					r.lines["configuration_values"] = cvx.Range().Start.Line
 				}
 			}
 		}
-		if v, ok := in.get("aws_auth_fargate_profile_pod_execution_role_arns"); ok {
-			for _, arn := range listOf(toGo(v, A+".aws_auth_fargate_profile_pod_execution_role_arns")) {
-				fargateRoles = append(fargateRoles, arn)
-				fargateOrigins = append(fargateOrigins, in.origin("aws_auth_fargate_profile_pod_execution_role_arns"))
+		add(r)
+	}
+}
+
+// eksAccessEntries adds the access entries (v20+) of the access_entries
+// input, and the cluster creator's when enable_cluster_creator_admin_permissions
+// asks for it.
+func (m *modInst) eksAccessEntries(in modIn, add func(*resInst)) {
+	A := in.ci.addr
+	if v, ok := in.get("access_entries"); ok {
+		list, known := entries(v)
+		if !known {
+			m.l.unresolved(in.origin("access_entries"), A+".access_entries is not known statically; the access entries it creates are not analysed")
+		}
+		for _, e := range list {
+			g := groupIn{val: e.val, text: A + ".access_entries[" + quoteKey(e.key) + "]"}
+			r := newResInst(A+".aws_eks_access_entry.this["+quoteKey(e.key)+"]", "managed", "aws_eks_access_entry", "this", in.entryOrigin("access_entries", e.key))
+			r.vals["principal_arn"], _ = g.goVal("principal_arn")
+			r.vals["type"] = g.str("type", cluster.AccessStandard)
+			if v, ok := g.goVal("kubernetes_groups"); ok {
+				r.vals["kubernetes_groups"] = v
+			}
+			if v, ok := g.goVal("user_name"); ok {
+				r.vals["user_name"] = v
+			}
+			add(r)
+		}
+	}
+	if admin, _ := in.boolean("enable_cluster_creator_admin_permissions", false); admin {
+		r := newResInst(A+`.aws_eks_access_entry.this["cluster_creator"]`, "managed", "aws_eks_access_entry", "this", in.origin("enable_cluster_creator_admin_permissions"))
+		r.vals["principal_arn"] = cluster.Unknown(A + ".data.aws_iam_session_context.current[0].issuer_arn")
+		r.vals["type"] = cluster.AccessStandard
+		add(r)
+	}
+}
+
+// awsAuthBefore18 adds the aws-auth ConfigMap of the releases before v18:
+// the module writes it unless manage_aws_auth = false, mapping the worker
+// role of its worker groups (output worker_iam_role_arn) as nodes, its
+// Fargate profiles' pod execution roles, then map_roles (v17.24.0
+// aws_auth.tf).
+func (m *modInst) awsAuthBefore18(in modIn, auth *awsAuthMap, fargate fargateRoles, add func(*resInst)) {
+	A := in.ci.addr
+	if manage, _ := in.boolean("manage_aws_auth", true); !manage {
+		return
+	}
+	auth.node(cluster.Unknown(A+".worker_iam_role_arn"), in.origin("worker_groups"), false)
+	auth.fargate(fargate)
+	roles, origins := m.awsAuthRoles(in, "map_roles")
+	auth.roles = append(auth.roles, roles...)
+	auth.origins = append(auth.origins, origins...)
+	add(awsAuthResource(A+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map", auth.roles, auth.origins, in.origin("manage_aws_auth")))
+}
+
+// awsAuthV19 adds the aws-auth ConfigMap, which v19 manages itself when asked
+// to: the node and Fargate roles it creates, then aws_auth_roles.
+func (m *modInst) awsAuthV19(in modIn, auth *awsAuthMap, fargate fargateRoles, add func(*resInst)) {
+	A := in.ci.addr
+	manage, _ := in.boolean("manage_aws_auth_configmap", false)
+	createCM, _ := in.boolean("create_aws_auth_configmap", false)
+	if !manage && !createCM {
+		return
+	}
+	for _, name := range []string{"aws_auth_node_iam_role_arns_non_windows", "aws_auth_node_iam_role_arns_windows"} {
+		if v, ok := in.get(name); ok {
+			for _, arn := range listOf(toGo(v, A+"."+name)) {
+				auth.node(arn, in.origin(name), strings.HasSuffix(name, "_windows") && !strings.HasSuffix(name, "non_windows"))
 			}
 		}
-		for i, role := range fargateRoles {
-			awsAuth = append(awsAuth, map[string]any{
-				"rolearn":  role,
-				"username": "system:node:{{SessionName}}",
-				"groups":   []any{"system:bootstrappers", "system:nodes", "system:node-proxier"},
-			})
-			awsAuthOrigins = append(awsAuthOrigins, fargateOrigins[i])
-		}
-		roles, origins := m.awsAuthRoles(in, "aws_auth_roles")
-		awsAuth = append(awsAuth, roles...)
-		awsAuthOrigins = append(awsAuthOrigins, origins...)
-		addr, typ := A+".kubernetes_config_map_v1_data.aws_auth[0]", "kubernetes_config_map_v1_data"
-		if createCM && !manage {
-			addr, typ = A+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map"
-		}
-		add(awsAuthResource(addr, typ, awsAuth, awsAuthOrigins, in.origin("manage_aws_auth_configmap")))
 	}
+	if v, ok := in.get("aws_auth_fargate_profile_pod_execution_role_arns"); ok {
+		for _, arn := range listOf(toGo(v, A+".aws_auth_fargate_profile_pod_execution_role_arns")) {
+			fargate.roles = append(fargate.roles, arn)
+			fargate.origins = append(fargate.origins, in.origin("aws_auth_fargate_profile_pod_execution_role_arns"))
+		}
+	}
+	auth.fargate(fargate)
+	roles, origins := m.awsAuthRoles(in, "aws_auth_roles")
+	auth.roles = append(auth.roles, roles...)
+	auth.origins = append(auth.origins, origins...)
+	addr, typ := A+".kubernetes_config_map_v1_data.aws_auth[0]", "kubernetes_config_map_v1_data"
+	if createCM && !manage {
+		addr, typ = A+".kubernetes_config_map.aws_auth[0]", "kubernetes_config_map"
+	}
+	add(awsAuthResource(addr, typ, auth.roles, auth.origins, in.origin("manage_aws_auth_configmap")))
 }
 
 // selectorOrigins returns the line of each selector of a Fargate profile entry.
@@ -1255,90 +1328,112 @@ func (m *modInst) karpenterModule(in modIn, s *semModule, add func(*resInst)) {
 	g := groupIn{val: inputsObject(in.ci), text: K}
 	clusterName := g.str("cluster_name", "")
 	if s.major <= 19 {
-		if g.boolean("create_iam_role", true) {
-			r := newResInst(K+".aws_iam_role.this[0]", "managed", "aws_iam_role", "this", s.origin)
-			name := g.str("iam_role_name", "Karpenter-"+clusterName)
-			r.setName(name, g.boolean("iam_role_use_name_prefix", true))
-			r.vals["path"] = g.str("iam_role_path", "/")
-			r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
-			add(r)
-			s.nodeRole, s.nodeRoleCreated = cluster.Unknown(K+".role_arn"), true
-		} else {
-			s.nodeRole = g.str("iam_role_arn", "")
-		}
-		if g.boolean("create_instance_profile", true) {
-			p := newResInst(K+".aws_iam_instance_profile.this[0]", "managed", "aws_iam_instance_profile", "this", s.origin)
-			p.vals["role"] = cluster.Unknown(K + ".role_name")
-			if !s.nodeRoleCreated {
-				p.vals["role"] = s.nodeRole
-			}
-			add(p)
-		}
-		sas := []string{"karpenter:karpenter"}
-		if v, ok := g.goVal("irsa_namespace_service_accounts"); ok {
-			sas = strList(v)
-		}
-		if g.boolean("create_irsa", true) {
-			r := newResInst(K+".aws_iam_role.irsa[0]", "managed", "aws_iam_role", "irsa", s.origin)
-			name := g.str("irsa_name", "KarpenterIRSA-"+clusterName)
-			r.setName(name, g.boolean("irsa_use_name_prefix", true))
-			r.vals["path"] = g.str("irsa_path", "/")
-			oidc := g.str("irsa_oidc_provider_arn", "")
-			if oidc == "" {
-				oidc = cluster.Unknown(K + ".irsa_oidc_provider_arn")
-			}
-			r.vals["assume_role_policy"] = trustPolicy("Federated", oidc)
-			add(r)
-			s.controllerRole, s.ctrlCreated = cluster.Unknown(K+".irsa_arn"), true
-			m.irsaServiceAccounts(sas, s.controllerRole, in.origin("irsa_namespace_service_accounts"))
-		}
-		if len(sas) > 0 {
-			s.namespace, s.serviceAccount, _ = strings.Cut(sas[0], ":")
-		}
+		m.karpenterV19(in, s, g, clusterName, add)
 		return
 	}
-
 	// v20 and v21.
 	s.namespace = g.str("namespace", "kube-system")
 	s.serviceAccount = g.str("service_account", "karpenter")
 	if g.boolean("create_iam_role", true) {
-		r := newResInst(K+".aws_iam_role.controller[0]", "managed", "aws_iam_role", "controller", s.origin)
-		name := g.str("iam_role_name", "KarpenterController")
+		m.karpenterController(in, s, g, clusterName, add)
+	}
+	karpenterNode(in, s, g, clusterName, add)
+}
+
+// karpenterV19 synthesizes what v19 of the karpenter sub-module creates: the
+// node role and its instance profile, and the IRSA role of the controller's
+// service accounts.
+func (m *modInst) karpenterV19(in modIn, s *semModule, g groupIn, clusterName string, add func(*resInst)) {
+	K := in.ci.addr
+	if g.boolean("create_iam_role", true) {
+		r := newResInst(K+".aws_iam_role.this[0]", "managed", "aws_iam_role", "this", s.origin)
+		name := g.str("iam_role_name", "Karpenter-"+clusterName)
 		r.setName(name, g.boolean("iam_role_use_name_prefix", true))
 		r.vals["path"] = g.str("iam_role_path", "/")
-		var stmts []any
-		if s.major >= 21 || g.boolean("enable_pod_identity", true) {
-			stmts = append(stmts, map[string]any{"Effect": "Allow", "Action": []any{"sts:AssumeRole", "sts:TagSession"}, "Principal": map[string]any{"Service": "pods.eks.amazonaws.com"}})
-		}
-		irsa := s.major == 20 && g.boolean("enable_irsa", false)
-		if irsa {
-			oidc := g.str("irsa_oidc_provider_arn", "")
-			if oidc == "" {
-				oidc = cluster.Unknown(K + ".irsa_oidc_provider_arn")
-			}
-			stmts = append(stmts, map[string]any{"Effect": "Allow", "Action": "sts:AssumeRoleWithWebIdentity", "Principal": map[string]any{"Federated": oidc}})
-		}
-		doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": stmts})
-		r.vals["assume_role_policy"] = string(doc)
+		r.vals["assume_role_policy"] = trustPolicy("Service", "ec2.amazonaws.com")
 		add(r)
-		s.controllerRole, s.ctrlCreated = cluster.Unknown(K+".iam_role_arn"), true
-		podIdentityDefault := s.major >= 21
-		if pi, _ := in.boolean("create_pod_identity_association", podIdentityDefault); pi {
-			p := newResInst(K+".aws_eks_pod_identity_association.karpenter[0]", "managed", "aws_eks_pod_identity_association", "karpenter", in.origin("create_pod_identity_association"))
-			p.vals["namespace"] = s.namespace
-			p.vals["service_account"] = s.serviceAccount
-			p.vals["role_arn"] = s.controllerRole
-			p.vals["cluster_name"] = clusterName
-			add(p)
-		}
-		if irsa {
-			sas := []string{"karpenter:karpenter"}
-			if v, ok := g.goVal("irsa_namespace_service_accounts"); ok {
-				sas = strList(v)
-			}
-			m.irsaServiceAccounts(sas, s.controllerRole, in.origin("irsa_namespace_service_accounts"))
-		}
+		s.nodeRole, s.nodeRoleCreated = cluster.Unknown(K+".role_arn"), true
+	} else {
+		s.nodeRole = g.str("iam_role_arn", "")
 	}
+	if g.boolean("create_instance_profile", true) {
+		p := newResInst(K+".aws_iam_instance_profile.this[0]", "managed", "aws_iam_instance_profile", "this", s.origin)
+		p.vals["role"] = cluster.Unknown(K + ".role_name")
+		if !s.nodeRoleCreated {
+			p.vals["role"] = s.nodeRole
+		}
+		add(p)
+	}
+	sas := []string{"karpenter:karpenter"}
+	if v, ok := g.goVal("irsa_namespace_service_accounts"); ok {
+		sas = strList(v)
+	}
+	if g.boolean("create_irsa", true) {
+		r := newResInst(K+".aws_iam_role.irsa[0]", "managed", "aws_iam_role", "irsa", s.origin)
+		name := g.str("irsa_name", "KarpenterIRSA-"+clusterName)
+		r.setName(name, g.boolean("irsa_use_name_prefix", true))
+		r.vals["path"] = g.str("irsa_path", "/")
+		oidc := g.str("irsa_oidc_provider_arn", "")
+		if oidc == "" {
+			oidc = cluster.Unknown(K + ".irsa_oidc_provider_arn")
+		}
+		r.vals["assume_role_policy"] = trustPolicy("Federated", oidc)
+		add(r)
+		s.controllerRole, s.ctrlCreated = cluster.Unknown(K+".irsa_arn"), true
+		m.irsaServiceAccounts(sas, s.controllerRole, in.origin("irsa_namespace_service_accounts"))
+	}
+	if len(sas) > 0 {
+		s.namespace, s.serviceAccount, _ = strings.Cut(sas[0], ":")
+	}
+}
+
+// karpenterController synthesizes the controller role of v20 and v21, trusted
+// by EKS Pod Identity (v21 always, v20 unless disabled) and by IRSA (v20 when
+// enabled), with its pod identity association.
+func (m *modInst) karpenterController(in modIn, s *semModule, g groupIn, clusterName string, add func(*resInst)) {
+	K := in.ci.addr
+	r := newResInst(K+".aws_iam_role.controller[0]", "managed", "aws_iam_role", "controller", s.origin)
+	name := g.str("iam_role_name", "KarpenterController")
+	r.setName(name, g.boolean("iam_role_use_name_prefix", true))
+	r.vals["path"] = g.str("iam_role_path", "/")
+	var stmts []any
+	if s.major >= 21 || g.boolean("enable_pod_identity", true) {
+		stmts = append(stmts, map[string]any{"Effect": "Allow", "Action": []any{"sts:AssumeRole", "sts:TagSession"}, "Principal": map[string]any{"Service": "pods.eks.amazonaws.com"}})
+	}
+	irsa := s.major == 20 && g.boolean("enable_irsa", false)
+	if irsa {
+		oidc := g.str("irsa_oidc_provider_arn", "")
+		if oidc == "" {
+			oidc = cluster.Unknown(K + ".irsa_oidc_provider_arn")
+		}
+		stmts = append(stmts, map[string]any{"Effect": "Allow", "Action": "sts:AssumeRoleWithWebIdentity", "Principal": map[string]any{"Federated": oidc}})
+	}
+	doc, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": stmts})
+	r.vals["assume_role_policy"] = string(doc)
+	add(r)
+	s.controllerRole, s.ctrlCreated = cluster.Unknown(K+".iam_role_arn"), true
+	podIdentityDefault := s.major >= 21
+	if pi, _ := in.boolean("create_pod_identity_association", podIdentityDefault); pi {
+		p := newResInst(K+".aws_eks_pod_identity_association.karpenter[0]", "managed", "aws_eks_pod_identity_association", "karpenter", in.origin("create_pod_identity_association"))
+		p.vals["namespace"] = s.namespace
+		p.vals["service_account"] = s.serviceAccount
+		p.vals["role_arn"] = s.controllerRole
+		p.vals["cluster_name"] = clusterName
+		add(p)
+	}
+	if irsa {
+		sas := []string{"karpenter:karpenter"}
+		if v, ok := g.goVal("irsa_namespace_service_accounts"); ok {
+			sas = strList(v)
+		}
+		m.irsaServiceAccounts(sas, s.controllerRole, in.origin("irsa_namespace_service_accounts"))
+	}
+}
+
+// karpenterNode synthesizes the node role of v20 and v21 (or takes the one
+// given), its access entry and, when asked for, its instance profile.
+func karpenterNode(in modIn, s *semModule, g groupIn, clusterName string, add func(*resInst)) {
+	K := in.ci.addr
 	if g.boolean("create_node_iam_role", true) {
 		r := newResInst(K+".aws_iam_role.node[0]", "managed", "aws_iam_role", "node", s.origin)
 		name := g.str("node_iam_role_name", "")

@@ -50,6 +50,7 @@ func hasNote(m *cluster.Model, subject, text string) bool {
 }
 
 func TestModuleVersions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		source    string
@@ -68,6 +69,7 @@ func TestModuleVersions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := "module \"eks\" {\n  source = \"" + tt.source + "\"\n"
 			if tt.version != "" {
 				src += "  version = \"" + tt.version + "\"\n"
@@ -88,6 +90,7 @@ func TestModuleVersions(t *testing.T) {
 }
 
 func TestEKSNodeGroupDefaults(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, `
 variable "groups" {}
 module "eks" {
@@ -150,6 +153,7 @@ module "eks" {
 }
 
 func TestEKSAddonsAndAccess(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, `
 module "eks" {
   source  = "terraform-aws-modules/eks/aws"
@@ -205,6 +209,7 @@ module "settings" {
 }
 
 func TestAwsAuthModules(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, `
 module "eks" {
   source  = "terraform-aws-modules/eks/aws"
@@ -243,6 +248,7 @@ module "karpenter" {
 }
 
 func TestV19AwsAuthCreate(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, `
 module "eks" {
   source  = "terraform-aws-modules/eks/aws"
@@ -276,6 +282,7 @@ module "eks" {
 }
 
 func TestKarpenterModule(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		src       string
@@ -360,6 +367,7 @@ func TestKarpenterModule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m := loadSrc(t, tt.src)
 			got := m.Karpenter
 			got.Origin = cluster.Origin{}
@@ -400,6 +408,7 @@ func TestKarpenterModule(t *testing.T) {
 // false: the worker role as a node, then map_roles. Empty node group inputs
 // are no capacity rather than capacity not seen.
 func TestV17AwsAuthAndEmptyGroups(t *testing.T) {
+	t.Parallel()
 	src := `module "eks" {
   source          = "terraform-aws-modules/eks/aws"
   version         = "17.23.0"
@@ -444,6 +453,7 @@ func TestV17AwsAuthAndEmptyGroups(t *testing.T) {
 // enable_bootstrap_user_data is set; self-managed groups always render it; no
 // release after v17 reads kubelet_extra_args.
 func TestUserDataLabelsWhereRendered(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, `module "eks" {
   source          = "terraform-aws-modules/eks/aws"
   version         = "19.19.1"

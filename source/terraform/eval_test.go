@@ -52,6 +52,7 @@ func evalIn(t *testing.T, src string, extra map[string]string) (any, *loader) {
 }
 
 func TestEvalFunctions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		expr string
@@ -139,6 +140,7 @@ func TestEvalFunctions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := "locals {\n  missing_map = {}\n  result = " + tt.expr + "\n}\n"
 			got, l := evalIn(t, src, nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -151,6 +153,7 @@ func TestEvalFunctions(t *testing.T) {
 // Values that exist only after apply stay unknown and read as the expression that
 // produces them, also inside larger strings and structures; nothing is guessed.
 func TestEvalUnknowns(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		expr string
@@ -184,6 +187,7 @@ func TestEvalUnknowns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := "variable \"no_default\" {}\n" + opaqueModules + "locals {\n  azs = slice(data.aws_availability_zones.available.names, 0, 3)\n  result = " + tt.expr + "\n}\n"
 			got, l := evalIn(t, src, nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -206,6 +210,7 @@ module "k" { source = "example.com/k/aws" }
 `
 
 func TestEvalHeredocs(t *testing.T) {
+	t.Parallel()
 	src := `locals {
   name = "ex"
   result = [<<-EOT
@@ -226,6 +231,7 @@ EOT
 }
 
 func TestEvalFiles(t *testing.T) {
+	t.Parallel()
 	extra := map[string]string{
 		"values.yaml":         "replicas: 2\n",
 		"templates/np.tpl":    "%{ for z in zones ~}\n- ${z}\n%{ endfor ~}\nrole: ${role}\n",
@@ -250,6 +256,7 @@ func TestEvalFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, l := evalIn(t, opaqueModules+"locals {\n  result = "+tt.expr+"\n}\n", extra)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("%s: got %#v, want %#v (-want +got):\n%s\nnotes %v", tt.expr, got, tt.want, diff, l.notes)
@@ -262,6 +269,7 @@ func TestEvalFiles(t *testing.T) {
 }
 
 func TestEvalVariablesAndTFVars(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"main.tf": `
 variable "name" {
@@ -314,6 +322,7 @@ locals {
 // a problem; huge collections are refused; a runaway configuration stops at the step
 // budget.
 func TestEvalBounded(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		src         string
@@ -360,6 +369,7 @@ func TestEvalBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, l := evalIn(t, tt.src, nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("got %#v, want %#v (-want +got):\n%s", got, tt.want, diff)
@@ -390,6 +400,7 @@ func chain(n int) string {
 }
 
 func TestDeeplyNestedFile(t *testing.T) {
+	t.Parallel()
 	deep := "locals {\n  x = " + strings.Repeat("[", 600) + strings.Repeat("]", 600) + "\n}\nresource \"aws_eks_cluster\" \"c\" {\n  name = \"a\"\n}\n"
 	dir := writeDir(t, map[string]string{"deep.tf": deep, "ok.tf": "resource \"aws_eks_cluster\" \"d\" {\n  name = \"ok\"\n}\n"})
 	m, err := Load(dir, Options{})
@@ -405,6 +416,7 @@ func TestDeeplyNestedFile(t *testing.T) {
 }
 
 func TestPlaceholdersAndAddresses(t *testing.T) {
+	t.Parallel()
 	got := placeholder(unknownOf("module.k.x"), "fallback")
 	if got != cluster.Unknown("module.k.x") {
 		t.Errorf("placeholder: got %q, want %q", got, cluster.Unknown("module.k.x"))
@@ -417,6 +429,7 @@ func TestPlaceholdersAndAddresses(t *testing.T) {
 // The Kubernetes provider's manifest functions decode as Terraform does; any
 // other provider function is unknown, and said.
 func TestEvalProviderFunctions(t *testing.T) {
+	t.Parallel()
 	multi := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n"
 	tests := []struct {
 		name, expr string
@@ -431,6 +444,7 @@ func TestEvalProviderFunctions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, l := evalIn(t, "locals {\n  result = "+tt.expr+"\n}\n", map[string]string{"multi.yaml": multi})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("got %#v (-want +got):\n%s\nproblems %v", got, diff, l.problems)
@@ -459,6 +473,7 @@ func nonEmptyStrings(s ...string) []string {
 // kubectl_path_documents splits as the kubectl provider does: at every line that
 // starts with "---" ("----" included).
 func TestKubectlDocumentsSeparators(t *testing.T) {
+	t.Parallel()
 	got, l := evalIn(t, `
 data "kubectl_path_documents" "d" {
   pattern = "${path.module}/m/*.yaml"
@@ -474,6 +489,7 @@ locals {
 
 // Terraform still reads the legacy bare list and map types.
 func TestLegacyBareTypes(t *testing.T) {
+	t.Parallel()
 	got, l := evalIn(t, `
 variable "families" {
   type    = list
@@ -495,6 +511,7 @@ locals {
 // yamldecode of text that holds values not known before apply says so, rather
 // than blaming the YAML.
 func TestYamldecodeOfUnknownText(t *testing.T) {
+	t.Parallel()
 	got, l := evalIn(t, `
 data "aws_availability_zones" "azs" {}
 locals {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestFargateDecl(t *testing.T) {
+	t.Parallel()
 	g := cluster.NewGraph()
 	g.Add(&cluster.Resource{Address: "aws_eks_fargate_profile.karpenter", Type: "aws_eks_fargate_profile"})
 	g.Add(&cluster.Resource{Address: "module.eks", Type: "module"})
@@ -31,6 +32,7 @@ func TestFargateDecl(t *testing.T) {
 }
 
 func TestFargateWritersOnlyWriteTheirDeclarations(t *testing.T) {
+	t.Parallel()
 	g := cluster.NewGraph()
 	g.Add(&cluster.Resource{Address: "module.eks", Type: "module", Origin: cluster.Origin{File: "main.tf", Line: 3}})
 	entry := &cluster.FargateProfile{Name: "kube-system", Origin: cluster.Origin{File: "main.tf", Line: 9},

@@ -7,6 +7,7 @@ import (
 )
 
 func TestAccessEntryDecl(t *testing.T) {
+	t.Parallel()
 	g := cluster.NewGraph()
 	g.Add(&cluster.Resource{Address: "aws_eks_access_entry.nodes", Type: "aws_eks_access_entry"})
 	for _, c := range []struct {
@@ -26,6 +27,7 @@ func TestAccessEntryDecl(t *testing.T) {
 }
 
 func TestAccessEntryTypeEdit(t *testing.T) {
+	t.Parallel()
 	g := cluster.NewGraph()
 	g.Add(&cluster.Resource{Address: "module.eks", Type: "module", Origin: cluster.Origin{File: "main.tf", Line: 1}})
 	g.Add(&cluster.Resource{Address: "aws_eks_access_entry.nodes", Type: "aws_eks_access_entry", Origin: cluster.Origin{File: "iam.tf", Line: 4}})

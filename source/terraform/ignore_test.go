@@ -14,6 +14,7 @@ import (
 // that holds something (comments in between are skipped), nested ones too;
 // heredoc text that looks like a comment is not one.
 func TestIgnoreComments(t *testing.T) {
+	t.Parallel()
 	src := `# eksdoctor:ignore=teardown-order,teardown-orphans the controller outlives it
 # another comment
 resource "kubectl_manifest" "pool" {

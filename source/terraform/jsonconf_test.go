@@ -66,6 +66,7 @@ const cdktfJSON = `{
 `
 
 func TestJSONConfiguration(t *testing.T) {
+	t.Parallel()
 	dir := writeDir(t, map[string]string{"cdk.tf.json": cdktfJSON, "provider.tf.json": `{"provider": {"aws": [{"region": "eu-west-1"}]}}`})
 	m, err := Load(dir, Options{})
 	if err != nil {
@@ -116,6 +117,7 @@ func TestJSONConfiguration(t *testing.T) {
 }
 
 func TestJSONConfigurationErrors(t *testing.T) {
+	t.Parallel()
 	dir := writeDir(t, map[string]string{
 		"bad.tf.json": "{\n  \"resource\": {\n    \"x\": [1,\n}\n",
 		"ok.tf":       "resource \"aws_eks_cluster\" \"c\" {\n  name = \"ok\"\n}\n",

@@ -68,6 +68,7 @@ func loadKeys(t *testing.T, files map[string]string, addr string) (*cluster.Mode
 }
 
 func TestInstanceKeys(t *testing.T) {
+	t.Parallel()
 	byName := `{ for doc in data.kubectl_file_documents.k.documents : "${yamldecode(doc).kind}/${yamldecode(doc).metadata.name}" => doc }`
 	for _, c := range []struct {
 		name, res string
@@ -239,6 +240,7 @@ func TestInstanceKeys(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			addr := "kubectl_manifest.x"
 			if strings.Contains(c.res, "kubernetes_manifest") {
 				addr = "kubernetes_manifest.x"
@@ -273,6 +275,7 @@ func equalMaps(a, b map[string]string) bool {
 }
 
 func TestInstanceKeysOnlyForManifests(t *testing.T) {
+	t.Parallel()
 	m, err := Load(writeDir(t, lifecycleFiles(`resource "helm_release" "x" {
   for_each = toset(data.kubectl_file_documents.k.documents)
   name     = "x"
@@ -297,6 +300,7 @@ resource "kubectl_manifest" "plain" {
 // the objects are the same, keyed by kind and name, and the keys no longer
 // follow the content.
 func TestRekeyByNameEdit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, res, addr, want string
 	}{
@@ -320,6 +324,7 @@ func TestRekeyByNameEdit(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			files := lifecycleFiles(c.res)
 			dir := writeDir(t, files)
 			m, err := Load(dir, Options{})
@@ -366,6 +371,7 @@ func TestRekeyByNameEdit(t *testing.T) {
 }
 
 func TestRekeyByNameEditRefuses(t *testing.T) {
+	t.Parallel()
 	g := cluster.NewGraph()
 	keyed := &cluster.InstanceKeys{From: cluster.KeysContent, Rekey: map[string]string{"for_each": "{}"}}
 	g.Add(&cluster.Resource{Address: "kubectl_manifest.json", Origin: cluster.Origin{File: "main.tf.json", Line: 3}, Keys: keyed})
@@ -387,6 +393,7 @@ func TestRekeyByNameEditRefuses(t *testing.T) {
 }
 
 func TestIsObjectDoc(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    string
 		want bool
@@ -408,6 +415,7 @@ func TestIsObjectDoc(t *testing.T) {
 }
 
 func TestDigestOf(t *testing.T) {
+	t.Parallel()
 	text := "kind: NodePool\n"
 	for _, c := range []struct {
 		key  string
@@ -435,6 +443,7 @@ func TestDigestOf(t *testing.T) {
 }
 
 func TestForKeyFrom(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		expr, want string
 	}{
@@ -464,6 +473,7 @@ func TestForKeyFrom(t *testing.T) {
 }
 
 func TestByNameFor(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		keyVar, valVar, coll, val, cond string
 		structured                      bool
@@ -480,6 +490,7 @@ func TestByNameFor(t *testing.T) {
 }
 
 func TestOneLineAndUniqueIdentities(t *testing.T) {
+	t.Parallel()
 	if s, ok := oneLine("a.b"); !ok || s != "a.b" {
 		t.Errorf("oneLine(a.b) = %q, %v", s, ok)
 	}
@@ -504,6 +515,7 @@ func TestOneLineAndUniqueIdentities(t *testing.T) {
 }
 
 func TestDocumentID(t *testing.T) {
+	t.Parallel()
 	obj := func(attrs map[string]cty.Value) cty.Value { return cty.ObjectVal(attrs) }
 	meta := obj(map[string]cty.Value{"name": cty.StringVal("a")})
 	for _, c := range []struct {

@@ -679,73 +679,7 @@ func (x *execCmd) helm() {
 			x.unread("installs inside a loop or condition, which eksdoctor does not follow")
 			return
 		}
-		args := pos[1:]
-		if len(flagValues(flags, "generate-name", "g")) > 0 {
-			args = append([]shWord{{text: "", dyn: true}}, args...)
-		}
-		if len(args) < 2 || args[1].dyn || cluster.IsUnknown(args[1].text) {
-			x.unread("installs a chart known only when it runs")
-			return
-		}
-		rel := execRelease{name: args[0].text, chart: args[1].text, line: x.line}
-		if args[0].dyn {
-			x.unread("installs a release named only when it runs")
-			return
-		}
-		if v, ok := lastFlag(flags, "version"); ok && !v.dyn {
-			rel.version = v.text
-		}
-		if v, ok := lastFlag(flags, "repo"); ok && !v.dyn {
-			rel.repo = v.text
-		}
-		if v, ok := lastFlag(flags, "n", "namespace"); ok {
-			if v.dyn {
-				x.unread("installs into a namespace known only when it runs")
-				return
-			}
-			rel.namespace = v.text
-		}
-		if strings.HasPrefix(rel.chart, "oci://") {
-			i := strings.LastIndexByte(rel.chart, '/')
-			rel.repo, rel.chart = rel.chart[:i], rel.chart[i+1:]
-		} else if i := strings.IndexByte(rel.chart, '/'); i > 0 && !strings.HasPrefix(rel.chart, ".") && !strings.HasPrefix(rel.chart, "/") && strings.Count(rel.chart, "/") == 1 && rel.repo == "" {
-			// repo/chart: a repository added with helm repo add.
-			rel.repo, rel.chart = rel.chart[:i], rel.chart[i+1:]
-		}
-		for _, kind := range []string{"set", "set-string"} {
-			for _, s := range flags[kind] {
-				if s.dyn {
-					rel.unknown = appendUniq(rel.unknown, "--"+kind)
-					continue
-				}
-				for _, kv := range splitSet(s.text) {
-					k, v, _ := strings.Cut(kv, "=")
-					rel.sets = append(rel.sets, execSet{name: k, value: v, str: kind == "set-string"})
-				}
-			}
-		}
-		for _, kind := range []string{"set-json", "set-file", "set-literal"} {
-			if len(flags[kind]) > 0 {
-				rel.unknown = appendUniq(rel.unknown, "--"+kind)
-			}
-		}
-		for _, f := range flagValues(flags, "f", "values") {
-			if f.text == "-" && x.stdin != nil && !x.stdinDyn {
-				rel.values = append(rel.values, execFile{text: *x.stdin})
-				continue
-			}
-			if f.dyn || f.text == "-" || strings.Contains(f.text, "://") || x.read == nil || cluster.IsUnknown(f.text) {
-				rel.unknown = appendUniq(rel.unknown, "-f "+f.text)
-				continue
-			}
-			fs, err := x.read(f.text, false)
-			if err != nil || len(fs) != 1 {
-				rel.unknown = appendUniq(rel.unknown, "-f "+f.text)
-				continue
-			}
-			rel.values = append(rel.values, fs[0])
-		}
-		x.res.releases = append(x.res.releases, rel)
+		x.helmInstall(flags, pos[1:])
 	case "uninstall", "delete", "del", "un":
 		if !x.destroy {
 			return
@@ -762,6 +696,91 @@ func (x *execCmd) helm() {
 			x.res.destroy.Uninstalls = appendUniq(x.res.destroy.Uninstalls, p.text)
 		}
 		x.res.destroy.Text = x.text()
+	}
+}
+
+// helmInstall reads the release a helm install or upgrade with these flags
+// and positional arguments (after the verb) installs: its name, chart,
+// repository, version and namespace, its --set values and values files.
+func (x *execCmd) helmInstall(flags map[string][]shWord, args []shWord) {
+	if len(flagValues(flags, "generate-name", "g")) > 0 {
+		args = append([]shWord{{text: "", dyn: true}}, args...)
+	}
+	if len(args) < 2 || args[1].dyn || cluster.IsUnknown(args[1].text) {
+		x.unread("installs a chart known only when it runs")
+		return
+	}
+	rel := execRelease{name: args[0].text, chart: args[1].text, line: x.line}
+	if args[0].dyn {
+		x.unread("installs a release named only when it runs")
+		return
+	}
+	if v, ok := lastFlag(flags, "version"); ok && !v.dyn {
+		rel.version = v.text
+	}
+	if v, ok := lastFlag(flags, "repo"); ok && !v.dyn {
+		rel.repo = v.text
+	}
+	if v, ok := lastFlag(flags, "n", "namespace"); ok {
+		if v.dyn {
+			x.unread("installs into a namespace known only when it runs")
+			return
+		}
+		rel.namespace = v.text
+	}
+	if strings.HasPrefix(rel.chart, "oci://") {
+		i := strings.LastIndexByte(rel.chart, '/')
+		rel.repo, rel.chart = rel.chart[:i], rel.chart[i+1:]
+	} else if i := strings.IndexByte(rel.chart, '/'); i > 0 && !strings.HasPrefix(rel.chart, ".") && !strings.HasPrefix(rel.chart, "/") && strings.Count(rel.chart, "/") == 1 && rel.repo == "" {
+		// repo/chart: a repository added with helm repo add.
+		rel.repo, rel.chart = rel.chart[:i], rel.chart[i+1:]
+	}
+	rel.helmSets(flags)
+	x.helmValues(&rel, flags)
+	x.res.releases = append(x.res.releases, rel)
+}
+
+// helmSets reads the --set and --set-string values; those known only when
+// the command runs, and --set-json, --set-file and --set-literal, are listed
+// as unknown.
+func (rel *execRelease) helmSets(flags map[string][]shWord) {
+	for _, kind := range []string{"set", "set-string"} {
+		for _, s := range flags[kind] {
+			if s.dyn {
+				rel.unknown = appendUniq(rel.unknown, "--"+kind)
+				continue
+			}
+			for _, kv := range splitSet(s.text) {
+				k, v, _ := strings.Cut(kv, "=")
+				rel.sets = append(rel.sets, execSet{name: k, value: v, str: kind == "set-string"})
+			}
+		}
+	}
+	for _, kind := range []string{"set-json", "set-file", "set-literal"} {
+		if len(flags[kind]) > 0 {
+			rel.unknown = appendUniq(rel.unknown, "--"+kind)
+		}
+	}
+}
+
+// helmValues reads the values files given with -f ("-" is the command's
+// input, when known); those it cannot read are listed as unknown.
+func (x *execCmd) helmValues(rel *execRelease, flags map[string][]shWord) {
+	for _, f := range flagValues(flags, "f", "values") {
+		if f.text == "-" && x.stdin != nil && !x.stdinDyn {
+			rel.values = append(rel.values, execFile{text: *x.stdin})
+			continue
+		}
+		if f.dyn || f.text == "-" || strings.Contains(f.text, "://") || x.read == nil || cluster.IsUnknown(f.text) {
+			rel.unknown = appendUniq(rel.unknown, "-f "+f.text)
+			continue
+		}
+		fs, err := x.read(f.text, false)
+		if err != nil || len(fs) != 1 {
+			rel.unknown = appendUniq(rel.unknown, "-f "+f.text)
+			continue
+		}
+		rel.values = append(rel.values, fs[0])
 	}
 }
 

@@ -38,6 +38,7 @@ func files(m map[string]string) execReader {
 const poolDoc = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\n"
 
 func TestShellWords(t *testing.T) {
+	t.Parallel()
 	sc := parseShell(`FOO=bar kubectl apply -f "$FOO" -n 'k s' \
   --context=x; echo $UNSET "a\"b" $'c d' ${X.y} && ls # comment | kubectl`, map[string]string{"FOO": "file.yaml"})
 	if len(sc.pipelines) != 3 {
@@ -61,6 +62,7 @@ func TestShellWords(t *testing.T) {
 }
 
 func TestShellHeredocAndLines(t *testing.T) {
+	t.Parallel()
 	sc := parseShell("aws eks update-kubeconfig\ncat <<EOF | kubectl apply -f -\n"+poolDoc+"EOF\nkubectl apply -k x\n", nil)
 	if len(sc.pipelines) != 3 {
 		t.Fatalf("pipelines = %d, want 3", len(sc.pipelines))
@@ -75,6 +77,7 @@ func TestShellHeredocAndLines(t *testing.T) {
 }
 
 func TestInterpretApplies(t *testing.T) {
+	t.Parallel()
 	read := files(map[string]string{
 		"/m/np.yaml":       poolDoc,
 		"/m/dir/a.yaml":    strings.Replace(poolDoc, "default", "a", 1),
@@ -115,6 +118,7 @@ func TestInterpretApplies(t *testing.T) {
 }
 
 func TestInterpretUnread(t *testing.T) {
+	t.Parallel()
 	read := files(map[string]string{"/m/np.yaml": poolDoc})
 	for _, cmd := range []string{
 		"kubectl apply -k ./overlay",
@@ -143,6 +147,7 @@ func TestInterpretUnread(t *testing.T) {
 }
 
 func TestInterpretHelm(t *testing.T) {
+	t.Parallel()
 	read := files(map[string]string{"/m/values.yaml": "replicas: 1\n"})
 	res := interpretCommand(`helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version 1.1.1 -n kube-system --create-namespace --set settings.clusterName=demo,replicas=2 --set-string a=1 -f /m/values.yaml --wait`, nil, false, read)
 	if len(res.releases) != 1 {
@@ -167,6 +172,7 @@ func TestInterpretHelm(t *testing.T) {
 }
 
 func TestInterpretDeletes(t *testing.T) {
+	t.Parallel()
 	read := files(map[string]string{"/m/np.yaml": poolDoc + "---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: c\n"})
 	cases := []struct {
 		cmd   string
@@ -193,6 +199,7 @@ func TestInterpretDeletes(t *testing.T) {
 }
 
 func TestInterpretHostile(t *testing.T) {
+	t.Parallel()
 	huge := "cat <<EOF | kubectl apply -f -\n" + strings.Repeat("a: b\n", 250_000) + "EOF\n"
 	start := time.Now()
 	res := interpretCommand(huge, nil, false, nil)
@@ -216,6 +223,7 @@ func TestInterpretHostile(t *testing.T) {
 // TestLocalExecLoad reads provisioners from HCL: self, path.module,
 // environment, the manifest file and the destroy-time commands on the graph.
 func TestLocalExecLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, text string) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {

@@ -91,6 +91,7 @@ func loadGraph(t *testing.T, files map[string]string) *cluster.Graph {
 }
 
 func TestModuleOutputDependencies(t *testing.T) {
+	t.Parallel()
 	g := loadGraph(t, map[string]string{"main.tf": fmt.Sprintf(outputsEKS, "20.4.0")})
 	if got, want := g.Nodes["helm_release.reads_outputs"].RefOutputs["module.eks"], []string{"cluster_endpoint", "cluster_name"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("outputs read (through a local too): got %v, want %v", got, want)
@@ -135,6 +136,7 @@ func TestModuleOutputDependencies(t *testing.T) {
 }
 
 func TestModuleOutputsNotModelled(t *testing.T) {
+	t.Parallel()
 	// v17 outputs are not modelled: every output read is the whole module.
 	g := loadGraph(t, map[string]string{"main.tf": fmt.Sprintf(outputsEKS, "17.24.0")})
 	if n := g.Nodes["module.eks"]; n.Parts != nil || n.Outputs != nil {
@@ -166,6 +168,7 @@ resource "aws_eks_cluster" "this" {
 }
 
 func TestLocalModuleOutputDependencies(t *testing.T) {
+	t.Parallel()
 	g := loadGraph(t, map[string]string{
 		"main.tf": `module "net" {
   source = "./net"

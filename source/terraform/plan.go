@@ -169,56 +169,14 @@ func (p *planLoader) configModule(m *tfjson.ConfigModule, prefix string, g *clus
 		return
 	}
 	p.configs[prefix] = &planModule{cfg: m, prefix: prefix}
-	declared := map[string]bool{}
+	refs := planRefs{prefix: prefix, declared: map[string]bool{}}
 	for _, r := range m.Resources {
 		if r != nil {
-			declared[r.Address] = true
+			refs.declared[r.Address] = true
 		}
 	}
 	for name := range m.ModuleCalls {
-		declared["module."+name] = true
-	}
-	refsOf := func(exprs map[string]*tfjson.Expression, extra ...*tfjson.Expression) ([]string, map[string][]string) {
-		set := map[string]bool{}
-		outs := refOutputs{}
-		var visit func(e *tfjson.Expression)
-		visit = func(e *tfjson.Expression) {
-			if e == nil || e.ExpressionData == nil {
-				return
-			}
-			// A reference to an output is listed with the bare call after it
-			// ("module.eks.cluster_name", "module.eks"): the bare call reads
-			// the whole module only when no output of it is listed.
-			named := map[string]bool{}
-			for _, ref := range e.References {
-				if a := refAddress(ref); a != "" && declared[a] && strings.HasPrefix(a, "module.") {
-					if o := refOutput(ref); o != "" {
-						named[a] = true
-						outs.add(prefix+a, o)
-					}
-				}
-			}
-			for _, ref := range e.References {
-				if a := refAddress(ref); a != "" && declared[a] {
-					set[prefix+a] = true
-					if strings.HasPrefix(a, "module.") && !named[a] && refOutput(ref) == "" {
-						outs.add(prefix+a, "")
-					}
-				}
-			}
-			for _, nb := range e.NestedBlocks {
-				for _, x := range nb {
-					visit(x)
-				}
-			}
-		}
-		for _, e := range exprs {
-			visit(e)
-		}
-		for _, e := range extra {
-			visit(e)
-		}
-		return sortedKeys(set), outs.lists()
+		refs.declared["module."+name] = true
 	}
 	for _, r := range m.Resources {
 		if r == nil {
@@ -237,48 +195,106 @@ func (p *planLoader) configModule(m *tfjson.ConfigModule, prefix string, g *clus
 			Attrs:     p.attrs(prefix+r.Address, r.Expressions),
 			Count:     countText(r.CountExpression, r.ForEachExpression),
 		}
-		node.Refs, node.RefOutputs = refsOf(r.Expressions, r.CountExpression, r.ForEachExpression)
+		node.Refs, node.RefOutputs = refs.of(r.Expressions, r.CountExpression, r.ForEachExpression)
 		g.Add(node)
 	}
 	for _, name := range sortedKeys(m.ModuleCalls) {
-		call := m.ModuleCalls[name]
-		if call == nil {
-			continue
+		if call := m.ModuleCalls[name]; call != nil {
+			p.configCall(name, call, refs, g, depth)
 		}
-		addr := prefix + "module." + name
-		node := &cluster.Resource{
-			Address:   addr,
-			Type:      "module",
-			Name:      name,
-			Source:    call.Source,
-			Version:   call.VersionConstraint,
-			DependsOn: prefixAll(prefix, call.DependsOn),
-			Origin:    p.origin(addr),
-			Attrs:     constantAttrs(call.Expressions),
-			Count:     countText(call.CountExpression, call.ForEachExpression),
-		}
-		node.Refs, node.RefOutputs = refsOf(call.Expressions, call.CountExpression, call.ForEachExpression)
-		kind, major, from := p.classify(call)
-		if kind != kindLocal {
-			node.Parts, node.Outputs = modelledParts(&moduleCall{kind: kind, source: call.Source, version: call.VersionConstraint, declaredMajor: majorOf(call.VersionConstraint)}, addr)
-		}
-		if kind == kindLocal && call.Module != nil {
-			for _, r := range call.Module.Resources {
-				if r != nil {
-					node.Refs = append(node.Refs, addr+"."+r.Address)
-				}
+	}
+}
+
+// configCall adds the module call name of the module at refs.prefix to the
+// graph: a local module with its own resources and calls (which the call
+// refers to), a modelled one with the parts it creates.
+func (p *planLoader) configCall(name string, call *tfjson.ModuleCall, refs planRefs, g *cluster.Graph, depth int) {
+	addr := refs.prefix + "module." + name
+	node := &cluster.Resource{
+		Address:   addr,
+		Type:      "module",
+		Name:      name,
+		Source:    call.Source,
+		Version:   call.VersionConstraint,
+		DependsOn: prefixAll(refs.prefix, call.DependsOn),
+		Origin:    p.origin(addr),
+		Attrs:     constantAttrs(call.Expressions),
+		Count:     countText(call.CountExpression, call.ForEachExpression),
+	}
+	node.Refs, node.RefOutputs = refs.of(call.Expressions, call.CountExpression, call.ForEachExpression)
+	kind, major, from := p.classify(call)
+	if kind != kindLocal {
+		node.Parts, node.Outputs = modelledParts(&moduleCall{kind: kind, source: call.Source, version: call.VersionConstraint, declaredMajor: majorOf(call.VersionConstraint)}, addr)
+	}
+	if kind == kindLocal && call.Module != nil {
+		for _, r := range call.Module.Resources {
+			if r != nil {
+				node.Refs = append(node.Refs, addr+"."+r.Address)
 			}
-			for child := range call.Module.ModuleCalls {
-				node.Refs = append(node.Refs, addr+".module."+child)
-			}
-			node.Refs = dedupe(node.Refs)
 		}
-		g.Add(node)
-		switch {
-		case kind == kindLocal:
-			p.configModule(call.Module, addr+".", g, depth+1)
-		case kind >= kindEKS:
-			p.semantic(addr, call, kind, major, from)
+		for child := range call.Module.ModuleCalls {
+			node.Refs = append(node.Refs, addr+".module."+child)
+		}
+		node.Refs = dedupe(node.Refs)
+	}
+	g.Add(node)
+	switch {
+	case kind == kindLocal:
+		p.configModule(call.Module, addr+".", g, depth+1)
+	case kind >= kindEKS:
+		p.semantic(addr, call, kind, major, from)
+	}
+}
+
+// planRefs finds, in a module's expressions, the references to what the
+// module declares (declared, by address within the module), as addresses
+// that start with prefix.
+type planRefs struct {
+	prefix   string
+	declared map[string]bool
+}
+
+// of gives the sorted addresses exprs and extra refer to, and the outputs
+// read of each module call they refer to ("" for the whole module).
+func (pr planRefs) of(exprs map[string]*tfjson.Expression, extra ...*tfjson.Expression) ([]string, map[string][]string) {
+	set := map[string]bool{}
+	outs := refOutputs{}
+	for _, e := range exprs {
+		pr.visit(e, set, outs)
+	}
+	for _, e := range extra {
+		pr.visit(e, set, outs)
+	}
+	return sortedKeys(set), outs.lists()
+}
+
+func (pr planRefs) visit(e *tfjson.Expression, set map[string]bool, outs refOutputs) {
+	if e == nil || e.ExpressionData == nil {
+		return
+	}
+	// A reference to an output is listed with the bare call after it
+	// ("module.eks.cluster_name", "module.eks"): the bare call reads
+	// the whole module only when no output of it is listed.
+	named := map[string]bool{}
+	for _, ref := range e.References {
+		if a := refAddress(ref); a != "" && pr.declared[a] && strings.HasPrefix(a, "module.") {
+			if o := refOutput(ref); o != "" {
+				named[a] = true
+				outs.add(pr.prefix+a, o)
+			}
+		}
+	}
+	for _, ref := range e.References {
+		if a := refAddress(ref); a != "" && pr.declared[a] {
+			set[pr.prefix+a] = true
+			if strings.HasPrefix(a, "module.") && !named[a] && refOutput(ref) == "" {
+				outs.add(pr.prefix+a, "")
+			}
+		}
+	}
+	for _, nb := range e.NestedBlocks {
+		for _, x := range nb {
+			pr.visit(x, set, outs)
 		}
 	}
 }

@@ -58,6 +58,7 @@ var ignoreOrigins = cmp.Options{
 // groups, Fargate profiles, add-ons, Helm releases, objects, identity, the Karpenter
 // installation and the dependency graph.
 func TestPlanMatchesConfiguration(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "plan")
 	fromHCL, err := Load(dir, Options{})
 	if err != nil {
@@ -115,6 +116,7 @@ func TestPlanMatchesConfiguration(t *testing.T) {
 }
 
 func TestIsPlanJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		data string
@@ -134,6 +136,7 @@ func TestIsPlanJSON(t *testing.T) {
 }
 
 func TestLoadPlanBadInput(t *testing.T) {
+	t.Parallel()
 	m, err := LoadPlan("p.json", []byte("{\n  \"format_version\": \"1.2\",\n  \"planned_values\": {,\n}\n"))
 	if err != nil {
 		t.Fatalf("got error %v, want a problem", err)

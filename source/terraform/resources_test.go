@@ -286,6 +286,7 @@ func loadRaw(t *testing.T) (*cluster.Model, string) {
 }
 
 func TestRawResources(t *testing.T) {
+	t.Parallel()
 	m, dir := loadRaw(t)
 	main := filepath.Join(dir, "main.tf")
 
@@ -387,6 +388,7 @@ func TestRawResources(t *testing.T) {
 }
 
 func TestRawHelmReleases(t *testing.T) {
+	t.Parallel()
 	m, dir := loadRaw(t)
 	main := filepath.Join(dir, "main.tf")
 	k := release(t, m, "helm_release.karpenter")
@@ -445,6 +447,7 @@ func TestRawHelmReleases(t *testing.T) {
 }
 
 func TestRawObjects(t *testing.T) {
+	t.Parallel()
 	m, dir := loadRaw(t)
 	type view struct {
 		Ref     string
@@ -482,6 +485,7 @@ func TestRawObjects(t *testing.T) {
 }
 
 func TestRawGraph(t *testing.T) {
+	t.Parallel()
 	m, _ := loadRaw(t)
 	g := m.Terraform
 	tests := []struct {
@@ -563,6 +567,7 @@ func TestRawGraph(t *testing.T) {
 }
 
 func TestLocalModuleOutputs(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"main.tf": `module "net" {
   source = "./net"
@@ -626,6 +631,7 @@ output "role_arn" { value = aws_iam_role.this.arn }
 // A file that does not parse is a problem naming file and line; the other files are
 // still analysed.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := writeDir(t, map[string]string{
 		"good.tf": `resource "aws_eks_cluster" "this" {
   name    = "ok"
@@ -686,6 +692,7 @@ resource "kubectl_manifest" "np" {
 // A manifest resource whose object is not known before apply is said; when it
 // is named as Karpenter's, it may be a NodePool: capacity that cannot be seen.
 func TestUnknownManifestObject(t *testing.T) {
+	t.Parallel()
 	m, unresolved := loadSrcUnresolved(t, `
 variable "pool_yaml" {
   type = string
@@ -718,6 +725,7 @@ resource "kubectl_manifest" "crds" {
 // block_device_mappings, disk_size without one; a raw node group's launch
 // template is not read.
 func TestNodeGroupDisks(t *testing.T) {
+	t.Parallel()
 	m := loadSrc(t, `
 module "eks" {
   source  = "terraform-aws-modules/eks/aws"
@@ -788,6 +796,7 @@ resource "aws_eks_node_group" "templated" {
 // A body that is a value known only after apply, with text around it, is not
 // known: never invalid input.
 func TestManifestBodyOfAnHTTPResponse(t *testing.T) {
+	t.Parallel()
 	_, unresolved := loadSrcUnresolved(t, `
 data "http" "plugin" {
   url = "https://example.com/plugin.yaml"

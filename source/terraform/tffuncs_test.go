@@ -11,6 +11,7 @@ import (
 // The pure functions Terraform evaluates at plan time are evaluated; unknown
 // arguments, and text that holds values not known yet, make them unknown.
 func TestEvalPureFunctions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		expr string
@@ -68,6 +69,7 @@ func TestEvalPureFunctions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := "variable \"cidr\" {}\n" + opaqueModules + "locals {\n  result = " + tt.expr + "\n}\n"
 			got, l := evalIn(t, src, nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -80,6 +82,7 @@ func TestEvalPureFunctions(t *testing.T) {
 // Functions evaluated by the libraries stay within the budgets: arguments too large
 // to walk are refused, and so are results far larger than their arguments.
 func TestEvalLibraryBudgets(t *testing.T) {
+	t.Parallel()
 	// l4 is 320,000 strings described by a few lines; l5 would be 6.4 million.
 	wide := "  l0 = [\"x\", \"y\"]\n"
 	for i := 1; i <= 5; i++ {
@@ -101,6 +104,7 @@ func TestEvalLibraryBudgets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := "locals {\n" + wide + "  result = " + tt.expr + "\n}\n"
 			got, l := evalIn(t, src, nil)
 			var msgs []string
