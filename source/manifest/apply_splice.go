@@ -365,35 +365,8 @@ func value(n *yaml.Node) any {
 	if n.Decode(&v) != nil {
 		return nil
 	}
-	return cluster.Normalize(jsonish(v, 0), 0)
-}
-
-// jsonish turns what yaml.v3 decodes into JSON-like values.
-func jsonish(v any, depth int) any {
-	if depth > cluster.MaxValueDepth {
-		return nil
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = jsonish(e, depth+1)
-		}
-		return out
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[fmt.Sprint(k)] = jsonish(e, depth+1)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = jsonish(e, depth+1)
-		}
-		return out
-	}
-	return v
+	// Normalize also turns yaml.v3's map[any]any into map[string]any.
+	return cluster.Normalize(v, 0)
 }
 
 func same(a, b any) bool { return reflect.DeepEqual(cluster.Normalize(a, 0), cluster.Normalize(b, 0)) }
