@@ -157,6 +157,38 @@ func (p *Pod) StateText() string {
 	return s
 }
 
+// karpenterComponent is the source component of Karpenter's events.
+const karpenterComponent = "karpenter"
+
+// KarpenterSaid returns the newest FailedScheduling message Karpenter
+// recorded for the pods ("Failed to schedule pod, ..."); empty when none was
+// read.
+func KarpenterSaid(pods []*Pod) Quote {
+	return failedScheduling(pods, func(src string) bool { return src == karpenterComponent })
+}
+
+// failedScheduling is the newest FailedScheduling event of the pods from a
+// source that passes from.
+func failedScheduling(pods []*Pod, from func(string) bool) Quote {
+	for _, p := range pods {
+		for i := len(p.Events) - 1; i >= 0; i-- {
+			ev := p.Events[i]
+			if ev.Reason != "FailedScheduling" || ev.Message == "" || !from(ev.Source) {
+				continue
+			}
+			where := "FailedScheduling event"
+			if ev.Source != "" {
+				where += " from " + ev.Source
+			}
+			if ev.Count > 1 {
+				where += fmt.Sprintf(", %d times", ev.Count)
+			}
+			return Quote{Message: ev.Message, From: where + ", pod " + p.Object.Name}
+		}
+	}
+	return Quote{}
+}
+
 // Quote is what the scheduler said about pods it could not place.
 type Quote struct {
 	Message string
@@ -165,25 +197,14 @@ type Quote struct {
 	From string
 }
 
-// SchedulerMessage returns the newest FailedScheduling message recorded for the
-// pods, or, when the events have expired (after an hour by default), the
-// message of a pod's PodScheduled condition; empty when nothing was recorded.
+// SchedulerMessage returns the newest FailedScheduling message the pods'
+// scheduler recorded for them (kube-scheduler's, not Karpenter's, which also
+// records FailedScheduling events: see KarpenterSaid), or, when the events
+// have expired (after an hour by default), the message of a pod's
+// PodScheduled condition; empty when nothing was recorded.
 func SchedulerMessage(pods []*Pod) Quote {
-	for _, p := range pods {
-		for i := len(p.Events) - 1; i >= 0; i-- {
-			ev := p.Events[i]
-			if ev.Reason != "FailedScheduling" || ev.Message == "" {
-				continue
-			}
-			from := "FailedScheduling event"
-			if ev.Source != "" {
-				from += " from " + ev.Source
-			}
-			if ev.Count > 1 {
-				from += fmt.Sprintf(", %d times", ev.Count)
-			}
-			return Quote{Message: ev.Message, From: from + ", pod " + p.Object.Name}
-		}
+	if q := failedScheduling(pods, func(src string) bool { return src != karpenterComponent }); q.Message != "" {
+		return q
 	}
 	for _, p := range pods {
 		for _, c := range p.Status.Conditions {
@@ -198,3 +219,21 @@ func SchedulerMessage(pods []*Pod) Quote {
 	}
 	return Quote{}
 }
+
+// State words a condition's status as Karpenter's and the kubelet's
+// conditions read: "Unknown (NodeNotFound: Node not registered with cluster)".
+func (c Condition) State() string {
+	s := c.Status
+	switch {
+	case c.Reason != "" && c.Message != "":
+		s += " (" + c.Reason + ": " + c.Message + ")"
+	case c.Reason != "":
+		s += " (" + c.Reason + ")"
+	case c.Message != "":
+		s += " (" + c.Message + ")"
+	}
+	return s
+}
+
+// String words a condition with its type: "NodeClassReady=False (NodeClassNotFound: NodeClass not found on cluster)".
+func (c Condition) String() string { return c.Type + "=" + c.State() }

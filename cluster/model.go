@@ -141,6 +141,9 @@ type Event struct {
 	Message string
 	Source  string
 	Count   int32
+	// Last is when it was last seen (lastTimestamp, or eventTime), RFC 3339;
+	// "" when not known.
+	Last string
 }
 
 // CapacityKind tells the kinds of capacity apart.
@@ -303,7 +306,10 @@ type NodePool struct {
 	// InUse is what the NodePool's nodes already hold against its limits
 	// (status.resources, which Karpenter keeps in a running cluster); nil
 	// when not known.
-	InUse        corev1.ResourceList
+	InUse corev1.ResourceList
+	// Conditions are the NodePool's status conditions, which Karpenter keeps
+	// in a running cluster (Ready, NodeClassReady, ValidationSucceeded, ...).
+	Conditions   []Condition
 	NodeClassRef NodeClassRef
 	// InlineNodeClass marks a v1alpha5 Provisioner whose AWS settings are
 	// written inline (spec.provider) rather than in a node class.

@@ -76,6 +76,7 @@ if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/kube-apiserver" &&
 else
   job testbin "test binaries: kube-apiserver, etcd and kube-scheduler" ./hack/testbin.sh
 fi
+job controllers "the cluster with controllers: kube-controller-manager, Karpenter's kwok binary and kwok" ./hack/testbin.sh controllers
 job sarif "SARIF 2.1.0 schema and validator" ./hack/sarif-schema.sh
 job mermaid "Mermaid (its own parser checks eksdoctor's graphs in the browser)" ./hack/mermaid.sh
 job chromium "headless Chromium (the HTML report is checked in a real browser)" chromium_check
@@ -97,10 +98,12 @@ fi
 
 step "go vet"
 go vet ./...
+go vet -tags livecontrollers ./internal/livecontrollers ./internal/testenv
 
 finish testbin
 KUBEBUILDER_ASSETS=$(tail -n 1 "$logs/testbin.out")
 export KUBEBUILDER_ASSETS
+finish controllers
 finish sarif
 EKSDOCTOR_SARIF_SCHEMA=$(tail -n 1 "$logs/sarif.out")
 export EKSDOCTOR_SARIF_SCHEMA
@@ -119,6 +122,15 @@ job differential "go test: Karpenter's provisioning scheduler (internal/differen
   bash -c 'cd internal/differential/karpenter && go vet ./... && go test -count=1 ./...'
 job differential_v1beta1 "go test: Karpenter v0.37's provisioning scheduler (internal/differential/karpenterv1beta1)" \
   bash -c 'cd internal/differential/karpenterv1beta1 && go vet ./... && go test -count=1 ./...'
+
+# The live suite against the real controllers (internal/livecontrollers, build
+# tag livecontrollers): kube-controller-manager, kube-scheduler, Karpenter with
+# its kwok provider and kwok reproduce each failure family, and eksdoctor's
+# diagnosis is compared with what they did. Most of its time is waiting for the
+# controllers (Karpenter's registration timeout is fifteen minutes), so it runs
+# beside the main module's tests; -v prints each scenario's record.
+job livecontrollers "go test: eksdoctor against the real controllers (internal/livecontrollers)" \
+  go test -tags livecontrollers -count=1 -v -parallel 8 -timeout 45m ./internal/livecontrollers
 
 step "go test"
 main_status=0
@@ -159,6 +171,9 @@ fuzz ./report FuzzReport 1500x
 fuzz ./sim FuzzPlace 4000x
 fuzz ./schema FuzzValidate 8000x
 fuzz ./identity FuzzResolve 10000x
+
+# The live suite has been running beside the tests and the fuzzing.
+finish livecontrollers
 
 step "the bundled examples"
 mkdir -p bin

@@ -146,8 +146,11 @@ func reportStuck(p *Pass, o *cluster.Object, ctrl sim.Controller, now time.Time,
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s has been deleting%s, held by finalizer(s) %s.\n", o.Ref(), waited, strings.Join(fins, ", "))
 	fmt.Fprintf(&b, "%s\n", ctrl.Sentence())
-	if node != nil {
-		fmt.Fprintf(&b, "Its Node %s is in the same state (finalizers %s).\n", node.Name, strings.Join(node.Finalizers, ", "))
+	switch {
+	case node != nil && node.Deleting:
+		fmt.Fprintf(&b, "Its Node %s is being deleted too, held by %s.\n", node.Name, strings.Join(node.Finalizers, ", "))
+	case node != nil:
+		fmt.Fprintf(&b, "Its Node %s is still there (finalizers %s): it goes when the NodeClaim is finalized.\n", node.Name, strings.Join(node.Finalizers, ", "))
 	}
 	if len(claims) > 0 {
 		var names []string

@@ -46,6 +46,7 @@ var skippedImpact = map[string]string{
 	"events (reason=FailedAttachVolume)":     "Multi-Attach errors are not quoted",
 	"events (reason=FailedScheduling)":       "the scheduler's FailedScheduling messages are not quoted",
 	"events (involvedObject.kind=NodeClaim)": "Karpenter's events about NodeClaims are not quoted",
+	"events (reason=Nominated)":              "the pods Karpenter nominated to a NodeClaim are not named",
 }
 
 func runLiveResourceSkipped(p *Pass) {

@@ -9,6 +9,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/identity"
 	"github.com/eksdoctor/eksdoctor/internal/shell"
+	"github.com/eksdoctor/eksdoctor/sim"
 )
 
 // nodeclaim-not-registered: NodeClaims that launched an instance that never became a node, with the cause when the configuration shows it.
@@ -25,20 +26,16 @@ var nodeClaimNotRegistered = &Check{
 		Fix:  "Authorize the EC2NodeClass node role as a node: an access entry of type `EC2_LINUX` (`aws eks create-access-entry --type EC2_LINUX`), or with authentication mode `CONFIG_MAP`/`API_AND_CONFIG_MAP` an aws-auth mapRoles entry (`eksctl create iamidentitymapping`), then correct the configuration that manages them so the next apply keeps it. When the mapping is correct, look at the instance: its console output or the kubelet log names the cause (security groups, subnets without a route to the API server, a custom AMI's user data).",
 	},
 	Run: runNodeClaimNotRegistered,
+	// Pods waiting for such a node are Pending for that reason, which this
+	// check names more directly than pod-unschedulable.
+	Supersedes: []*Check{podUnschedulable},
 }
 
 func conditionText(c *cluster.Condition) string {
 	if c == nil {
 		return "absent"
 	}
-	s := c.Status
-	if c.Reason != "" {
-		s += " (" + c.Reason + ")"
-	}
-	if c.Message != "" {
-		s += fmt.Sprintf(" %q", c.Message)
-	}
-	return s
+	return c.State()
 }
 
 // nodeClaimEvents returns the events recorded for a NodeClaim, as
@@ -67,7 +64,7 @@ func runNodeClaimNotRegistered(p *Pass) {
 		return
 	}
 	now, haveNow := m.NowTime()
-	byClass := map[string][]unregistered{}
+	byClass := map[cluster.NodeClassRef][]unregistered{}
 	for _, nc := range m.NodeClaims {
 		launched := conditionOf(nc.Conditions, "Launched")
 		if launched == nil || launched.Status != "True" {
@@ -84,13 +81,23 @@ func runNodeClaimNotRegistered(p *Pass) {
 		if !ok || age < registrationGrace {
 			continue
 		}
-		byClass[nc.NodeClassRef.Name] = append(byClass[nc.NodeClassRef.Name], unregistered{claim: nc, age: age})
+		ref := nc.NodeClassRef
+		if ref.Kind == "" {
+			ref.Kind = "EC2NodeClass"
+		}
+		byClass[ref] = append(byClass[ref], unregistered{claim: nc, age: age})
 	}
-	classes := make([]string, 0, len(byClass))
+	classes := make([]cluster.NodeClassRef, 0, len(byClass))
 	for c := range byClass {
 		classes = append(classes, c)
 	}
-	sort.Strings(classes)
+	sort.Slice(classes, func(i, j int) bool {
+		a, b := classes[i], classes[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Group+"/"+a.Kind < b.Group+"/"+b.Kind
+	})
 	for _, class := range classes {
 		claims := byClass[class]
 		sort.Slice(claims, func(i, j int) bool { return claims[i].claim.Name < claims[j].claim.Name })
@@ -98,7 +105,8 @@ func runNodeClaimNotRegistered(p *Pass) {
 	}
 }
 
-func reportUnregistered(p *Pass, class string, claims []unregistered) {
+func reportUnregistered(p *Pass, ref cluster.NodeClassRef, claims []unregistered) {
+	class := ref.Name
 	m := p.Model
 	var oldest time.Duration
 	var b strings.Builder
@@ -128,17 +136,29 @@ func reportUnregistered(p *Pass, class string, claims []unregistered) {
 			fmt.Fprintf(&b, "  event %s\n", e)
 		}
 	}
-	cause, lines, fix := registrationCause(m, class)
+	var cause string
+	var lines []string
+	var fix *Fix
+	obj := cluster.ObjectRef{Kind: ref.Kind, Name: class}
+	origin := claims[0].claim.Object.Origin
+	if group := sim.OtherProvider(ref); group != "" {
+		// Another provider's node class: how its nodes are authorized to
+		// join is not modelled.
+		cause = fmt.Sprintf("its node class %s %q belongs to the %s provider, whose node identities eksdoctor does not model (it checks EC2NodeClass node roles against aws-auth and access entries)", ref.Kind, class, group)
+	} else {
+		cause, lines, fix = registrationCause(m, class)
+		if nc := liveNodeClass(m, class); nc != nil {
+			obj, origin = nc.Object.Ref(), nc.Object.Origin
+		}
+	}
+	waiting := nominatedPending(m, claimNamesOf(claims))
 	for _, l := range lines {
 		b.WriteString(l + "\n")
 	}
-	b.WriteString(nodeJoinSymptom)
-
-	obj := cluster.ObjectRef{Kind: "EC2NodeClass", Name: class}
-	origin := claims[0].claim.Object.Origin
-	if nc := liveNodeClass(m, class); nc != nil {
-		obj, origin = nc.Object.Ref(), nc.Object.Origin
+	if len(waiting) > 0 {
+		fmt.Fprintf(&b, "Pending pods Karpenter nominated to them: %s. Karpenter launches nothing else for them while it waits for these NodeClaims (its FailedScheduling event then says it \"would schedule against uninitialized nodeclaim\").\n", podList(waiting))
 	}
+	b.WriteString(nodeJoinSymptom)
 	subject := fmt.Sprintf("NodeClaim %s", claims[0].claim.Name)
 	if len(claims) > 1 {
 		subject = fmt.Sprintf("%d NodeClaims", len(claims))
@@ -146,9 +166,10 @@ func reportUnregistered(p *Pass, class string, claims []unregistered) {
 	p.Report(Finding{
 		Object:  obj,
 		Origin:  origin,
-		Summary: fmt.Sprintf("%s of EC2NodeClass %s launched an instance that has not registered as a node for %s: %s", subject, class, ageText(oldest), cause),
+		Summary: fmt.Sprintf("%s of %s %s launched an instance that has not registered as a node for %s: %s", subject, ref.Kind, class, ageText(oldest), cause),
 		Detail:  b.String(),
 		Fix:     fix,
+		causes:  podCauses(waiting),
 	})
 }
 
@@ -254,4 +275,12 @@ func authorizeNodeFix(m *cluster.Model, role identity.Role, purpose identity.Pur
 			{Format: FormatShell, Text: fmt.Sprintf("eksctl create iamidentitymapping --cluster %s --arn %s --username %s%s", shell.Quote(name), shell.Quote(arn), shell.Quote(purpose.Username()), groups)},
 		},
 	}
+}
+
+func claimNamesOf(claims []unregistered) []string {
+	out := make([]string, len(claims))
+	for i, u := range claims {
+		out[i] = u.claim.Name
+	}
+	return out
 }

@@ -53,10 +53,19 @@ func pendingDetail(g pendingGroup, pl *sim.Placement, extra ...string) string {
 	} else {
 		b.WriteString("kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour).\n")
 	}
+	said := cluster.KarpenterSaid(g.pods)
+	if said.Message != "" {
+		fmt.Fprintf(&b, "Karpenter: %q (%s).\n", said.Message, said.From)
+	}
 	b.WriteString("eksdoctor: " + pl.Summary())
-	if k := pl.KarpenterMessage(); k != "" {
-		// Karpenter's FailedScheduling event on the pods, word for word.
-		fmt.Fprintf(&b, "\nKarpenter would say: %q.", "Failed to schedule pod, "+k)
+	if k := pl.KarpenterMessage(); k != "" && "Failed to schedule pod, "+k != said.Message {
+		// Karpenter's FailedScheduling event on the pods, word for word, as
+		// it would be now.
+		verb := "would say"
+		if said.Message != "" {
+			verb = "would say now"
+		}
+		fmt.Fprintf(&b, "\nKarpenter %s: %q.", verb, "Failed to schedule pod, "+k)
 	}
 	if lines := pl.Grouped(maxDetailed); len(lines) > 0 {
 		b.WriteString("\nSource by source, in the cluster as it is:")

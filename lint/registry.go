@@ -26,6 +26,7 @@ var registry = []*Check{
 	karpenterSchema,
 	liveResourceSkipped,
 	moduleInputUnknown,
+	nodeClaimNotInitialized,
 	nodeClaimNotRegistered,
 	nodeRoleUnauthorized,
 	podUnschedulable,

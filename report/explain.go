@@ -29,11 +29,14 @@ type Explanation struct {
 // ExplainPods is the live pods of a workload: how many run, which are Pending, what
 // the scheduler said about them and how eksdoctor explains the first one.
 type ExplainPods struct {
-	Total         int           `json:"total"`
-	Running       int           `json:"running"`
-	Pending       []string      `json:"pending"`
-	Scheduler     string        `json:"scheduler,omitempty"`
-	SchedulerFrom string        `json:"schedulerFrom,omitempty"`
+	Total         int      `json:"total"`
+	Running       int      `json:"running"`
+	Pending       []string `json:"pending"`
+	Scheduler     string   `json:"scheduler,omitempty"`
+	SchedulerFrom string   `json:"schedulerFrom,omitempty"`
+	// Karpenter is what Karpenter said of them (its FailedScheduling event).
+	Karpenter     string        `json:"karpenter,omitempty"`
+	KarpenterFrom string        `json:"karpenterFrom,omitempty"`
 	Placement     *ExplainPhase `json:"placement,omitempty"`
 }
 
@@ -113,6 +116,9 @@ func ExplainText(w io.Writer, docs []Explanation, live, paint bool) error {
 			} else if len(pd.Pending) > 0 {
 				b.WriteString("    kube-scheduler: no FailedScheduling event or PodScheduled message was read (events expire after an hour)\n")
 			}
+			if pd.Karpenter != "" {
+				fmt.Fprintf(&b, "    Karpenter: %q\n      (%s)\n", pd.Karpenter, Line(pd.KarpenterFrom))
+			}
 			if pl := pd.Placement; pl != nil {
 				fmt.Fprintf(&b, "    eksdoctor, for pod %s: %s\n", Line(pd.Pending[0]), resultWord(p, pl.Result))
 				writeSources(&b, p, *pl, "      ")
@@ -181,6 +187,8 @@ func Pods(s *sim.Simulator, pods []*cluster.Pod) *ExplainPods {
 	}
 	q := cluster.SchedulerMessage(pending)
 	d.Scheduler, d.SchedulerFrom = q.Message, q.From
+	k := cluster.KarpenterSaid(pending)
+	d.Karpenter, d.KarpenterFrom = k.Message, k.From
 	pl := Phase(s.PlacePod(pending[0]))
 	d.Placement = &pl
 	return d

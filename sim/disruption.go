@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -344,6 +345,12 @@ func (s *Simulator) RunsOn(w *cluster.Workload, np *cluster.NodePool) Result {
 			continue
 		}
 		if v.Result == Refuses && onlyCode(v.Reasons, CodeController) {
+			return Fits
+		}
+		if v.Result == Unknown && !slices.ContainsFunc(v.Reasons, func(r Reason) bool { return !r.TypesUnknown }) {
+			// Another provider's NodePool whose nodes the DaemonSet's
+			// selection and tolerations admit: the DaemonSet controller
+			// places a pod on each of them, whatever their instance types.
 			return Fits
 		}
 		return v.Result

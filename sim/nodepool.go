@@ -41,6 +41,15 @@ type poolInfo struct {
 	// unknownClass is set when the node class is simply not in the inputs.
 	notReady     string
 	unknownClass bool
+	// provider is the node class group of a provider eksdoctor does not
+	// model ("" for AWS); unmodelled words why its instance types are
+	// unknown then.
+	provider   string
+	unmodelled string
+	// uncertainWords: Karpenter may word its refusals of this NodePool's
+	// pods by its limits, which its instance types decide (another
+	// provider's limits with room left).
+	uncertainWords bool
 }
 
 // pool is what placements read of a NodePool, worked out once.
@@ -57,6 +66,9 @@ func (s *Simulator) pool(np *cluster.NodePool) *poolInfo {
 // limits (a node limit of zero, then every type a node of which would breach
 // them). Nil when it looks at the pod.
 func poolRefusal(np *cluster.NodePool, p *poolInfo) []Reason {
+	if p.unmodelled != "" {
+		return limitsReached(np, p.remaining)
+	}
 	if len(p.types) == 0 {
 		return []Reason{{Code: CodeNoInstanceType, Message: msgFilteredOut}}
 	}
@@ -67,6 +79,43 @@ func poolRefusal(np *cluster.NodePool, p *poolInfo) []Reason {
 		return []Reason{{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np), Note: inUseNote(np)}}
 	}
 	return nil
+}
+
+// limitsReached is Karpenter's refusal of a NodePool of another provider whose
+// limits are already reached, whatever its instance types: no node left
+// under a node limit, or less left than the smallest node of any provider
+// has (one CPU, 512 MiB of memory: every instance type of every cloud has at
+// least that much, docs/facts.md). Nil when a node may still fit.
+func limitsReached(np *cluster.NodePool, remaining corev1.ResourceList) []Reason {
+	if q, ok := remaining[resourceNodes]; ok && q.IsZero() {
+		return []Reason{{Code: CodeLimits, Message: "node limits have been exhausted for nodepool" + nodePoolField(np), Note: inUseNote(np)}}
+	}
+	for name, least := range smallestNode {
+		if q, ok := remaining[name]; ok && q.Cmp(least) < 0 {
+			return []Reason{{Code: CodeLimits, Message: "all available instance types exceed limits for nodepool" + nodePoolField(np), Note: inUseNote(np)}}
+		}
+	}
+	return nil
+}
+
+// smallestNode is less than every instance type of any provider holds.
+var smallestNode = map[corev1.ResourceName]resource.Quantity{
+	resourceNodes:         resource.MustParse("1"),
+	corev1.ResourceCPU:    resource.MustParse("1"),
+	corev1.ResourceMemory: resource.MustParse("512Mi"),
+	corev1.ResourcePods:   resource.MustParse("1"),
+}
+
+// limitsUnsettled reports whether a NodePool of another provider has limits
+// with room left: whether an instance type fits in that room is its
+// instance types' to say, so Karpenter may answer any pod with its limits.
+func limitsUnsettled(remaining corev1.ResourceList) bool {
+	for _, q := range remaining {
+		if q.Sign() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // remainingLimits is what a NodePool's limits leave for a new node: the
@@ -137,6 +186,15 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 		delete(p.remaining, resourceNodes)
 	}
 	p.words = wordsOf(p.reqs)
+	if p.provider = otherProvider(np); p.provider != "" {
+		// Another provider's node class: neither it nor its instance
+		// types are modelled; a running cluster says whether Karpenter
+		// takes the NodePool.
+		p.unmodelled = unmodelledTypes(np)
+		p.notReady = notReadyCondition(np)
+		p.uncertainWords = limitsReached(np, p.remaining) == nil && limitsUnsettled(p.remaining)
+		return p
+	}
 	nc := s.nodeClass(np)
 	switch {
 	case np.InlineNodeClass:
@@ -149,6 +207,10 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 	default:
 		p.notReady = nodeClassNotReady(nc)
 		p.os = nodeClassOS(nc)
+	}
+	if live, ok := readiness(np); ok {
+		// The NodePool's own conditions say what Karpenter decided.
+		p.notReady = live
 	}
 	if why := s.notServed(np); why != "" {
 		p.notReady = why
@@ -280,6 +342,9 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
 	fit, rs := s.karpenterVerdict(np, info, pc, req, need)
+	if info.uncertainWords && len(rs) > 0 {
+		rs = uncertain(np, rs, info.remaining, req)
+	}
 	v.InstanceTypes = fit
 	if len(rs) > 0 {
 		v.Reasons = withStatic(v.Reasons, rs)
@@ -325,9 +390,15 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			if issues := compatible(info.reqs, a, info.words, pc.wordsAt(tried)); len(issues) > 0 {
+			issues, unknown := splitUnknown(compatible(info.reqs, a, info.words, pc.wordsAt(tried), info.provider))
+			switch {
+			case len(issues) > 0:
 				at.issue = []Reason{requirementsReason(issues)}
-			} else {
+			case unknown != nil:
+				at.unknown = []Reason{*unknown}
+			case info.unmodelled != "":
+				at.unknown = []Reason{{Code: CodeUnknownValue, Message: info.unmodelled, TypesUnknown: true}}
+			default:
 				at.reqs = a
 				if offeringExcluded(a) {
 					// No instance type has an offering without a zone or a
@@ -347,6 +418,18 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 	}
 	// Each set of requirements in turn (Karpenter relaxes to the next when
 	// one cannot be met): the reason is the last one's.
+	// A set of requirements that could not be judged (another provider's
+	// labels or instance types) makes the answer unknown unless every set is
+	// refused for certain.
+	var unknown []Reason
+	for _, at := range st.attempts {
+		if at.unknown != nil && unknown == nil {
+			unknown = at.unknown
+		}
+	}
+	if unknown != nil {
+		return nil, unknown
+	}
 	over := s.nodePoolOverheads(np, info)
 	var last []Reason
 	for _, at := range st.attempts {
@@ -374,7 +457,10 @@ type poolStatic struct {
 // NodePool: its requirement issue, or the instance types left to judge by
 // resources.
 type attempt struct {
-	issue    []Reason // one reason, cap 1
+	issue []Reason // one reason, cap 1
+	// unknown: the requirements could not be judged, or the instance types
+	// (another provider's) are not known; one reason, cap 1.
+	unknown  []Reason
 	reqs     scheduling.Requirements
 	eligible []int
 	allTypes bool
@@ -683,7 +769,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 			}
 			dm := daemon{req: d.req}
 			for _, t := range d.terms {
-				if len(compatible(info.reqs, t, info.words, wordsOf(t))) > 0 {
+				if len(compatible(info.reqs, t, info.words, wordsOf(t), info.provider)) > 0 {
 					continue
 				}
 				r := instanceRequirements(t)
@@ -803,6 +889,12 @@ func finish(v Verdict) Verdict {
 		return v
 	}
 	v.Result = Refuses
+	ignored := slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeController || r.Code == CodeNodeClass })
+	if !ignored && slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeUnknownValue }) {
+		// What another provider's instance types or labels decide.
+		v.Result = Unknown
+		return v
+	}
 	if np := v.Source.NodePool; np != nil && len(np.Unknown) > 0 && !slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Code == CodeController }) {
 		// What is refused may be what the unknown fields allow.
 		v.Result = Unknown

@@ -99,6 +99,9 @@ type keyIssue struct {
 	message string
 	// undefined: a custom label the capacity does not define.
 	undefined bool
+	// unknown: a label of a provider eksdoctor does not model, which it may
+	// register as well-known: whether the capacity satisfies it is unknown.
+	unknown bool
 }
 
 // compatible mirrors Karpenter's Requirements.Compatible, but checks every key in a
@@ -108,9 +111,14 @@ type keyIssue struct {
 // Only the first undefined label is worded (Karpenter names one).
 // words and podWords are the two sets of requirements worded
 // (requirementWords): a capacity's are quoted by the refusals of many pods,
-// a pod's by the refusals of many capacities.
-func compatible(capacity, pod scheduling.Requirements, words, podWords requirementWords) []keyIssue {
-	allowUndefined := wellKnownLabels()
+// a pod's by the refusals of many capacities. provider is the node class
+// group of a provider eksdoctor does not model ("" for AWS): its well-known
+// labels are Karpenter's own, and those of its domain are unknown.
+func compatible(capacity, pod scheduling.Requirements, words, podWords requirementWords, provider string) []keyIssue {
+	allowUndefined, hints := wellKnownLabels(), wellKnownSorted()
+	if provider != "" {
+		allowUndefined, hints = karpv1.WellKnownLabels, coreWellKnownSorted()
+	}
 	var issues []keyIssue
 	worded := false
 	for _, key := range podWords.keys {
@@ -120,9 +128,14 @@ func compatible(capacity, pod scheduling.Requirements, words, podWords requireme
 			if allowUndefined.Has(key) || op == corev1.NodeSelectorOpNotIn || op == corev1.NodeSelectorOpDoesNotExist {
 				continue
 			}
+			if provider != "" && providerKey(provider, key) {
+				issues = append(issues, keyIssue{key: key, unknown: true,
+					message: fmt.Sprintf("label %q is the %s provider's own, which eksdoctor does not model", key, provider)})
+				continue
+			}
 			is := keyIssue{key: key, undefined: true}
 			if !worded {
-				is.message = fmt.Sprintf("label %q does not have known values%s", key, labelHint(words.keys, key))
+				is.message = fmt.Sprintf("label %q does not have known values%s", key, labelHint(hints, words.keys, key))
 				worded = true
 			}
 			issues = append(issues, is)
@@ -160,12 +173,12 @@ func wordsOf(r scheduling.Requirements) requirementWords {
 // of ...?)" does: a well-known label, else one of the capacity's (keys, in
 // order), that contains the key or ends with its part after the prefix; the
 // first in key order where Karpenter takes the first in map order.
-func labelHint(keys []string, key string) string {
+func labelHint(wellKnown, keys []string, key string) string {
 	suffix := key
 	if _, after, ok := strings.Cut(key, "/"); ok {
 		suffix = after
 	}
-	for _, cands := range [][]string{wellKnownSorted(), keys} {
+	for _, cands := range [][]string{wellKnown, keys} {
 		for _, c := range cands {
 			if strings.Contains(c, key) || strings.HasSuffix(c, suffix) {
 				return fmt.Sprintf(" (typo of %q?)", c)
@@ -175,8 +188,12 @@ func labelHint(keys []string, key string) string {
 	return ""
 }
 
-// wellKnownSorted is wellKnownLabels in key order.
-var wellKnownSorted = sync.OnceValue(func() []string { return sets.List(wellKnownLabels()) })
+// wellKnownSorted is wellKnownLabels in key order; coreWellKnownSorted,
+// Karpenter's own.
+var (
+	wellKnownSorted     = sync.OnceValue(func() []string { return sets.List(wellKnownLabels()) })
+	coreWellKnownSorted = sync.OnceValue(func() []string { return sets.List(karpv1.WellKnownLabels) })
+)
 
 // nodePoolRequirements are the requirements every node of a NodePool satisfies:
 // its requirements, its template labels, and its own name label.

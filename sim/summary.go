@@ -691,6 +691,10 @@ func (p *Placement) KarpenterMessage() string {
 			// Karpenter skips a NodePool without instance types.
 			continue
 		}
+		if v.Reasons[i].Uncertain {
+			// Its words are not known: neither is Karpenter's message.
+			return ""
+		}
 		errs = append(errs, v.Reasons[i].Message)
 	}
 	if len(errs) == 0 {

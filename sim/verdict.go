@@ -71,6 +71,12 @@ type Reason struct {
 	Key string
 	// Resources are the resources that do not fit (CodeResources, CodeNoInstanceType).
 	Resources []corev1.ResourceName
+	// Uncertain: Karpenter may word it otherwise (its answer depends on what
+	// eksdoctor does not know), though the result stands.
+	Uncertain bool
+	// TypesUnknown: the answer is the instance types' of a provider eksdoctor
+	// does not model (CodeUnknownValue).
+	TypesUnknown bool
 }
 
 // Text is the reason as eksdoctor shows it: the scheduler's words, then

@@ -44,6 +44,9 @@ func liveTeardown(m *cluster.Model, plan *Plan) map[Stage][]string {
 	if host := hostItems(m, ctrl, name); len(host.Items) > 0 {
 		plan.Steps = insertStep(plan.Steps, host)
 	}
+	if orphans := orphanClaims(m, plan); len(orphans.Items) > 0 {
+		plan.Steps = insertStep(plan.Steps, orphans)
+	}
 
 	// What blocks each step now.
 	stuck, remaining := nodeClaimState(m, ctrl)
@@ -98,6 +101,48 @@ func orPlaceholder(s, p string) string {
 		return p
 	}
 	return s
+}
+
+// orphanClaims is the NodePools' step of a cluster whose NodePools are gone
+// while NodeClaims remain (deleted with their NodePool, or left by it): the
+// first thing a teardown must see to is that they finish. Empty when a
+// NodePools' step exists or no NodeClaim remains.
+func orphanClaims(m *cluster.Model, plan *Plan) Step {
+	step := Step{Stage: StageNodePools, Wait: "no NodeClaim remains (kubectl get nodeclaims): each one's node is drained and its instance terminated"}
+	for _, st := range plan.Steps {
+		if st.Stage == StageNodePools {
+			return Step{}
+		}
+	}
+	pools := map[string]bool{}
+	for _, np := range m.NodePools {
+		pools[np.Name] = true
+	}
+	claims := append([]*cluster.NodeClaim(nil), m.NodeClaims...)
+	sort.Slice(claims, func(i, j int) bool { return claims[i].Name < claims[j].Name })
+	for _, nc := range claims {
+		it := Item{Name: "NodeClaim " + nc.Name, Manager: "kubectl", Origin: nc.Object.Origin}
+		if nc.Object != nil {
+			it.Objects = []cluster.ObjectRef{nc.Object.Ref()}
+		}
+		switch {
+		case nc.NodePool == "":
+		case !pools[nc.NodePool]:
+			it.Live = append(it.Live, fmt.Sprintf("its NodePool %s is gone", nc.NodePool))
+		default:
+			it.Live = append(it.Live, "NodePool "+nc.NodePool)
+		}
+		if nc.Deleting {
+			it.Live = append(it.Live, "being deleted, held by "+strings.Join(nc.Finalizers, ", "))
+		} else {
+			step.Commands = append(step.Commands, "kubectl delete nodeclaim.karpenter.sh "+nc.Name+" --wait")
+		}
+		if nc.NodeName != "" {
+			it.Live = append(it.Live, "node "+nc.NodeName)
+		}
+		step.Items = append(step.Items, it)
+	}
+	return step
 }
 
 // controllerItems describes how to uninstall each controller Deployment: the

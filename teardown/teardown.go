@@ -1283,7 +1283,11 @@ func (b *builder) finish() {
 		return a.Kind < c.Kind
 	})
 	if len(b.items[StageNodePools]) == 0 {
-		p.Notes = append(p.Notes, "no NodePool is in the inputs: delete the NodePools the cluster has (kubectl get nodepools) and wait until no NodeClaim remains before anything else")
+		where := "is in the inputs"
+		if b.m.Live != nil {
+			where = "is in the cluster"
+		}
+		p.Notes = append(p.Notes, "no NodePool "+where+": delete the NodePools the cluster has (kubectl get nodepools) and wait until no NodeClaim remains before anything else")
 	}
 }
 

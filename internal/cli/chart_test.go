@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,55 +21,17 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/eksdoctor/eksdoctor/internal/testenv"
 	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 // renderChart renders deploy/chart with the Helm SDK, as `helm template
-// eksdoctor deploy/chart -n monitoring` does, and returns its objects.
+// eksdoctor deploy/chart -n default` does, and returns its objects.
 func renderChart(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	ch, err := loader.Load(filepath.Join("..", "..", "deploy", "chart"))
+	objs, err := testenv.RenderChart(values)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := ch.Validate(); err != nil {
-		t.Fatalf("Chart.yaml: %v", err)
-	}
-	vals, err := chartutil.CoalesceValues(ch, values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "eksdoctor", Namespace: "default", IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := engine.Render(ch, top)
-	if err != nil {
-		t.Fatalf("render: %v", err)
-	}
-	names := make([]string, 0, len(out))
-	for n := range out {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var objs []*unstructured.Unstructured
-	for _, n := range names {
-		if !strings.HasSuffix(n, ".yaml") {
-			continue
-		}
-		for _, doc := range strings.Split(out[n], "\n---") {
-			if strings.TrimSpace(doc) == "" {
-				continue
-			}
-			var m map[string]any
-			if err := yaml.UnmarshalStrict([]byte(doc), &m); err != nil {
-				t.Fatalf("%s: %v\n%s", n, err, doc)
-			}
-			if len(m) == 0 {
-				continue
-			}
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
 	}
 	return objs
 }

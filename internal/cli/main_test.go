@@ -175,8 +175,9 @@ func createLiveFixture() error {
 			"providerID": "aws:///us-east-1a/i-0abcdef0123456789",
 			"conditions": []any{
 				map[string]any{"type": "Launched", "status": "True", "reason": "Launched", "message": "", "lastTransitionTime": ts(fixtureNow.Add(-20 * time.Minute))},
-				map[string]any{"type": "Registered", "status": "Unknown", "reason": "AwaitingReconciliation", "message": "object is awaiting reconciliation", "lastTransitionTime": ts(fixtureNow.Add(-20 * time.Minute))},
-				map[string]any{"type": "Initialized", "status": "Unknown", "reason": "NotLaunched", "message": "Node not registered with cluster", "lastTransitionTime": ts(fixtureNow.Add(-20 * time.Minute))},
+				// As Karpenter 1.14 gives them (observed with the real controllers).
+				map[string]any{"type": "Registered", "status": "Unknown", "reason": "NodeNotFound", "message": "Node not registered with cluster", "lastTransitionTime": ts(fixtureNow.Add(-20 * time.Minute))},
+				map[string]any{"type": "Initialized", "status": "Unknown", "reason": "AwaitingReconciliation", "message": "object is awaiting reconciliation", "lastTransitionTime": ts(fixtureNow.Add(-20 * time.Minute))},
 			},
 		},
 	} {

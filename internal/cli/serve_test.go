@@ -16,7 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
+
+	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
 
 // TestServeFollowsTheCluster runs `eksdoctor serve` against the test API
@@ -31,19 +32,11 @@ func TestServeFollowsTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rbac bytes.Buffer
-	for _, o := range renderChart(t, nil) {
-		switch o.GetKind() {
-		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			y, err := yaml.Marshal(o.Object)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rbac.WriteString("---\n")
-			rbac.Write(y)
-		}
+	rbac, err := testenv.ChartRBAC()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := apiServer.Grant(testContext(t), user, rbac.Bytes()); err != nil {
+	if err := apiServer.Grant(testContext(t), user, rbac); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -57,9 +57,10 @@ func SchedulerPath(log io.Writer) (string, error) {
 	return filepath.Join(dir, "kube-scheduler"), nil
 }
 
-// buildBinaries runs hack/testbin.sh, which builds what its cache lacks, and
-// returns the directory it prints.
-func buildBinaries(log io.Writer) (string, error) {
+// buildBinaries runs hack/testbin.sh (with args: "controllers" prepares the
+// cluster with controllers), which builds what its cache lacks, and returns the
+// directory it prints.
+func buildBinaries(log io.Writer, args ...string) (string, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
@@ -78,7 +79,7 @@ func buildBinaries(log io.Writer) (string, error) {
 	}
 	defer unlock()
 
-	cmd := exec.Command("bash", script)
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
 	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout = &out

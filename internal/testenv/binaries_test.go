@@ -23,8 +23,9 @@ func fakeBinaries(t *testing.T, names ...string) string {
 
 // The test command uses the binaries the machine already has: the directory
 // EKSDOCTOR_TESTBIN names is used as it is when it holds them (no Go on the
-// PATH: nothing is built), and KUBEBUILDER_ASSETS wins for kube-apiserver, etcd
-// and, when it holds one, kube-scheduler.
+// PATH: nothing is built; the controller manager is not needed but by the
+// cluster with controllers), and KUBEBUILDER_ASSETS wins for kube-apiserver,
+// etcd and, when it holds one, kube-scheduler.
 func TestTheBinariesGivenAreUsed(t *testing.T) {
 	root, err := repoRoot()
 	if err != nil {

@@ -36,6 +36,11 @@ type resource struct {
 	// needs names a resource that must be served for this list to be worth
 	// making: NodeClaim events only exist with NodeClaims.
 	needs *schema.GroupResource
+	// providerOf marks a cloud provider's resource of Karpenter (its node
+	// class): when the resource it names (Karpenter's NodePools) is served and
+	// this one is not, the cluster runs Karpenter with another provider (or
+	// EKS Auto Mode), so there is simply none to read, not a skipped read.
+	providerOf *schema.GroupResource
 }
 
 func (r resource) groupResource() schema.GroupResource {
@@ -60,6 +65,8 @@ var resources = []resource{
 	// Multi-Attach errors name the pods waiting for a volume still attached
 	// elsewhere.
 	{group: "", resource: "events", versions: []string{"v1"}, selector: "reason=FailedAttachVolume"},
+	// Karpenter names the NodeClaim it expects a Pending pod to run on.
+	{group: "", resource: "events", versions: []string{"v1"}, selector: "reason=Nominated", needs: &schema.GroupResource{Group: "karpenter.sh", Resource: "nodeclaims"}},
 	{group: "", resource: "persistentvolumes", versions: []string{"v1"}},
 	{group: "", resource: "persistentvolumeclaims", versions: []string{"v1"}},
 	{group: "apps", resource: "deployments", versions: []string{"v1"}},
@@ -73,7 +80,7 @@ var resources = []resource{
 	{group: "scheduling.k8s.io", resource: "priorityclasses", versions: []string{"v1"}},
 	{group: "karpenter.sh", resource: "nodepools", versions: []string{"v1", "v1beta1"}},
 	{group: "karpenter.sh", resource: "nodeclaims", versions: []string{"v1", "v1beta1"}},
-	{group: "karpenter.k8s.aws", resource: "ec2nodeclasses", versions: []string{"v1", "v1beta1"}},
+	{group: "karpenter.k8s.aws", resource: "ec2nodeclasses", versions: []string{"v1", "v1beta1"}, providerOf: &schema.GroupResource{Group: "karpenter.sh", Resource: "nodepools"}},
 }
 
 // listsAtOnce is how many lists run at once; the rate limiter still bounds requests.
@@ -140,6 +147,9 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 		}
 		versions, namespaced, why := served.versions(res)
 		if len(versions) == 0 {
+			if res.providerOf != nil && served.has(*res.providerOf) && !served.failedFor(res) {
+				continue
+			}
 			r.skip(res.label(), why)
 			continue
 		}
@@ -167,6 +177,16 @@ type served struct {
 	resources map[schema.GroupVersionResource]bool
 	// failed maps the group versions whose discovery failed to why.
 	failed map[schema.GroupVersion]error
+}
+
+// failedFor reports whether the discovery of a group version of res failed.
+func (s served) failedFor(res resource) bool {
+	for _, v := range res.versions {
+		if _, ok := s.failed[schema.GroupVersion{Group: res.group, Version: v}]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (s served) has(gr schema.GroupResource) bool {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -443,8 +444,17 @@ func linkPods(m *cluster.Model) {
 			src, _ = o.Get("reportingComponent").(string)
 		}
 		cnt, _ := o.Get("count").(int64)
+		last, _ := o.Get("lastTimestamp").(string)
+		if last == "" {
+			last, _ = o.Get("eventTime").(string)
+		}
 		ref := cluster.ObjectRef{Kind: kind, Namespace: ns, Name: name}
-		events[ref] = append(events[ref], cluster.Event{Reason: reason, Message: msg, Source: src, Count: int32(cnt)})
+		events[ref] = append(events[ref], cluster.Event{Reason: reason, Message: msg, Source: src, Count: int32(cnt), Last: last})
+	}
+	for _, evs := range events {
+		// Newest last: a list gives events by name, and an event seen
+		// again keeps its name.
+		sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i].Last).Before(eventTime(evs[j].Last)) })
 	}
 	for _, p := range m.Pods {
 		if o, ok := owners[p.Owner]; ok {
@@ -453,6 +463,16 @@ func linkPods(m *cluster.Model) {
 		p.Workload = workloads[p.Owner]
 		p.Events = events[p.Object.Ref()]
 	}
+}
+
+// eventTime parses an event's time; the zero time when it has none, so that
+// events without one keep their order before the others.
+func eventTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return t
 }
 
 func decodeTaints(v any) ([]corev1.Taint, error) {
@@ -574,6 +594,7 @@ func decodePool(o *cluster.Object, f poolFields) (*cluster.NodePool, error) {
 	if np.InUse, err = quantities(o, "status.resources"); err != nil {
 		return nil, err
 	}
+	np.Conditions = decodeConditions(o.Get("status.conditions"))
 	ref := f.nodeClassRef
 	np.NodeClassRef = cluster.NodeClassRef{Group: o.String(ref + ".group"), Kind: o.String(ref + ".kind"), Name: o.String(ref + ".name")}
 	if np.NodeClassRef.Kind == "" && strings.HasSuffix(o.APIVersion, "/v1beta1") {

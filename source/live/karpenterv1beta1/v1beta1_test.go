@@ -183,12 +183,57 @@ func TestKarpenterAPIVersions(t *testing.T) {
 		}
 	})
 
+	// Karpenter with another cloud provider (kwok, Azure) or EKS Auto Mode
+	// serves NodePools and NodeClaims but no EC2NodeClass: there is none to
+	// read, which is not a read that failed.
+	t.Run("with another provider's node class", func(t *testing.T) {
+		ext, err := apiextensionsclient.NewForConfig(env.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "ec2nodeclasses.karpenter.k8s.aws", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			groups, err := dc.ServerGroups()
+			if err != nil {
+				return false, nil
+			}
+			for _, g := range groups.Groups {
+				if g.Name == "karpenter.k8s.aws" {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("karpenter.k8s.aws is still served after deleting its CRD: %v", err)
+		}
+		rec := &recorder{t: t}
+		m := load(t, ctx, rec)
+		for _, s := range m.Live.Skipped {
+			if strings.HasPrefix(s.Resource, "ec2nodeclasses") {
+				t.Errorf("reported as skipped: %s: %s", s.Resource, s.Reason)
+			}
+		}
+		if n := rec.count("GET /apis/karpenter.sh/v1beta1/nodepools?"); n == 0 {
+			t.Error("the NodePools were not listed")
+		}
+		if n := rec.count("GET /apis/karpenter.k8s.aws"); n != 0 {
+			t.Errorf("listed EC2NodeClasses that are not served (%d requests)", n)
+		}
+	})
+
 	t.Run("without the Karpenter CRDs", func(t *testing.T) {
 		ext, err := apiextensionsclient.NewForConfig(env.Config)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"} {
+		for _, name := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh"} {
 			if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,303 @@
+//go:build livecontrollers
+
+package livecontrollers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/eksdoctor/eksdoctor/internal/testenv"
+)
+
+// csiDriver is the driver of the scenario's volumes; ebsNode is the DaemonSet
+// that plays its node plugin, shaped like the aws-ebs-csi-driver chart's with
+// node.tolerateAllTaints false before chart 2.36.0: it tolerates NoExecute
+// taints only, so not karpenter.sh/disrupted:NoSchedule.
+const csiDriver = "ebs.csi.aws.com"
+
+const ebsNode = `apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata:
+  name: ebs.csi.aws.com
+spec:
+  attachRequired: true
+  podInfoOnMount: false
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ebs-csi-node
+  namespace: kube-system
+  labels: {app.kubernetes.io/name: aws-ebs-csi-driver}
+spec:
+  selector:
+    matchLabels: {app: ebs-csi-node}
+  template:
+    metadata:
+      labels: {app: ebs-csi-node, app.kubernetes.io/name: aws-ebs-csi-driver}
+    spec:
+      priorityClassName: system-node-critical
+      terminationGracePeriodSeconds: 0
+      nodeSelector: {workload: data}
+      tolerations:
+      - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+      containers:
+      - name: ebs-plugin
+        image: public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0
+        args: [node, --endpoint=$(CSI_ENDPOINT)]
+        resources:
+          requests: {cpu: 10m, memory: 40Mi}
+      - name: node-driver-registrar
+        image: public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-4
+        resources:
+          requests: {cpu: 10m, memory: 40Mi}
+`
+
+// volumeStandIns plays the two parts of a CSI volume's life no controller of
+// the cluster plays, in the simplest form that keeps the controllers' own
+// behaviour: the driver's external-attacher (a VolumeAttachment the
+// attach/detach controller creates is marked attached) and the kubelet's volume
+// manager (a node reports a volume in use, status.volumesInUse, from the moment
+// a pod using it runs there until the volume is unmounted; unmounting needs the
+// driver's node plugin on the node, and takes a few seconds after the pod is
+// gone). kube-controller-manager's attach/detach controller does not detach a
+// volume a node reports in use, and Karpenter waits for the node's
+// VolumeAttachments to go before it terminates the instance.
+type volumeStandIns struct {
+	cs     kubernetes.Interface
+	driver string
+	// pluginApp is the app label of the node plugin's pods.
+	pluginApp string
+	// unmountDelay is how long after its last pod left a volume unmounts.
+	unmountDelay time.Duration
+
+	mu sync.Mutex
+	// inUse is what each node reports in use; lastUse when a pod last used it.
+	inUse   map[string]map[string]bool
+	lastUse map[string]time.Time
+}
+
+func startVolumeStandIns(t *testing.T, c *testenv.Cluster) *volumeStandIns {
+	v := &volumeStandIns{cs: c.Client, driver: csiDriver, pluginApp: "ebs-csi-node", unmountDelay: 8 * time.Second,
+		inUse: map[string]map[string]bool{}, lastUse: map[string]time.Time{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
+			v.step(ctx)
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+	return v
+}
+
+func (v *volumeStandIns) step(ctx context.Context) {
+	vas, err := v.cs.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, va := range vas.Items {
+			if va.Spec.Attacher == v.driver && !va.Status.Attached && va.DeletionTimestamp == nil {
+				va.Status.Attached = true
+				_, _ = v.cs.StorageV1().VolumeAttachments().UpdateStatus(ctx, &va, metav1.UpdateOptions{})
+			}
+		}
+	}
+	pods, err := v.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	pvs, err := v.cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	// The unique name the attach/detach controller gives a CSI volume.
+	volumeOfClaim := map[string]string{}
+	for _, pv := range pvs.Items {
+		if pv.Spec.CSI != nil && pv.Spec.CSI.Driver == v.driver && pv.Spec.ClaimRef != nil {
+			volumeOfClaim[pv.Spec.ClaimRef.Namespace+"/"+pv.Spec.ClaimRef.Name] = fmt.Sprintf("kubernetes.io/csi/%s^%s", v.driver, pv.Spec.CSI.VolumeHandle)
+		}
+	}
+	plugin := map[string]bool{}
+	used := map[string]map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		if p.Labels["app"] == v.pluginApp && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			plugin[p.Spec.NodeName] = true
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, vol := range p.Spec.Volumes {
+			if vol.PersistentVolumeClaim == nil {
+				continue
+			}
+			if name := volumeOfClaim[p.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName]; name != "" {
+				if used[p.Spec.NodeName] == nil {
+					used[p.Spec.NodeName] = map[string]bool{}
+				}
+				used[p.Spec.NodeName][name] = true
+			}
+		}
+	}
+	v.mu.Lock()
+	now := time.Now()
+	changed := map[string]bool{}
+	for node, vols := range used {
+		for vol := range vols {
+			if v.inUse[node] == nil {
+				v.inUse[node] = map[string]bool{}
+			}
+			if !v.inUse[node][vol] {
+				v.inUse[node][vol] = true
+				changed[node] = true
+			}
+			v.lastUse[node+"|"+vol] = now
+		}
+	}
+	for node, vols := range v.inUse {
+		for vol := range vols {
+			if used[node][vol] {
+				continue
+			}
+			// No pod uses it any more: it unmounts once the delay has
+			// passed, if the node plugin is there to do it.
+			if plugin[node] && now.Sub(v.lastUse[node+"|"+vol]) >= v.unmountDelay {
+				delete(vols, vol)
+				changed[node] = true
+			}
+		}
+	}
+	patches := map[string][]string{}
+	for node := range changed {
+		var list []string
+		for vol := range v.inUse[node] {
+			list = append(list, vol)
+		}
+		sort.Strings(list)
+		patches[node] = list
+	}
+	v.mu.Unlock()
+	for node, list := range patches {
+		if list == nil {
+			list = []string{}
+		}
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"volumesInUse": list}})
+		_, _ = v.cs.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	}
+}
+
+// F3: drift replaces a node that holds a volume; Karpenter taints it
+// karpenter.sh/disrupted, evicts the workload, then the CSI node plugin that
+// does not tolerate the taint, before the volume is unmounted; the
+// VolumeAttachment stays, Karpenter waits on it, and the workload's new pod
+// meets the volume still attached to the old node. Consolidation of an empty
+// node evicts the same DaemonSet's pod.
+func TestDisruptionEvictsTheCSINodePlugin(t *testing.T) {
+	t.Parallel()
+	c := shared
+	obs := observe(t, c.Config)
+	startVolumeStandIns(t, c)
+	apply(t, c, namespace("f3"), ebsNode,
+		`apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: f3-data-db-0
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: f3, name: data-db-0}
+  csi:
+    driver: ebs.csi.aws.com
+    volumeHandle: vol-0f3a1b2c3d4e5f601
+    fsType: ext4`,
+		`apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  namespace: f3
+spec:
+  serviceName: db
+  replicas: 1
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      terminationGracePeriodSeconds: 0
+      nodeSelector: {workload: data}
+      containers:
+      - name: db
+        image: registry.example/db:1
+        resources:
+          requests: {cpu: 500m, memory: 256Mi}
+        volumeMounts:
+        - {name: data, mountPath: /var/lib/db}
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      storageClassName: ""
+      resources:
+        requests: {storage: 10Gi}`,
+	)
+	var oldNode string
+	waitFor(t, c, "db-0 runs on a node of f3-data with its volume attached", 4*time.Minute, func(ctx context.Context) (bool, string) {
+		pods := podsOf(ctx, c, "f3", "db")
+		if !running(pods, 1) {
+			return false, "db-0 not running"
+		}
+		oldNode = pods[0].Spec.NodeName
+		vas, err := c.Client.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, va := range vas.Items {
+			if va.Spec.NodeName == oldNode && va.Status.Attached {
+				return true, ""
+			}
+		}
+		return false, "no attached VolumeAttachment on " + oldNode
+	})
+	// Drift: a new template label changes the NodePool's hash.
+	patch := []byte(`{"spec":{"template":{"metadata":{"labels":{"rev":"2"}}}}}`)
+	if _, err := dynamicClient(t, c).Resource(nodePools).Patch(context.Background(), dataPool, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, "Karpenter drains the drifted node and waits on its VolumeAttachment", 5*time.Minute, func(ctx context.Context) (bool, string) {
+		if len(obs.eventsOf("karpenter", "AwaitingVolumeDetachment", "Node/"+oldNode)) > 0 {
+			return true, ""
+		}
+		return false, "no AwaitingVolumeDetachment event on " + oldNode
+	})
+	d := diagnose(t, c.Kubeconfig)
+	mine := func(f finding) bool {
+		return f.Object.Namespace == "f3" || strings.Contains(f.Object.Name, "f3-") || f.Object.Name == "ebs-csi-node" ||
+			f.Object.Name == oldNode || f.Object.Kind == "VolumeAttachment"
+	}
+	var fs findings
+	for _, f := range d.live {
+		if mine(f) {
+			fs = append(fs, f)
+		}
+	}
+	sideBySide(t, obs.about(func(f fact) bool {
+		return strings.HasPrefix(f.Object, "Pod/f3/") || strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node") ||
+			strings.Contains(f.Object, "f3-") || strings.HasPrefix(f.Object, "VolumeAttachment/")
+	}), fs)
+}
