@@ -3,7 +3,7 @@
 package testenv
 
 import (
-		"context"
+	"context"
 	"errors"
 	"fmt"
 	"io"
