@@ -257,32 +257,22 @@ func dropStartupTaints(np *cluster.NodePool, drop []corev1.Taint) *Fix {
 	}
 }
 
-// nominatedPending lists the Pending pods Karpenter nominated to the claims
-// (its Nominated events, "Pod should schedule on: nodeclaim/NAME[, node/...]").
+// nominatedPending lists the Pending pods Karpenter nominated to any of the
+// claims, which may be gone (its Nominated events, "Pod should schedule on:
+// nodeclaim/NAME[, node/...]").
 func nominatedPending(m *cluster.Model, claims []string) []*cluster.Pod {
-	names := map[string]bool{}
+	names := make(map[string]bool, len(claims))
 	for _, c := range claims {
 		names[c] = true
 	}
-	pending := map[string]*cluster.Pod{}
-	for _, pod := range m.Pods {
-		if pod.Spec.NodeName == "" && pod.Status.Phase == corev1.PodPending {
-			pending[pod.Object.Namespace+"/"+pod.Object.Name] = pod
-		}
-	}
-	seen := map[string]bool{}
 	var out []*cluster.Pod
-	for _, o := range m.Objects {
-		if o.Kind != "Event" || o.String("reason") != "Nominated" || o.String("involvedObject.kind") != "Pod" {
+	for _, pod := range m.Pods {
+		if pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
 			continue
 		}
-		key := o.String("involvedObject.namespace") + "/" + o.String("involvedObject.name")
-		pod := pending[key]
-		if pod == nil || !names[nominatedClaim(o.String("message"))] || seen[key] {
-			continue
+		if len(nominatedTo(names, []*cluster.Pod{pod})) > 0 {
+			out = append(out, pod)
 		}
-		seen[key] = true
-		out = append(out, pod)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object.Ref().Less(out[j].Object.Ref()) })
 	return out

@@ -64,6 +64,7 @@ func runNodeClaimNotRegistered(p *Pass) {
 		return
 	}
 	now, haveNow := m.NowTime()
+	gone := goneUnregistered(m)
 	byClass := map[cluster.NodeClassRef][]unregistered{}
 	for _, nc := range m.NodeClaims {
 		launched := conditionOf(nc.Conditions, "Launched")
@@ -78,7 +79,10 @@ func runNodeClaimNotRegistered(p *Pass) {
 			since = creationTimestamp(nc.Object)
 		}
 		age, ok := ageAt(now, haveNow, since)
-		if !ok || age < registrationGrace {
+		// A NodeClaim still joining is reported early when one of its
+		// NodePool's before it went without ever registering: Karpenter
+		// timed that one out and this one takes the same road.
+		if !ok || age < registrationGrace && len(gone[nc.NodePool]) == 0 {
 			continue
 		}
 		ref := nc.NodeClassRef
@@ -101,11 +105,68 @@ func runNodeClaimNotRegistered(p *Pass) {
 	for _, class := range classes {
 		claims := byClass[class]
 		sort.Slice(claims, func(i, j int) bool { return claims[i].claim.Name < claims[j].claim.Name })
-		reportUnregistered(p, class, claims)
+		reportUnregistered(p, class, claims, gone)
 	}
 }
 
-func reportUnregistered(p *Pass, ref cluster.NodeClassRef, claims []unregistered) {
+// goneClaim is a NodeClaim no longer in the cluster that launched and never
+// registered, as its events tell (Karpenter's events outlive it by an hour).
+type goneClaim struct {
+	name, launched string
+}
+
+// goneUnregistered finds, by NodePool, the NodeClaims the cluster's events
+// name that are gone and were launched without ever registering: Karpenter
+// deletes a NodeClaim whose node has not registered fifteen minutes after its
+// launch and launches another. A NodeClaim's name is its NodePool's and a
+// suffix.
+func goneUnregistered(m *cluster.Model) map[string][]goneClaim {
+	present := map[string]bool{}
+	pools := map[string]bool{}
+	for _, nc := range m.NodeClaims {
+		present[nc.Name] = true
+		pools[nc.NodePool] = true
+	}
+	for _, np := range m.NodePools {
+		pools[np.Name] = true
+	}
+	launched := map[string]string{}
+	registered := map[string]bool{}
+	for _, o := range m.Objects {
+		if o.Kind != "Event" || o.String("involvedObject.kind") != "NodeClaim" {
+			continue
+		}
+		name := o.String("involvedObject.name")
+		if present[name] {
+			continue
+		}
+		switch o.String("reason") {
+		case "Launched":
+			if strings.Contains(o.String("message"), "-> True") {
+				launched[name] = orText(o.String("firstTimestamp"), o.String("eventTime"))
+			}
+		case "Registered":
+			registered[name] = true
+		}
+	}
+	out := map[string][]goneClaim{}
+	for name, at := range launched {
+		if registered[name] {
+			continue
+		}
+		i := strings.LastIndexByte(name, '-')
+		if i <= 0 || !pools[name[:i]] {
+			continue
+		}
+		out[name[:i]] = append(out[name[:i]], goneClaim{name: name, launched: at})
+	}
+	for _, g := range out {
+		sort.Slice(g, func(i, j int) bool { return g[i].name < g[j].name })
+	}
+	return out
+}
+
+func reportUnregistered(p *Pass, ref cluster.NodeClassRef, claims []unregistered, gone map[string][]goneClaim) {
 	class := ref.Name
 	m := p.Model
 	var oldest time.Duration
@@ -151,7 +212,25 @@ func reportUnregistered(p *Pass, ref cluster.NodeClassRef, claims []unregistered
 			obj, origin = nc.Object.Ref(), nc.Object.Origin
 		}
 	}
-	waiting := nominatedPending(m, claimNamesOf(claims))
+	var earlier []string
+	awaited := claimNamesOf(claims)
+	seenPool := map[string]bool{}
+	for _, u := range claims {
+		if seenPool[u.claim.NodePool] {
+			continue
+		}
+		seenPool[u.claim.NodePool] = true
+		for _, g := range gone[u.claim.NodePool] {
+			earlier = append(earlier, fmt.Sprintf("%s (launched %s)", g.name, orText(g.launched, "at a time not recorded")))
+			awaited = append(awaited, g.name)
+		}
+	}
+	// Pods nominated to a NodeClaim Karpenter timed out wait for its
+	// replacement.
+	waiting := nominatedPending(m, awaited)
+	if len(earlier) > 0 {
+		fmt.Fprintf(&b, "Earlier NodeClaims of the same NodePool launched, never registered and are gone (Karpenter deletes a NodeClaim whose node has not registered fifteen minutes after its launch, and launches another): %s.\n", strings.Join(earlier, ", "))
+	}
 	for _, l := range lines {
 		b.WriteString(l + "\n")
 	}
@@ -162,6 +241,9 @@ func reportUnregistered(p *Pass, ref cluster.NodeClassRef, claims []unregistered
 	subject := fmt.Sprintf("NodeClaim %s", claims[0].claim.Name)
 	if len(claims) > 1 {
 		subject = fmt.Sprintf("%d NodeClaims", len(claims))
+	}
+	if len(earlier) > 0 {
+		cause = fmt.Sprintf("%d earlier NodeClaim(s) of its NodePool went the same way and were replaced; %s", len(earlier), cause)
 	}
 	p.Report(Finding{
 		Object:  obj,

@@ -134,6 +134,7 @@ var livePendingFact = &Fact{
 		// Groups are judged side by side (a large cluster has thousands),
 		// kept in their order.
 		groups := pendingGroups(m)
+		claims := nodeClaimNames(m)
 		judged := make([]*pendingJudgment, len(groups))
 		parallel.Each(len(groups), func(i int) {
 			g := groups[i]
@@ -141,7 +142,7 @@ var livePendingFact = &Fact{
 			if g.owner.Kind == "DaemonSet" {
 				pl = withoutNodePools(pl)
 			}
-			if kind, f, ok := judgePending(m, g, pl, ctrl); ok {
+			if kind, f, ok := judgePending(m, g, pl, ctrl, claims); ok {
 				f.causes = podCauses(g.pods)
 				judged[i] = &pendingJudgment{kind: kind, finding: f}
 			}
@@ -172,7 +173,7 @@ func withoutNodePools(pl *sim.Placement) *sim.Placement { return pl.Without(clus
 
 // judgePending decides what a group of Pending pods is, and under which check it
 // is reported. ok is false when the pods are not (yet) a problem.
-func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.Controller) (pendingKind, Finding, bool) {
+func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.Controller, claims map[string]bool) (pendingKind, Finding, bool) {
 	f := Finding{Object: g.owner, Origin: g.pods[0].Object.Origin}
 	if w := g.workload; w != nil {
 		f.Origin = w.Object.Origin
@@ -185,6 +186,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 	}
 	w := g.workload
 	e := liveEvidence(w, pl, ctrl, !known || age >= pendingGrace)
+	e.nominated = nominatedTo(claims, g.pods)
 	existing, pools := e.existing, e.pools
 	clause := func() string { return firstClause(pl) }
 
@@ -226,6 +228,9 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 	case podsNotLaunched:
 		f.Severity = Warning
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit only %s, yet no node has come for them", g.owner, n, waitedText, sourceNames(pools))
+		if len(pools) == 0 {
+			f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s: Karpenter nominated them to NodeClaim %s, yet no node has come for them", g.owner, n, waitedText, strings.Join(e.nominated, ", "))
+		}
 		f.Detail = pendingDetail(g, pl, ctrl.Sentence(), launchHint(m, pools))
 		return pendingUnschedulable, f, true
 	case podsRefusedUnmodelled:
@@ -242,6 +247,35 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// nodeClaimNames is the set of the cluster's NodeClaims.
+func nodeClaimNames(m *cluster.Model) map[string]bool {
+	claims := make(map[string]bool, len(m.NodeClaims))
+	for _, nc := range m.NodeClaims {
+		claims[nc.Name] = true
+	}
+	return claims
+}
+
+// nominatedTo names the NodeClaims among claims Karpenter nominated the pods
+// to (its Nominated events), in order.
+func nominatedTo(claims map[string]bool, pods []*cluster.Pod) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range pods {
+		for _, ev := range p.Events {
+			if ev.Reason != "Nominated" || ev.Source != "karpenter" {
+				continue
+			}
+			if c := nominatedClaim(ev.Message); claims[c] && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // launchHint points at what keeps Karpenter from launching for NodePools that

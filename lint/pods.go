@@ -39,6 +39,10 @@ type podsEvidence struct {
 	controllerDown bool
 	// waited: the pods have been Pending longer than a node takes to come.
 	waited bool
+	// nominated names the NodeClaims Karpenter said the pods should run on
+	// (its Nominated events): it found capacity for them, whatever eksdoctor
+	// could judge of the NodePools.
+	nominated []string
 }
 
 // podsOutcome is what the evidence says about the pods.
@@ -77,11 +81,11 @@ func decidePods(e podsEvidence) podsOutcome {
 		return podsFine
 	case noneNow && e.unknown && e.poolsRefuse:
 		return podsNoNodePool
-	case noneNow && len(e.pools) == 0 && e.unknown:
+	case noneNow && len(e.pools) == 0 && e.unknown && len(e.nominated) == 0:
 		return podsUnverified
 	case noneNow && (e.blocked || e.controllerDown && len(e.pools) > 0):
 		return podsNeedController
-	case noneNow && len(e.pools) == 0:
+	case noneNow && len(e.pools) == 0 && len(e.nominated) == 0:
 		return podsFitNothing
 	case noneNow && e.waited:
 		return podsNotLaunched

@@ -30,6 +30,11 @@ func TestDecidePods(t *testing.T) {
 		{"live: a node takes them, just created", podsEvidence{live: true, existing: fit}, podsFine},
 		{"live: the controller down and nothing else", podsEvidence{live: true, controllerDown: true}, podsFitNothing},
 		{"static: time does not count", podsEvidence{existing: fit, waited: true}, podsFine},
+		// Karpenter's Nominated event: it found capacity where eksdoctor
+		// could not judge (another provider's NodePool).
+		{"live: nominated, judged unknown, just created", podsEvidence{live: true, unknown: true, nominated: []string{"pool-x"}}, podsFine},
+		{"live: nominated, judged unknown, waited", podsEvidence{live: true, unknown: true, nominated: []string{"pool-x"}, waited: true}, podsNotLaunched},
+		{"live: nominated, yet nothing known takes them", podsEvidence{live: true, nominated: []string{"pool-x"}}, podsFine},
 	} {
 		if got := decidePods(c.e); got != c.want {
 			t.Errorf("%s: decidePods = %d, want %d", c.name, got, c.want)

@@ -22,8 +22,8 @@ var volumeAttachmentStale = &Check{
 	Severity: Error,
 	Live:     true,
 	Doc: Doc{
-		What: "A VolumeAttachment keeps a persistent volume attached to a node that no longer exists, or that is being deleted or disrupted (it carries Karpenter's disruption taint) while no pod on it uses the volume any more. The finding names the PersistentVolume, its claim, the CSI driver, the EBS volume ID, and the pods waiting for the volume elsewhere, quoting their `Multi-Attach error` events.",
-		Why:  "The volume cannot be attached to the node where its pod is rescheduled: the pod stays in ContainerCreating with `Multi-Attach error for volume \"pvc-...\" Volume is already exclusively attached to one node and can't be attached to another` until the attach/detach controller force-detaches it after six minutes, or forever when the CSI controller cannot process the detach. It usually means the CSI node plugin left the node before the volumes were unmounted (see `disruption-daemonset-evicted`).",
+		What: "A VolumeAttachment keeps a persistent volume attached to a node that no longer exists, or that is being deleted or disrupted (it carries Karpenter's disruption taint) while no pod on it uses the volume any more. The finding names the PersistentVolume, its claim, the CSI driver, the EBS volume ID, and the pods waiting for the volume elsewhere, quoting the attach/detach controller's `FailedAttachVolume` events about them (`Multi-Attach error`, `Waiting for detach`).",
+		Why:  "The volume cannot be attached to the node where its pod is rescheduled: the pod stays in ContainerCreating with `Multi-Attach error for volume \"pvc-...\" Volume is already exclusively attached to one node and can't be attached to another` (or, once no pod uses it on the old node, `Waiting for detach for volume \"...\" Volume is already exclusively attached to one node, waiting on detach before it can be attached to another node`) until the attach/detach controller force-detaches it after six minutes, or forever when the CSI controller cannot process the detach. It usually means the CSI node plugin left the node before the volumes were unmounted (see `disruption-daemonset-evicted`).",
 		Fix:  "Make the CSI node plugin tolerate Karpenter's disruption taint (`disruption-toleration-missing`) so it unmounts volumes before it leaves. For the attachment at hand: check the volume in EC2 (`aws ec2 describe-volumes`); check that the CSI controller runs; once the volume is detached in EC2 (or its instance is terminated), remove the VolumeAttachment's finalizer so the volume can attach elsewhere.",
 	},
 	Run: runVolumeAttachmentStale,
@@ -41,11 +41,18 @@ func usesClaim(p *cluster.Pod, claim cluster.ObjectRef) bool {
 	return false
 }
 
-// multiAttach returns a pod's newest Multi-Attach error, if read.
+// multiAttach returns a pod's newest FailedAttachVolume event that says its
+// volume is attached to another node, if read: "Multi-Attach error for
+// volume ... Volume is already exclusively attached to one node and can't be
+// attached to another" while a pod there uses it, "Waiting for detach for
+// volume ... Volume is already exclusively attached to one node, waiting on
+// detach before it can be attached to another node" once none does
+// (kube-controller-manager v1.37's attach/detach controller, observed).
 func multiAttach(p *cluster.Pod) (string, bool) {
 	for i := len(p.Events) - 1; i >= 0; i-- {
-		if strings.Contains(p.Events[i].Message, "Multi-Attach error") {
-			return p.Events[i].Message, true
+		msg := p.Events[i].Message
+		if strings.Contains(msg, "Multi-Attach error") || strings.Contains(msg, "is already exclusively attached to one node") {
+			return msg, true
 		}
 	}
 	return "", false
@@ -133,14 +140,21 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	var quotes []string
 	if vol.claim.Name != "" {
 		for _, pod := range m.Pods {
-			if !usesClaim(pod, vol.claim) || pod.Spec.NodeName == va.NodeName || pod.Ready() {
+			if !usesClaim(pod, vol.claim) || pod.Spec.NodeName == va.NodeName {
 				continue
 			}
 			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 				continue
 			}
+			// Waiting: not ready, or told by the attach/detach controller
+			// that the volume is attached elsewhere (while this attachment
+			// stays, it still is).
+			msg, told := multiAttach(pod)
+			if pod.Ready() && !told {
+				continue
+			}
 			waiting = append(waiting, pod.Object.Namespace+"/"+pod.Object.Name)
-			if msg, ok := multiAttach(pod); ok {
+			if told {
 				quotes = append(quotes, fmt.Sprintf("%s/%s: %q", pod.Object.Namespace, pod.Object.Name, msg))
 			}
 		}
@@ -154,7 +168,7 @@ func reportStaleAttachment(p *Pass, va cluster.VolumeAttachment, vol liveVolume,
 	var b strings.Builder
 	fmt.Fprintf(&b, "The attachment is %s.", map[bool]string{true: "reported attached", false: "not reported attached, but not removed either"}[va.Attached])
 	for _, q := range quotes {
-		b.WriteString("\nMulti-Attach error on " + q)
+		b.WriteString("\nThe attach/detach controller (FailedAttachVolume) on " + q)
 	}
 	b.WriteString("\nA volume attached to one node cannot attach to another: the pods that need it stay in ContainerCreating until the attach/detach controller force-detaches it (after six minutes), or until the CSI controller processes the detach. A CSI node plugin evicted before it unmounted the volume is the usual cause (see disruption-daemonset-evicted).")
 

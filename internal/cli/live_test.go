@@ -171,7 +171,7 @@ func TestClusterReportsTheLiveFindings(t *testing.T) {
 		{"nodeclaim-not-registered", "EC2NodeClass/default", `Registered Unknown (NodeNotFound: Node not registered with cluster)`},
 		{"nodeclaim-not-registered", "EC2NodeClass/default", "aws eks create-access-entry --cluster-name demo --principal-arn arn:aws:iam::111122223333:role/KarpenterNodeRole-demo --type EC2_LINUX"},
 		{"volumeattachment-stale", "VolumeAttachment/csi-2b3c4d5e6f7a", "attached to node ip-10-0-9-99.ec2.internal, which no longer exists; waiting for it: apps/cache-0"},
-		{"volumeattachment-stale", "VolumeAttachment/csi-2b3c4d5e6f7a", `Multi-Attach error on apps/cache-0: "Multi-Attach error for volume \"pvc-2b3c4d5e\"`},
+		{"volumeattachment-stale", "VolumeAttachment/csi-2b3c4d5e6f7a", `The attach/detach controller (FailedAttachVolume) on apps/cache-0: "Multi-Attach error for volume \"pvc-2b3c4d5e\"`},
 		{"disruption-daemonset-evicted", "DaemonSet/kube-system/ebs-csi-node", "has no pod on node ip-10-0-2-20.ec2.internal, which Karpenter is draining (karpenter.sh/disrupted:NoSchedule), while pods still use volumes there: apps/db-0 (claim data-db-0)"},
 	} {
 		if text := findingText(rep, c.check, c.object); !strings.Contains(text, c.want) {

@@ -4,6 +4,7 @@ package livecontrollers
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +55,13 @@ func TestSchedulingFailures(t *testing.T) {
 		return false, "no NodeClaim of f1-startup waiting on its startup taint"
 	})
 
+	// serve followed: the first refused pod kube-scheduler marked
+	// unschedulable shows in its metrics within seconds.
+	if marked := obs.about(func(f fact) bool {
+		return f.Kind == "event" && f.By == "default-scheduler" && strings.HasPrefix(f.Text, "FailedScheduling: ") && slices.ContainsFunc(refused, func(app string) bool { return strings.HasPrefix(f.Object, "Pod/f1/"+app+"-") })
+	}); len(marked) > 0 {
+		serving.followed(t, marked[0], `check="pod-unschedulable"`, `namespace="f1"`, `severity="error"`)
+	}
 	inScenario := func(f finding) bool { return f.Object.Namespace == "f1" || strings.HasPrefix(f.Object.Name, "f1-") }
 	scenarioFacts := func() []fact {
 		return obs.about(func(f fact) bool { return strings.HasPrefix(f.Object, "Pod/f1/") || strings.Contains(f.Object, "f1-") })

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
 
@@ -49,7 +51,11 @@ spec:
     spec:
       priorityClassName: system-node-critical
       terminationGracePeriodSeconds: 0
-      nodeSelector: {workload: data}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions: [{key: workload, operator: In, values: [data, batch]}]
       tolerations:
       - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
       containers:
@@ -287,17 +293,98 @@ spec:
 	})
 	d := diagnose(t, c.Kubeconfig)
 	mine := func(f finding) bool {
-		return f.Object.Namespace == "f3" || strings.Contains(f.Object.Name, "f3-") || f.Object.Name == "ebs-csi-node" ||
+		return f.Object.Namespace == "f3" || strings.HasPrefix(f.Object.Name, "f3-") || f.Object.Name == "ebs-csi-node" ||
 			f.Object.Name == oldNode || f.Object.Kind == "VolumeAttachment"
 	}
-	var fs findings
-	for _, f := range d.live {
-		if mine(f) {
-			fs = append(fs, f)
+	facts := func() []fact {
+		return obs.about(func(f fact) bool {
+			return strings.HasPrefix(f.Object, "Pod/f3/") || strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node") ||
+				strings.Contains(f.Object, "f3-") || strings.HasPrefix(f.Object, "VolumeAttachment/")
+		})
+	}
+	sideBySide(t, facts(), d.mine(mine))
+	d.sameKeys(t, mine)
+	var va string
+	for _, f := range facts() {
+		if f.Kind == "created" && strings.HasPrefix(f.Object, "VolumeAttachment/") && strings.HasSuffix(f.Text, "to node "+oldNode) {
+			va = strings.TrimPrefix(f.Object, "VolumeAttachment/")
 		}
 	}
-	sideBySide(t, obs.about(func(f fact) bool {
-		return strings.HasPrefix(f.Object, "Pod/f3/") || strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node") ||
-			strings.Contains(f.Object, "f3-") || strings.HasPrefix(f.Object, "VolumeAttachment/")
-	}), fs)
+	want := []string{
+		"disruption-daemonset-evicted error DaemonSet/kube-system/ebs-csi-node",
+		"disruption-toleration-missing error DaemonSet/kube-system/ebs-csi-node",
+		"volumeattachment-stale error VolumeAttachment/" + va,
+	}
+	if diff := cmp.Diff(want, d.live.keys(func(f finding) bool { return mine(f) && f.Severity != "info" })); diff != "" {
+		t.Errorf("findings while Karpenter waits on the volume (-want +got):\n%s", diff)
+	}
+	// What eksdoctor reports happened: Karpenter tainted the node, evicted
+	// the plugin's pod, and waits on the attachment.
+	if len(obs.about(func(f fact) bool { return f.Kind == "taints" && f.Object == "Node/"+oldNode && strings.Contains(f.Text, "karpenter.sh/disrupted:NoSchedule") })) == 0 {
+		t.Errorf("Karpenter never tainted %s karpenter.sh/disrupted:NoSchedule", oldNode)
+	}
+	evicted := obs.about(func(f fact) bool {
+		return f.Kind == "event" && f.By == "karpenter" && strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node-") && f.Text == "Evicted: Evicted pod: Drifted"
+	})
+	if len(evicted) == 0 {
+		t.Error("Karpenter did not evict the CSI node plugin's pod")
+	}
+	if left := obs.about(func(f fact) bool {
+		return f.Kind == "deleted" && strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node-") && f.Text == "gone from node "+oldNode
+	}); len(left) > 0 {
+		serving.followed(t, left[0], `check="disruption-daemonset-evicted"`)
+	} else {
+		t.Error("the CSI node plugin's pod never left the drained node")
+	}
+	gone := d.live.of(t, "disruption-daemonset-evicted", "DaemonSet/kube-system/ebs-csi-node")
+	for _, part := range []string{oldNode, "karpenter.sh/disrupted:NoSchedule", va} {
+		if !strings.Contains(gone.text(), part) {
+			t.Errorf("disruption-daemonset-evicted lacks %q:\n%s", part, gone.text())
+		}
+	}
+	stale := d.live.of(t, "volumeattachment-stale", "VolumeAttachment/"+va)
+	for _, part := range []string{"f3-data-db-0", "vol-0f3a1b2c3d4e5f601", "f3/data-db-0"} {
+		if !strings.Contains(stale.text(), part) {
+			t.Errorf("volumeattachment-stale lacks %q:\n%s", part, stale.text())
+		}
+	}
+	// The attach/detach controller's own words for the new pod that waits.
+	if waits := obs.eventsOf("attachdetach-controller", "FailedAttachVolume", "Pod/f3/db-0"); len(waits) == 0 {
+		t.Error("the attach/detach controller reported no FailedAttachVolume for the new db-0")
+	} else if !strings.Contains(stale.text(), waits[0]) {
+		t.Errorf("volumeattachment-stale does not quote the attach/detach controller's %q:\n%s", waits[0], stale.text())
+	}
+
+	// Consolidation: an empty node of f3-batch is deleted, and Karpenter
+	// evicts the same DaemonSet's pod from it.
+	apply(t, c, deployment("f3", "batch", 1, "500m", "nodeSelector: {workload: batch}"))
+	var batchNode string
+	waitFor(t, c, "Karpenter launches a node for f3/batch", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		pods := podsOf(ctx, c, "f3", "batch")
+		if !running(pods, 1) {
+			return false, "f3/batch not running"
+		}
+		batchNode = pods[0].Spec.NodeName
+		return true, ""
+	})
+	scale := []byte(`{"spec":{"replicas":0}}`)
+	if _, err := c.Client.AppsV1().Deployments("f3").Patch(context.Background(), "batch", types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, "Karpenter consolidates the empty node and evicts the plugin from it", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		for _, f := range obs.about(func(f fact) bool { return f.Kind == "event" && f.By == "karpenter" && f.Text == "Evicted: Evicted pod: Empty" }) {
+			if strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node-") {
+				return true, ""
+			}
+		}
+		return false, "no eviction of ebs-csi-node by consolidation on " + batchNode
+	})
+	d = diagnose(t, c.Kubeconfig)
+	sideBySide(t, facts(), d.mine(mine))
+	missing := d.live.of(t, "disruption-toleration-missing", "DaemonSet/kube-system/ebs-csi-node")
+	for _, part := range []string{`NodePools "f3-batch", "f3-data"`, "does not tolerate karpenter.sh/disrupted:NoSchedule"} {
+		if !strings.Contains(missing.text(), part) {
+			t.Errorf("disruption-toleration-missing lacks %q:\n%s", part, missing.text())
+		}
+	}
 }

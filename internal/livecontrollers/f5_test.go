@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/eksdoctor/eksdoctor/internal/cli"
@@ -84,6 +85,31 @@ func TestTeardownWithoutTheController(t *testing.T) {
 	sideBySide(t, obs.about(func(f fact) bool {
 		return strings.HasPrefix(f.Object, "NodeClaim/") || strings.HasPrefix(f.Object, "Node/") || strings.HasPrefix(f.Object, "Pod/karpenter/")
 	}), d.live)
+	d.sameKeys(t, func(finding) bool { return true })
+	claims := claimsOf(ctx, c, "f5-batch")
+	var want []string
+	for _, nc := range claims {
+		want = append(want, "finalizer-stuck error NodeClaim/"+nc.GetName())
+	}
+	if diff := cmp.Diff(want, d.live.keys(func(f finding) bool { return f.Severity != "info" })); diff != "" {
+		t.Errorf("findings once the controller is gone (-want +got):\n%s", diff)
+	}
+	for _, nc := range claims {
+		stuck := d.live.of(t, "finalizer-stuck", "NodeClaim/"+nc.GetName())
+		node, _, _ := unstructuredString(nc.Object, "status", "nodeName")
+		for _, part := range []string{
+			"held by karpenter.sh/termination, and the Karpenter controller that removes it is absent",
+			"Its Node " + node + " is still there (finalizers karpenter.sh/termination): it goes when the NodeClaim is finalized.",
+		} {
+			if !strings.Contains(stuck.text(), part) {
+				t.Errorf("finalizer-stuck lacks %q:\n%s", part, stuck.text())
+			}
+		}
+	}
+	// The Nodes were not deleted: their NodeClaims are, and wait.
+	for _, f := range obs.about(func(f fact) bool { return f.Kind == "deleting" && strings.HasPrefix(f.Object, "Node/") }) {
+		t.Errorf("a node is being deleted, which eksdoctor does not say: %s", f)
+	}
 
 	out, errOut, code := eksdoctor(t, "teardown", "--live", "--kubeconfig", c.Kubeconfig, "-o", "json")
 	if code != cli.ExitOK && code != cli.ExitFindings {
@@ -94,6 +120,26 @@ func TestTeardownWithoutTheController(t *testing.T) {
 		t.Fatalf("teardown plan: %v\n%s", err, out)
 	}
 	t.Logf("teardown --live:\n%s", out)
+	// Its first step is the NodeClaims left by the deleted NodePool, blocked
+	// by the absent controller.
+	if len(plan.Steps) == 0 || plan.Steps[0].Stage != "nodepools" {
+		t.Fatalf("the plan does not begin with the NodeClaims left behind:\n%s", out)
+	}
+	first := plan.Steps[0]
+	for _, nc := range claims {
+		found := false
+		for _, it := range first.Items {
+			if it.Name == "NodeClaim "+nc.GetName() && strings.Contains(strings.Join(it.Live, "; "), "its NodePool f5-batch is gone") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("step %q does not name NodeClaim %s and its gone NodePool: %+v", first.Title, nc.GetName(), first.Items)
+		}
+	}
+	if !strings.Contains(strings.Join(first.Blockers, "\n"), "the Karpenter controller is absent") {
+		t.Errorf("step %q: the absent controller does not block it: %v", first.Title, first.Blockers)
+	}
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {

@@ -31,6 +31,9 @@ type fact struct {
 	// known to come from.
 	By   string
 	Text string
+	// Seen is when the watch delivered it (At, the API's own time, is to
+	// the second for events).
+	Seen time.Time
 }
 
 func (f fact) String() string {
@@ -113,8 +116,9 @@ func (o *observer) follow(ctx context.Context, open func(context.Context) (watch
 func (o *observer) add(f fact) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	f.Seen = time.Now()
 	if f.At.IsZero() {
-		f.At = time.Now()
+		f.At = f.Seen
 	}
 	o.facts = append(o.facts, f)
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/eksdoctor/eksdoctor/internal/cli"
@@ -172,3 +173,30 @@ func (s *server) stop() (int, string) {
 }
 
 func (s *server) String() string { return fmt.Sprintf("serve on %s", s.addr) }
+
+// serveDelay is the longest serve may take to show a change the controllers
+// made in its metrics.
+const serveDelay = 5 * time.Second
+
+// followed fails unless serve's metrics held a line with every part within
+// serveDelay of the change (a fact the observer saw), and logs how long it took.
+func (s *server) followed(t *testing.T, change fact, parts ...string) {
+	t.Helper()
+	deadline := change.Seen.Add(serveDelay + 5*time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := s.first(change.Seen, parts...); ok {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	at, ok := s.first(change.Seen, parts...)
+	if !ok {
+		t.Errorf("serve's metrics never showed %q after %s", strings.Join(parts, " "), change)
+		return
+	}
+	took := at.Sub(change.Seen)
+	t.Logf("serve showed %q %s after the controllers' change: %s", strings.Join(parts, " "), took.Round(10*time.Millisecond), change)
+	if took > serveDelay {
+		t.Errorf("serve took %s (more than %s) to show %q after %s", took.Round(10*time.Millisecond), serveDelay, strings.Join(parts, " "), change)
+	}
+}
