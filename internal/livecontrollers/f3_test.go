@@ -320,7 +320,9 @@ spec:
 	}
 	// What eksdoctor reports happened: Karpenter tainted the node, evicted
 	// the plugin's pod, and waits on the attachment.
-	if len(obs.about(func(f fact) bool { return f.Kind == "taints" && f.Object == "Node/"+oldNode && strings.Contains(f.Text, "karpenter.sh/disrupted:NoSchedule") })) == 0 {
+	if len(obs.about(func(f fact) bool {
+		return f.Kind == "taints" && f.Object == "Node/"+oldNode && strings.Contains(f.Text, "karpenter.sh/disrupted:NoSchedule")
+	})) == 0 {
 		t.Errorf("Karpenter never tainted %s karpenter.sh/disrupted:NoSchedule", oldNode)
 	}
 	evicted := obs.about(func(f fact) bool {
@@ -372,7 +374,9 @@ spec:
 		t.Fatal(err)
 	}
 	waitFor(t, c, "Karpenter consolidates the empty node and evicts the plugin from it", 3*time.Minute, func(ctx context.Context) (bool, string) {
-		for _, f := range obs.about(func(f fact) bool { return f.Kind == "event" && f.By == "karpenter" && f.Text == "Evicted: Evicted pod: Empty" }) {
+		for _, f := range obs.about(func(f fact) bool {
+			return f.Kind == "event" && f.By == "karpenter" && f.Text == "Evicted: Evicted pod: Empty"
+		}) {
 			if strings.HasPrefix(f.Object, "Pod/kube-system/ebs-csi-node-") {
 				return true, ""
 			}

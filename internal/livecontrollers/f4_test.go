@@ -77,7 +77,7 @@ func TestNodesThatNeverJoin(t *testing.T) {
 	notReady := d.live.of(t, "nodeclaim-not-initialized", "NodePool/f4-notready")
 	for _, part := range []string{
 		"the node never became Ready (Ready=Unknown (NodeStatusNeverUpdated: Kubelet never posted node status.))", // kube-controller-manager's words
-		"Initialized Unknown (NodeNotReady: Node status is NotReady)",                                              // Karpenter's
+		"Initialized Unknown (NodeNotReady: Node status is NotReady)",                                             // Karpenter's
 	} {
 		if !strings.Contains(notReady.text(), part) {
 			t.Errorf("nodeclaim-not-initialized lacks %q:\n%s", part, notReady.text())
