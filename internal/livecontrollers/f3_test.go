@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -353,7 +354,7 @@ spec:
 	// The attach/detach controller's own words for the new pod that waits.
 	if waits := obs.eventsOf("attachdetach-controller", "FailedAttachVolume", "Pod/f3/db-0"); len(waits) == 0 {
 		t.Error("the attach/detach controller reported no FailedAttachVolume for the new db-0")
-	} else if !strings.Contains(stale.text(), waits[0]) {
+	} else if !strings.Contains(stale.text(), strconv.Quote(waits[0])) {
 		t.Errorf("volumeattachment-stale does not quote the attach/detach controller's %q:\n%s", waits[0], stale.text())
 	}
 
