@@ -187,6 +187,7 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 	w := g.workload
 	e := liveEvidence(w, pl, ctrl, !known || age >= pendingGrace)
 	e.nominated = nominatedTo(claims, g.pods)
+	e.karpenterRefused = karpenterRefused(g.pods)
 	existing, pools := e.existing, e.pools
 	clause := func() string { return firstClause(pl) }
 
@@ -209,6 +210,10 @@ func judgePending(m *cluster.Model, g pendingGroup, pl *sim.Placement, ctrl sim.
 	case podsFitNothing:
 		f.Severity = Error
 		f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no capacity: %s", g.owner, n, waitedText, clause())
+		if e.unknown {
+			// eksdoctor could not judge every NodePool; Karpenter did.
+			f.Summary = fmt.Sprintf("%s: %d pod(s) Pending%s fit no node, and Karpenter found no NodePool for them: %q", g.owner, n, waitedText, cluster.KarpenterSaid(g.pods).Message)
+		}
 		f.Detail = pendingDetail(g, pl)
 		if w != nil {
 			f.Fix = livePendingFix(w, pl, false)
@@ -247,6 +252,25 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// karpenterRefused reports whether Karpenter's newest word on each of the
+// pods is a FailedScheduling event that places them nowhere (not "would
+// schedule against" a NodeClaim on its way).
+func karpenterRefused(pods []*cluster.Pod) bool {
+	for _, p := range pods {
+		var last *cluster.Event
+		for i := range p.Events {
+			ev := &p.Events[i]
+			if ev.Source == "karpenter" && (ev.Reason == "FailedScheduling" || ev.Reason == "Nominated") {
+				last = ev
+			}
+		}
+		if last == nil || last.Reason != "FailedScheduling" || strings.Contains(last.Message, "would schedule against") {
+			return false
+		}
+	}
+	return len(pods) > 0
 }
 
 // nodeClaimNames is the set of the cluster's NodeClaims.

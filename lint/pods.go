@@ -43,6 +43,10 @@ type podsEvidence struct {
 	// (its Nominated events): it found capacity for them, whatever eksdoctor
 	// could judge of the NodePools.
 	nominated []string
+	// karpenterRefused: Karpenter's last word on the pods is that no NodePool
+	// takes them (its FailedScheduling event), where eksdoctor could not
+	// judge every NodePool (another provider's instance types).
+	karpenterRefused bool
 }
 
 // podsOutcome is what the evidence says about the pods.
@@ -81,6 +85,8 @@ func decidePods(e podsEvidence) podsOutcome {
 		return podsFine
 	case noneNow && e.unknown && e.poolsRefuse:
 		return podsNoNodePool
+	case noneNow && len(e.pools) == 0 && e.unknown && e.karpenterRefused && len(e.nominated) == 0:
+		return podsFitNothing
 	case noneNow && len(e.pools) == 0 && e.unknown && len(e.nominated) == 0:
 		return podsUnverified
 	case noneNow && (e.blocked || e.controllerDown && len(e.pools) > 0):

@@ -35,6 +35,9 @@ func TestDecidePods(t *testing.T) {
 		{"live: nominated, judged unknown, just created", podsEvidence{live: true, unknown: true, nominated: []string{"pool-x"}}, podsFine},
 		{"live: nominated, judged unknown, waited", podsEvidence{live: true, unknown: true, nominated: []string{"pool-x"}, waited: true}, podsNotLaunched},
 		{"live: nominated, yet nothing known takes them", podsEvidence{live: true, nominated: []string{"pool-x"}}, podsFine},
+		// Karpenter's FailedScheduling: it found nothing, where eksdoctor
+		// could not judge.
+		{"live: Karpenter refused, judged unknown", podsEvidence{live: true, unknown: true, karpenterRefused: true}, podsFitNothing},
 	} {
 		if got := decidePods(c.e); got != c.want {
 			t.Errorf("%s: decidePods = %d, want %d", c.name, got, c.want)
