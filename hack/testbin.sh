@@ -139,55 +139,28 @@ GO
   mv "$k8s/etcd.tmp" "$k8s/etcd"
 }
 
-# Karpenter's controllers with its kwok cloud provider: the main package of
-# sigs.k8s.io/karpenter/kwok, unchanged. Karpenter embeds its CRDs but never installs
-# them; the test cluster installs the ones of this version: NodePool and NodeClaim
-# (pkg/apis/crds) and KWOKNodeClass (kwok/apis/crds).
-build_karpenter() {
-  mkdir -p "$work/karpenter"
-  cd "$work/karpenter"
-  cat > go.mod <<GOMOD
-module testbin/karpenter
-
-go 1.26
-
-require sigs.k8s.io/karpenter v${KARPENTER_VERSION}
-GOMOD
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "sigs.k8s.io/karpenter/kwok"
-GO
+# build_main NAME MODULE VERSION PACKAGE: builds a main package of a module, as
+# the module proxy serves it, unchanged, into $ctrl/NAME.
+build_main() {
+  local name=$1 module=$2 version=$3 pkg=$4
+  mkdir -p "$work/$name"
+  cd "$work/$name"
+  printf 'module testbin/%s\n\ngo 1.26\n\nrequire %s v%s\n' "$name" "$module" "$version" > go.mod
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" > tools.go
   go mod tidy >/dev/null 2>&1 || true
-  go build -ldflags "$ldflags" -o "$ctrl/karpenter-kwok.tmp" sigs.k8s.io/karpenter/kwok
-  mv "$ctrl/karpenter-kwok.tmp" "$ctrl/karpenter-kwok"
+  go build -ldflags "$ldflags" -o "$ctrl/$name.tmp" "$pkg"
+  mv "$ctrl/$name.tmp" "$ctrl/$name"
 }
+
+# Karpenter's controllers with its kwok cloud provider: the main package of
+# sigs.k8s.io/karpenter/kwok. Karpenter embeds its CRDs but never installs them;
+# the test cluster installs the ones of this version: NodePool and NodeClaim
+# (pkg/apis/crds) and KWOKNodeClass (kwok/apis/crds).
+build_karpenter() { build_main karpenter-kwok sigs.k8s.io/karpenter "$KARPENTER_VERSION" sigs.k8s.io/karpenter/kwok; }
 
 # kwok, the node agent: it makes the nodes it manages Ready (keeping their leases)
 # and their pods Running, and finishes pod deletions, as kubelets would.
-build_kwok() {
-  mkdir -p "$work/kwok"
-  cd "$work/kwok"
-  cat > go.mod <<GOMOD
-module testbin/kwok
-
-go 1.26
-
-require sigs.k8s.io/kwok v${KWOK_VERSION}
-GOMOD
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "sigs.k8s.io/kwok/cmd/kwok"
-GO
-  go mod tidy >/dev/null 2>&1 || true
-  go build -ldflags "$ldflags" -o "$ctrl/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok
-  mv "$ctrl/kwok.tmp" "$ctrl/kwok"
-}
+build_kwok() { build_main kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok; }
 
 # The data the cluster reads beside the binaries, copied from the two modules as
 # the module proxy serves them: the CRDs (crds/) and kwok's own stages (stages/:

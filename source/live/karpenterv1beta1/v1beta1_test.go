@@ -187,32 +187,7 @@ func TestKarpenterAPIVersions(t *testing.T) {
 	// serves NodePools and NodeClaims but no EC2NodeClass: there is none to
 	// read, which is not a read that failed.
 	t.Run("with another provider's node class", func(t *testing.T) {
-		ext, err := apiextensionsclient.NewForConfig(env.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "ec2nodeclasses.karpenter.k8s.aws", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			groups, err := dc.ServerGroups()
-			if err != nil {
-				return false, nil
-			}
-			for _, g := range groups.Groups {
-				if g.Name == "karpenter.k8s.aws" {
-					return false, nil
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Fatalf("karpenter.k8s.aws is still served after deleting its CRD: %v", err)
-		}
+		deleteCRDs(t, ctx, "karpenter.k8s.aws", "ec2nodeclasses.karpenter.k8s.aws")
 		rec := &recorder{t: t}
 		m := load(t, ctx, rec)
 		for _, s := range m.Live.Skipped {
@@ -229,34 +204,7 @@ func TestKarpenterAPIVersions(t *testing.T) {
 	})
 
 	t.Run("without the Karpenter CRDs", func(t *testing.T) {
-		ext, err := apiextensionsclient.NewForConfig(env.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh"} {
-			if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			groups, err := dc.ServerGroups()
-			if err != nil {
-				return false, nil
-			}
-			for _, g := range groups.Groups {
-				if strings.HasPrefix(g.Name, "karpenter.") {
-					return false, nil
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Fatalf("the Karpenter API groups are still served after deleting the CRDs: %v", err)
-		}
+		deleteCRDs(t, ctx, "karpenter.", "nodepools.karpenter.sh", "nodeclaims.karpenter.sh")
 
 		rec := &recorder{t: t}
 		m := load(t, ctx, rec)
@@ -276,4 +224,38 @@ func TestKarpenterAPIVersions(t *testing.T) {
 			t.Errorf("listed NodeClaim events without NodeClaims (%d requests)", n)
 		}
 	})
+}
+
+// deleteCRDs deletes CRDs and waits until discovery serves no API group whose
+// name begins with prefix.
+func deleteCRDs(t *testing.T, ctx context.Context, prefix string, names ...string) {
+	t.Helper()
+	ext, err := apiextensionsclient.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		groups, err := dc.ServerGroups()
+		if err != nil {
+			return false, nil
+		}
+		for _, g := range groups.Groups {
+			if strings.HasPrefix(g.Name, prefix) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("API groups %s* are still served after deleting %v: %v", prefix, names, err)
+	}
 }
