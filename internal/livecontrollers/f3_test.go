@@ -77,8 +77,11 @@ spec:
 // attach/detach controller creates is marked attached) and the kubelet's volume
 // manager (a node reports a volume in use, status.volumesInUse, from the moment
 // a pod using it runs there until the volume is unmounted; unmounting needs the
-// driver's node plugin on the node, and takes a few seconds after the pod is
-// gone). kube-controller-manager's attach/detach controller does not detach a
+// driver's node plugin on the node). The unmount here waits a minute after the
+// pod is gone, longer than Karpenter takes to evict a drained node's DaemonSet
+// pods however loaded the machine: the plugin that does not tolerate the
+// disruption taint is always gone first, the race the scenario is about, won
+// the same way every run. kube-controller-manager's attach/detach controller does not detach a
 // volume a node reports in use, and Karpenter waits for the node's
 // VolumeAttachments to go before it terminates the instance.
 type volumeStandIns struct {
@@ -96,7 +99,7 @@ type volumeStandIns struct {
 }
 
 func startVolumeStandIns(t *testing.T, c *testenv.Cluster) *volumeStandIns {
-	v := &volumeStandIns{cs: c.Client, driver: csiDriver, pluginApp: "ebs-csi-node", unmountDelay: 8 * time.Second,
+	v := &volumeStandIns{cs: c.Client, driver: csiDriver, pluginApp: "ebs-csi-node", unmountDelay: time.Minute,
 		inUse: map[string]map[string]bool{}, lastUse: map[string]time.Time{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
