@@ -64,6 +64,9 @@ type EKSCluster struct {
 	// ("bootstrap_self_managed_addons = false"); "" when it does, as it does
 	// unless told otherwise.
 	NoDefaultAddons string
+	// AutoMode is EKS Auto Mode as the inputs switch it on; nil when they do
+	// not.
+	AutoMode *AutoMode
 }
 
 // Phase is a point in a cluster's life at which scheduling is judged.

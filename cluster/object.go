@@ -81,7 +81,7 @@ var clusterScoped = map[string]bool{
 	"VolumeAttachment": true, "VolumeAttributesClass": true, "VolumeSnapshotClass": true,
 	"VolumeSnapshotContent": true, "DeviceClass": true, "ResourceSlice": true,
 	// Karpenter.
-	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true, "NodeOverlay": true,
+	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true, "NodeClass": true, "NodeOverlay": true,
 	"Provisioner": true, "AWSNodeTemplate": true, "Machine": true,
 	// Add-ons.
 	"ClusterIssuer": true, "ClusterSecretStore": true, "ClusterExternalSecret": true,

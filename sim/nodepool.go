@@ -46,6 +46,10 @@ type poolInfo struct {
 	// unknown then.
 	provider   string
 	unmodelled string
+	// group is the node class's API group ("" for the AWS provider's), and
+	// view the catalog as that provider labels it (none for another's).
+	group string
+	view  *catalogView
 	// uncertainWords: Karpenter may word its refusals of this NodePool's
 	// pods by its limits, which its instance types decide (another
 	// provider's limits with room left).
@@ -186,6 +190,10 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 		delete(p.remaining, resourceNodes)
 	}
 	p.words = wordsOf(p.reqs)
+	if !np.InlineNodeClass {
+		p.group = np.NodeClassRef.Group
+	}
+	p.view = viewOf(p.group)
 	if p.provider = otherProvider(np); p.provider != "" {
 		// Another provider's node class: neither it nor its instance
 		// types are modelled; a running cluster says whether Karpenter
@@ -220,8 +228,8 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 		// zone sets) leave no offering of any type.
 		return p
 	}
-	for _, st := range sizedCatalog() {
-		if instanceTypeFits(st.it, p.reqs, p.os) {
+	for _, st := range p.view.types {
+		if instanceTypeFits(p.view, st.it, p.reqs, p.os) {
 			if nc != nil {
 				st = withNodeClassDisk(st, nc)
 			}
@@ -288,6 +296,15 @@ func classKind(nc *cluster.NodeClass) string {
 // nodeClassNotReady reports the readiness problems Karpenter itself would find in
 // an EC2NodeClass, so that NodePools using it are left out of the steady phase.
 func nodeClassNotReady(nc *cluster.NodeClass) string {
+	if strings.HasPrefix(nc.APIVersion, autoModeGroup()+"/") {
+		// An Auto Mode NodeClass: the one EKS provides needs nothing; one of
+		// the user's names its role (subnets and security groups are
+		// required by its schema).
+		if nc.Object != nil && nc.Object.Manager != "eks" && strings.TrimSpace(nc.Role) == "" {
+			return fmt.Sprintf("NodeClass %q sets no role", nc.Name)
+		}
+		return ""
+	}
 	if strings.HasSuffix(nc.APIVersion, "/v1alpha1") {
 		// An AWSNodeTemplate (v1alpha5 Provisioners) needs neither: the
 		// instance profile defaults to the chart's
@@ -390,7 +407,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				st.attempts = append(st.attempts, attempt{issue: soft})
 				continue
 			}
-			issues, unknown := splitUnknown(compatible(info.reqs, a, info.words, pc.wordsAt(tried), info.provider))
+			issues, unknown := splitUnknown(compatible(info.reqs, a, info.words, pc.wordsAt(tried), info.group))
 			switch {
 			case len(issues) > 0:
 				at.issue = []Reason{requirementsReason(issues)}
@@ -403,7 +420,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 				if offeringExcluded(a) {
 					// No instance type has an offering without a zone or a
 					// capacity type: none is eligible.
-				} else if podInstance := instanceRequirements(a); podInstance == nil {
+				} else if podInstance := instanceRequirements(info.view, a); podInstance == nil {
 					at.allTypes = true
 				} else {
 					at.eligible = s.eligibleTypes(np, info, podInstance)
@@ -696,7 +713,7 @@ func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInsta
 	return s.static.get(key, func() *static {
 		st := &static{}
 		for i := range info.types {
-			if instanceTypeFits(info.types[i].it, podInstance, info.os) {
+			if instanceTypeFits(info.view, info.types[i].it, podInstance, info.os) {
 				st.eligible = append(st.eligible, i)
 			}
 		}
@@ -769,10 +786,10 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 			}
 			dm := daemon{req: d.req}
 			for _, t := range d.terms {
-				if len(compatible(info.reqs, t, info.words, wordsOf(t), info.provider)) > 0 {
+				if len(compatible(info.reqs, t, info.words, wordsOf(t), info.group)) > 0 {
 					continue
 				}
-				r := instanceRequirements(t)
+				r := instanceRequirements(info.view, t)
 				dm.any = dm.any || r == nil || perPool
 				dm.terms = append(dm.terms, r)
 			}
@@ -802,7 +819,7 @@ func (s *Simulator) nodePoolOverheads(np *cluster.NodePool, info *poolInfo) pool
 			t := &info.types[i]
 			for j, d := range ds {
 				key[j] = 0
-				if d.any || slices.ContainsFunc(d.terms, func(r scheduling.Requirements) bool { return r != nil && instanceTypeFits(t.it, r, info.os) }) {
+				if d.any || slices.ContainsFunc(d.terms, func(r scheduling.Requirements) bool { return r != nil && instanceTypeFits(info.view, t.it, r, info.os) }) {
 					key[j] = 1
 				}
 			}
@@ -927,10 +944,10 @@ const maxExamples = 5
 
 // instanceRequirements keeps the requirements on keys whose values come from the
 // instance type; nil when there are none (most pods), so scans skip the check.
-func instanceRequirements(r scheduling.Requirements) scheduling.Requirements {
+func instanceRequirements(view *catalogView, r scheduling.Requirements) scheduling.Requirements {
 	var out scheduling.Requirements
 	for key, req := range r {
-		if !isInstanceKey(key) {
+		if !view.isInstanceKey(key) {
 			continue
 		}
 		if out == nil {

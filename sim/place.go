@@ -354,7 +354,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		}
 	}
 	controllerDown := false
-	if phase == cluster.Steady && w.Component != "karpenter" && (len(s.m.NodePools) > 0 || s.unseenKarpenter()) {
+	if phase == cluster.Steady && w.Component != "karpenter" && (s.selfManagedPools() || s.unseenKarpenter()) {
 		cp := s.ControllerPlacement()
 		controllerDown = cp != nil && cp.Result() == Refuses
 	}
@@ -372,21 +372,31 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			return
 		}
 	}
-	if phase != cluster.Steady {
-		return
-	}
 	var sel []selected
 	if fitOnly {
 		sel = selectedLabels(pod.Spec.NodeSelector)
 	}
 	for _, np := range s.m.NodePools {
+		// EKS Auto Mode's NodePools launch nodes from the moment the cluster
+		// exists: AWS runs their Karpenter, outside the cluster. The others
+		// wait for a Karpenter controller of the cluster.
+		auto := IsAutoMode(np)
+		if phase != cluster.Steady && !auto {
+			continue
+		}
 		if fitOnly && labelConflict(np, sel) {
 			continue
 		}
-		if !yield(conditionalVerdict(s.nodePoolVerdict(np, pc, req, need, w, controllerDown))) {
+		if !yield(conditionalVerdict(s.nodePoolVerdict(np, pc, req, need, w, controllerDown && !auto))) {
 			return
 		}
 	}
+}
+
+// selfManagedPools reports whether a NodePool needs the cluster's own
+// Karpenter controller (every one but EKS Auto Mode's).
+func (s *Simulator) selfManagedPools() bool {
+	return slices.ContainsFunc(s.m.NodePools, func(np *cluster.NodePool) bool { return !IsAutoMode(np) })
 }
 
 // quickFits answers Result for an ordinary workload (not a DaemonSet, not a

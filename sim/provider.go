@@ -35,10 +35,17 @@ func otherProvider(np *cluster.NodePool) string {
 // OtherProvider is the API group of a node class reference when it names a
 // provider eksdoctor does not model (karpenter.kwok.sh), "" for AWS's.
 func OtherProvider(ref cluster.NodeClassRef) string {
-	if g := ref.Group; g != "" && g != awsNodeClassGroup {
+	if g := ref.Group; g != "" && g != awsNodeClassGroup && g != autoModeGroup() {
 		return g
 	}
 	return ""
+}
+
+// IsAutoMode reports whether a NodePool's nodes are EKS Auto Mode's: its node
+// class is an eks.amazonaws.com NodeClass, which Auto Mode's Karpenter, run by
+// AWS outside the cluster, acts on.
+func IsAutoMode(np *cluster.NodePool) bool {
+	return !np.InlineNodeClass && np.NodeClassRef.Group == autoModeGroup()
 }
 
 // unmodelledTypes words why a NodePool of another provider cannot be judged

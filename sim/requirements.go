@@ -4,50 +4,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
-
-// Labels Karpenter's AWS provider knows values for from its offerings even though
-// the instance-type catalog does not carry them.
-var awsOfferingLabels = []string{
-	"topology.k8s.aws/zone-id",
-	"karpenter.k8s.aws/capacity-reservation-id",
-	"karpenter.k8s.aws/capacity-reservation-type",
-	"karpenter.k8s.aws/ec2nodeclass",
-}
-
-// wellKnownLabels are the keys a NodePool can satisfy without declaring them:
-// Karpenter's own plus every label the AWS provider puts on instance types.
-var wellKnownLabels = sync.OnceValue(func() sets.Set[string] {
-	s := sets.New[string](karpv1.WellKnownLabels.UnsortedList()...)
-	s.Insert(awsOfferingLabels...)
-	for _, it := range catalog.InstanceTypes() {
-		for k := range it.Labels {
-			s.Insert(k)
-		}
-	}
-	return s
-})
-
-// instanceLabelKeys are the keys whose values come from the instance type.
-var instanceLabelKeys = sync.OnceValue(func() []string {
-	s := sets.New[string]()
-	for _, it := range catalog.InstanceTypes() {
-		for k := range it.Labels {
-			s.Insert(k)
-		}
-	}
-	return sets.List(s)
-})
 
 // podTerms returns the pod's node requirements, one set per required node
 // affinity term (terms are ORed), each including the nodeSelector. A pod with no
@@ -115,9 +80,12 @@ type keyIssue struct {
 // group of a provider eksdoctor does not model ("" for AWS): its well-known
 // labels are Karpenter's own, and those of its domain are unknown.
 func compatible(capacity, pod scheduling.Requirements, words, podWords requirementWords, provider string) []keyIssue {
-	allowUndefined, hints := wellKnownLabels(), wellKnownSorted()
-	if provider != "" {
-		allowUndefined, hints = karpv1.WellKnownLabels, coreWellKnownSorted()
+	view := viewOf(provider)
+	allowUndefined, hints := view.wellKnown, view.wellKnownSorted
+	if view != coreView() {
+		// A provider eksdoctor models knows its own labels; of another,
+		// its own labels are unknown, everyone else's are custom labels.
+		provider = ""
 	}
 	var issues []keyIssue
 	worded := false
@@ -188,12 +156,7 @@ func labelHint(wellKnown, keys []string, key string) string {
 	return ""
 }
 
-// wellKnownSorted is wellKnownLabels in key order; coreWellKnownSorted,
-// Karpenter's own.
-var (
-	wellKnownSorted     = sync.OnceValue(func() []string { return sets.List(wellKnownLabels()) })
-	coreWellKnownSorted = sync.OnceValue(func() []string { return sets.List(karpv1.WellKnownLabels) })
-)
+
 
 // nodePoolRequirements are the requirements every node of a NodePool satisfies:
 // its requirements, its template labels, and its own name label.
@@ -214,6 +177,15 @@ func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
 	r.Add(scheduling.NewRequirement(nodeClassLabelKey(np.NodeClassRef), corev1.NodeSelectorOpIn, np.NodeClassRef.Name))
 	r.Add(scheduling.NewRequirement(karpv1.NodeRegisteredLabelKey, corev1.NodeSelectorOpIn, "true"))
 	r.Add(scheduling.NewRequirement(karpv1.NodeInitializedLabelKey, corev1.NodeSelectorOpIn, "true"))
+	if !np.InlineNodeClass {
+		// Labels every node of the provider carries (Auto Mode's compute type).
+		view := viewOf(np.NodeClassRef.Group)
+		for _, k := range sortedKeys(view.nodeLabels) {
+			if !r.Has(k) {
+				r.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, view.nodeLabels[k]))
+			}
+		}
+	}
 	return r
 }
 
@@ -228,10 +200,11 @@ func poolNameLabelKey(np *cluster.NodePool) string {
 }
 
 // instanceTypeFits reports whether an instance type's labels satisfy requirements
-// on the keys the instance type defines (other keys are not its business).
-func instanceTypeFits(it *catalog.InstanceType, reqs scheduling.Requirements, os string) bool {
+// on the keys the instance type defines in a view (other keys are not its
+// business).
+func instanceTypeFits(view *catalogView, it *catalog.InstanceType, reqs scheduling.Requirements, os string) bool {
 	for key, req := range reqs {
-		if !isInstanceKey(key) {
+		if !view.isInstanceKey(key) {
 			continue
 		}
 		v, ok := it.Labels[key]
@@ -262,9 +235,6 @@ func nodeClassLabelKey(ref cluster.NodeClassRef) string {
 	return karpv1.NodeClassLabelKey(schema.GroupKind{Group: group, Kind: kindOr(kind)})
 }
 
-func isInstanceKey(key string) bool { return instanceKeySet().Has(key) }
-
-var instanceKeySet = sync.OnceValue(func() sets.Set[string] { return sets.New(instanceLabelKeys()...) })
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -140,3 +140,76 @@ func clusterLabel(c cluster.EKSCluster) string {
 	}
 	return c.Address
 }
+
+// autoModeCapacity adds what EKS Auto Mode runs when the inputs switch it on:
+// the built-in NodePools they enable, as EKS creates them (catalog/automode),
+// and the default NodeClass those use. EKS creates and deletes them (Manager
+// "eks"); a NodePool or NodeClass of the inputs with the same name stands for
+// itself. A running cluster shows them as they are.
+func autoModeCapacity(m *cluster.Model) {
+	a := m.Cluster.AutoMode
+	if m.Live != nil || !a.On() || a.Compute != cluster.SwitchOn {
+		return
+	}
+	k := catalog.AutoMode()
+	taken := map[string]bool{}
+	for _, o := range m.Objects {
+		if o.Kind == "NodePool" || o.Kind == "NodeClass" {
+			taken[o.Kind+"/"+o.Name] = true
+		}
+	}
+	via := "EKS Auto Mode, switched on by " + a.From
+	for _, name := range a.NodePools {
+		bp, ok := k.BuiltinNodePool(name)
+		if !ok || taken["NodePool/"+name] {
+			continue
+		}
+		reqs := make([]any, 0, len(bp.Requirements))
+		for _, r := range bp.Requirements {
+			vals := make([]any, len(r.Values))
+			for i, v := range r.Values {
+				vals[i] = v
+			}
+			reqs = append(reqs, map[string]any{"key": r.Key, "operator": string(r.Operator), "values": vals})
+		}
+		spec := map[string]any{
+			"nodeClassRef": map[string]any{"group": k.NodeClass.Group, "kind": k.NodeClass.Kind, "name": k.NodeClass.Default},
+			"requirements": reqs,
+		}
+		if len(bp.Taints) > 0 {
+			var taints []any
+			for _, t := range bp.Taints {
+				tm := map[string]any{"key": t.Key, "effect": string(t.Effect)}
+				if t.Value != "" {
+					tm["value"] = t.Value
+				}
+				taints = append(taints, tm)
+			}
+			spec["taints"] = taints
+		}
+		m.Objects = append(m.Objects, &cluster.Object{
+			APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: name,
+			Origin: a.Origin, Manager: "eks", Via: via,
+			Content: map[string]any{
+				"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+				"metadata": map[string]any{"name": name},
+				"spec":     map[string]any{"template": map[string]any{"spec": spec}},
+			},
+		})
+	}
+	if len(a.NodePools) > 0 && !taken["NodeClass/"+k.NodeClass.Default] {
+		spec := map[string]any{}
+		if a.NodeRole != "" {
+			spec["role"] = a.NodeRole
+		}
+		m.Objects = append(m.Objects, &cluster.Object{
+			APIVersion: k.NodeClass.Group + "/v1", Kind: k.NodeClass.Kind, Name: k.NodeClass.Default,
+			Origin: a.Origin, Manager: "eks", Via: via,
+			Content: map[string]any{
+				"apiVersion": k.NodeClass.Group + "/v1", "kind": k.NodeClass.Kind,
+				"metadata": map[string]any{"name": k.NodeClass.Default},
+				"spec":     spec,
+			},
+		})
+	}
+}

@@ -299,8 +299,8 @@ func TestFilesAreReadAgainForLines(t *testing.T) {
 // complete leaves nothing presumed outside the inputs: not the node groups of
 // a GitOps repository given alone (the manifests' own cluster), not the
 // NodePools of a Karpenter the inputs install, not the rest of a node-group
-// template's cluster. Capacity the inputs declare but eksdoctor cannot see
-// into (EKS Auto Mode) stays unseen.
+// template's cluster, not the NodePools of an EKS Auto Mode cluster that
+// enables no built-in NodePool. Auto Mode's built-in NodePools are seen.
 func TestCapacityComplete(t *testing.T) {
 	const nodePool = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
 	const karpenter = "provider \"aws\" {}\nresource \"helm_release\" \"karpenter\" {\n  name = \"karpenter\"\n  namespace = \"kube-system\"\n  repository = \"oci://public.ecr.aws/karpenter\"\n  chart = \"karpenter\"\n  version = \"1.0.8\"\n}\n"
@@ -317,8 +317,8 @@ func TestCapacityComplete(t *testing.T) {
 		{"gitops alone", map[string]string{"gitops/nodepool.yaml": nodePool, "gitops/app.yaml": deploymentYAML}, LooseCluster, 1, nil},
 		{"karpenter without NodePools", map[string]string{"infra/main.tf": karpenter}, "infra", 2, nil},
 		{"node-group template", map[string]string{"cluster.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: $EKS_CLUSTER_NAME, region: $AWS_REGION}\nmanagedNodeGroups:\n- name: graviton\n"}, "cluster.yaml", 1, nil},
-		{"auto mode", map[string]string{"cluster.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: demo, region: eu-west-1}\nautoModeConfig: {enabled: true}\n"}, "cluster.yaml", 0,
-			[]string{"the EKS Auto Mode node pools of cluster demo"}},
+		{"auto mode", map[string]string{"cluster.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: demo, region: eu-west-1}\nautoModeConfig: {enabled: true}\n"}, "cluster.yaml", 0, nil},
+		{"auto mode without built-in NodePools", map[string]string{"cluster.yaml": "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: demo, region: eu-west-1}\nautoModeConfig: {enabled: true, nodePools: []}\n"}, "cluster.yaml", 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, tc.files)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
@@ -46,6 +47,22 @@ func markUnseen(m *cluster.Model, complete bool) {
 		})
 	}
 	if len(m.NodeGroups) > 0 || len(m.FargateProfiles) > 0 || len(m.Nodes) > 0 {
+		return
+	}
+	if a := m.Cluster.AutoMode; a.On() {
+		// EKS Auto Mode is the cluster's compute: its NodePools, built-in
+		// or among the inputs, are what there is.
+		group := catalog.AutoMode().NodeClass.Group
+		if slices.ContainsFunc(m.NodePools, func(np *cluster.NodePool) bool { return np.NodeClassRef.Group == group }) {
+			return
+		}
+		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{
+			What:      "the NodePools of EKS Auto Mode",
+			Why:       "Auto Mode is on (" + a.From + "), no built-in NodePool is enabled and none of its NodePools is among the inputs, so they are applied from elsewhere",
+			Origin:    a.Origin,
+			Elsewhere: true,
+			Outside:   true,
+		})
 		return
 	}
 	for _, u := range m.Unseen {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
@@ -29,8 +30,13 @@ func interpretEksctl(m *cluster.Model, o *cluster.Object) {
 			m.Cluster.NoDefaultAddons = "addonsConfig.disableDefaultAddons is true"
 		}
 	}
-	if on, _ := o.Get("autoModeConfig.enabled").(bool); on {
-		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the EKS Auto Mode node pools of cluster " + o.Name, Why: "eksdoctor does not model the node pools EKS Auto Mode runs", Origin: o.At("autoModeConfig")})
+	if a := eksctlAutoMode(o); a != nil && m.Cluster.AutoMode == nil {
+		m.Cluster.AutoMode = a
+		if a.Compute == cluster.SwitchOn && m.Cluster.NoDefaultAddons == "" {
+			// eksctl installs no VPC CNI, kube-proxy or CoreDNS with Auto
+			// Mode (pkg/actions/addon, known_addons.go).
+			m.Cluster.NoDefaultAddons = "eksctl installs no VPC CNI, kube-proxy or CoreDNS with autoModeConfig enabled"
+		}
 	}
 	if why := partialClusterConfig(o); why != "" {
 		m.Unseen = append(m.Unseen, cluster.UnseenCapacity{What: "the rest of cluster " + o.Name + "'s compute", Why: why, Origin: o.Origin, Outside: true})
@@ -303,4 +309,51 @@ func interpretEksctlIdentity(m *cluster.Model, o *cluster.Object) {
 	sort.SliceStable(m.Identity.AccessEntries, func(i, j int) bool {
 		return m.Identity.AccessEntries[i].PrincipalARN < m.Identity.AccessEntries[j].PrincipalARN
 	})
+}
+
+// eksctlAutoMode reads autoModeConfig as eksctl sends it: compute, load
+// balancing and block storage switched together, bootstrapSelfManagedAddons
+// false, the built-in NodePools both when nodePools is not written (none
+// when it is an empty list), and the node role eksctl creates unless
+// nodeRoleARN names one. Nil when the config has no autoModeConfig.
+func eksctlAutoMode(o *cluster.Object) *cluster.AutoMode {
+	cfg, ok := o.Get("autoModeConfig").(map[string]any)
+	if !ok {
+		return nil
+	}
+	sw := cluster.SwitchUnset
+	switch v := cfg["enabled"]; {
+	case v == true:
+		sw = cluster.SwitchOn
+	case v == false:
+		sw = cluster.SwitchOff
+	case v != nil:
+		sw = cluster.SwitchUnknown
+	}
+	a := &cluster.AutoMode{
+		Compute: sw, BlockStorage: sw, LoadBalancing: sw,
+		BootstrapAddons: cluster.SwitchOff,
+		From:            "eksctl autoModeConfig of cluster " + o.Name,
+		Origin:          o.At("autoModeConfig"),
+		NodePoolsAt:     cluster.Decl{Kind: cluster.DeclEksctl, Object: o, List: "autoModeConfig", Key: "nodePools"},
+	}
+	pools, written := cfg["nodePools"].([]any)
+	switch {
+	case written:
+		a.NodePoolsSet = true
+		for _, p := range pools {
+			if s, ok := p.(string); ok {
+				a.NodePools = append(a.NodePools, s)
+			}
+		}
+		sort.Strings(a.NodePools)
+	case sw == cluster.SwitchOn:
+		a.NodePools = catalog.AutoMode().BuiltinNodePoolNames()
+	}
+	if role, _ := cfg["nodeRoleARN"].(string); role != "" {
+		a.NodeRole = role
+	} else if len(a.NodePools) > 0 {
+		a.NodeRole = "${the node role eksctl creates for cluster " + o.Name + "}"
+	}
+	return a
 }

@@ -62,6 +62,8 @@ func Interpret(m *cluster.Model) {
 			}
 		case isGroup(o, "karpenter.k8s.aws") && (o.Kind == "EC2NodeClass" || o.Kind == "AWSNodeTemplate"):
 			m.NodeClasses = append(m.NodeClasses, decodeNodeClass(o))
+		case isGroup(o, "eks.amazonaws.com") && o.Kind == "NodeClass":
+			m.NodeClasses = append(m.NodeClasses, decodeAutoModeNodeClass(o))
 		case isGroup(o, "karpenter.sh") && o.Kind == "NodeClaim":
 			m.NodeClaims = append(m.NodeClaims, decodeNodeClaim(o))
 		case o.Kind == "Node" && o.APIVersion == "v1":
@@ -673,6 +675,21 @@ func decodeNodeClass(o *cluster.Object) *cluster.NodeClass {
 	}
 	nc.InstanceStoreRAID0 = o.String("spec.instanceStorePolicy") == "RAID0"
 	nc.DiskBytes = nodeClassDisk(o, nc)
+	return nc
+}
+
+// decodeAutoModeNodeClass reads an EKS Auto Mode NodeClass: its node role,
+// and the size of the nodes' ephemeral storage (spec.ephemeralStorage.size,
+// 80Gi by default).
+func decodeAutoModeNodeClass(o *cluster.Object) *cluster.NodeClass {
+	nc := &cluster.NodeClass{Object: o, Name: o.Name, APIVersion: o.APIVersion, Role: o.String("spec.role"), DiskBytes: 80 << 30}
+	if v := o.Get("spec.ephemeralStorage.size"); v != nil {
+		if q, err := quantity(v); err == nil {
+			nc.DiskBytes = q.Value()
+		} else {
+			nc.DiskBytes = -1
+		}
+	}
 	return nc
 }
 

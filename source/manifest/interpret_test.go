@@ -404,12 +404,26 @@ spec:
 	}
 }
 
-// eksctl's autoModeConfig runs node pools eksdoctor cannot see into.
+// eksctl's autoModeConfig switches EKS Auto Mode on as eksctl sends it: the
+// three settings together, both built-in NodePools when nodePools is not
+// written (none when it is empty), bootstrapSelfManagedAddons false, and no
+// default add-ons.
 func TestInterpretEksctlAutoMode(t *testing.T) {
 	t.Parallel()
 	m := interpret(t, "c.yaml", "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: auto, region: eu-west-1}\nautoModeConfig:\n  enabled: true\n")
-	if len(m.Unseen) != 1 || m.Unseen[0].What != "the EKS Auto Mode node pools of cluster auto" {
-		t.Errorf("unseen %+v", m.Unseen)
+	a := m.Cluster.AutoMode
+	if a == nil || a.Compute != cluster.SwitchOn || a.BlockStorage != cluster.SwitchOn || a.LoadBalancing != cluster.SwitchOn || a.BootstrapAddons != cluster.SwitchOff {
+		t.Fatalf("auto mode %+v", a)
+	}
+	if !cmp.Equal(a.NodePools, []string{"general-purpose", "system"}) || a.NodePoolsSet || a.NodeRole == "" || a.NodePoolsAt.Kind != cluster.DeclEksctl {
+		t.Errorf("built-in NodePools %v (set %v), role %q, written at %+v", a.NodePools, a.NodePoolsSet, a.NodeRole, a.NodePoolsAt)
+	}
+	if m.Cluster.NoDefaultAddons == "" {
+		t.Error("eksctl installs no default add-ons with Auto Mode")
+	}
+	m = interpret(t, "c.yaml", "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: auto, region: eu-west-1}\nautoModeConfig:\n  enabled: true\n  nodePools: []\n  nodeRoleARN: arn:aws:iam::111122223333:role/auto\n")
+	if a := m.Cluster.AutoMode; len(a.NodePools) != 0 || !a.NodePoolsSet || a.NodeRole != "arn:aws:iam::111122223333:role/auto" {
+		t.Errorf("no built-in NodePools: %+v", a)
 	}
 }
 

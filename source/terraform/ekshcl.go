@@ -617,6 +617,7 @@ func (m *modInst) eksCluster(in modIn, s *semModule, add func(*resInst)) {
 			}
 		}
 	}
+	m.autoModeInputs(in, major, cl)
 	switch {
 	case major <= 19:
 		cl.vals["access_config"] = []any{map[string]any{"authentication_mode": cluster.AuthConfigMap}}
@@ -634,6 +635,98 @@ func (m *modInst) eksCluster(in modIn, s *semModule, add func(*resInst)) {
 		cl.vals["access_config"] = []any{map[string]any{"authentication_mode": mode}}
 	}
 	add(cl)
+}
+
+// autoModeInputs writes the EKS Auto Mode settings the module sends with the
+// cluster, from compute_config (v21) or cluster_compute_config (v20.31 on), as
+// the module's own logic makes them:
+//
+//   - v21: the three switches all follow compute_config.enabled (default
+//     false); node_pools go as written; node_role_arn is the module's node
+//     role when node_pools is set (a role it creates wins over the one
+//     written, since v21.0.1), else none.
+//   - v20: compute_config only when the map is not empty; node_pools and the
+//     node role only when enabled (node_pools written without enabled are
+//     dropped), the load balancing and block storage blocks only when
+//     enabled; bootstrap_self_managed_addons false unless written.
+func (m *modInst) autoModeInputs(in modIn, major int, cl *resInst) {
+	name := "compute_config"
+	if major == 20 {
+		name = "cluster_compute_config"
+	} else if major < 20 {
+		return
+	}
+	v, ok := in.get(name)
+	if !ok {
+		return
+	}
+	org := in.origin(name)
+	cl.lines["compute_config"] = org.Line
+	cl.x.autoFrom = fmt.Sprintf("%s (terraform-aws-modules/eks v%d) %s", in.ci.addr, major, name)
+	cl.x.autoInput = name
+	if !v.IsKnown() {
+		cl.vals["compute_config"] = "${unknown}"
+		cl.unknown["compute_config"] = true
+		return
+	}
+	g := groupIn{val: v, text: in.ci.addr + "." + name}
+	enabled := any(false)
+	if ev, set := g.get("enabled"); set {
+		if b, known := knownBool(ev); known {
+			enabled = b
+		} else {
+			enabled = "${" + g.text + ".enabled}"
+		}
+	}
+	pools, poolsSet := g.goVal("node_pools")
+	role := g.str("node_role_arn", "")
+	moduleRole := "${" + in.ci.addr + ".node_iam_role_arn}"
+	cc := map[string]any{"enabled": enabled}
+	on := enabled == true
+	switch major {
+	case 20:
+		if u := unmark(v); u.Type().IsObjectType() && len(u.Type().AttributeTypes()) == 0 || u.Type().IsMapType() && u.LengthInt() == 0 {
+			return
+		}
+		if !on && poolsSet {
+			cl.x.autoIgnored = name + ".node_pools without enabled = true, which the module drops"
+		}
+		if on {
+			if !poolsSet {
+				pools = []any{}
+			}
+			cc["node_pools"] = pools
+			if l, isList := pools.([]any); !isList || len(l) > 0 {
+				cc["node_role_arn"] = orAny(role, moduleRole)
+			}
+		}
+		if on || enabled != false {
+			cl.vals["kubernetes_network_config"] = []any{map[string]any{"elastic_load_balancing": []any{map[string]any{"enabled": enabled}}}}
+			cl.vals["storage_config"] = []any{map[string]any{"block_storage": []any{map[string]any{"enabled": enabled}}}}
+		}
+		if _, written := in.get("bootstrap_self_managed_addons"); !written && on {
+			cl.vals["bootstrap_self_managed_addons"] = false
+		}
+	default:
+		if poolsSet {
+			cc["node_pools"] = pools
+			if createRole, _ := in.boolean("create_node_iam_role", true); createRole {
+				cc["node_role_arn"] = moduleRole
+			} else {
+				cc["node_role_arn"] = role
+			}
+		}
+		cl.vals["kubernetes_network_config"] = []any{map[string]any{"elastic_load_balancing": []any{map[string]any{"enabled": enabled}}}}
+		cl.vals["storage_config"] = []any{map[string]any{"block_storage": []any{map[string]any{"enabled": enabled}}}}
+	}
+	cl.vals["compute_config"] = []any{cc}
+}
+
+func orAny(s string, def any) any {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // awsAuthMap is the mapRoles of the aws-auth ConfigMap the module writes, in
@@ -673,8 +766,7 @@ type fargateRoles struct {
 }
 
 // unmodelledCapacity says which capacity the call declares that eksdoctor
-// does not model: the node groups of inputs before v18, and EKS Auto Mode's
-// node pools.
+// does not model: the node groups of inputs before v18.
 func (m *modInst) unmodelledCapacity(in modIn) {
 	A := in.ci.addr
 	if in.ci.call.declaredMajor > 0 && in.ci.call.declaredMajor < 18 {
@@ -682,15 +774,6 @@ func (m *modInst) unmodelledCapacity(in modIn) {
 			if v, ok := in.get(name); ok && !emptyCollection(v) {
 				m.l.unseenCapacity(in.origin(name), fmt.Sprintf("the node groups of %s.%s", A, name),
 					fmt.Sprintf("terraform-aws-modules/eks v%d declares them in %s, which eksdoctor does not model (it models v19 to v21)", in.ci.call.declaredMajor, name))
-			}
-		}
-	}
-	for _, name := range []string{"compute_config", "cluster_compute_config"} {
-		if v, ok := in.get(name); ok {
-			g := groupIn{val: v, text: A + "." + name}
-			ev, set := g.get("enabled")
-			if enabled, known := knownBool(ev); set && (enabled || !known) || !v.IsKnown() {
-				m.l.unseenCapacity(in.origin(name), "the EKS Auto Mode node pools of "+A, "eksdoctor does not model the node pools EKS Auto Mode runs")
 			}
 		}
 	}

@@ -281,11 +281,8 @@ func (b *builder) eksCluster(r *resInst) {
 	case v != nil && v != true:
 		c.NoDefaultAddons = "bootstrap_self_managed_addons is not known before apply"
 	}
+	c.AutoMode = b.autoMode(r, c)
 	b.m.Cluster = c
-	if cc := first(r.vals["compute_config"]); cc != nil && cc["enabled"] != false {
-		// EKS Auto Mode (or maybe it: enabled not known) runs node pools of its own.
-		b.m.Unseen = append(b.m.Unseen, cluster.UnseenCapacity{What: "the EKS Auto Mode node pools of " + r.addr, Why: "eksdoctor does not model the node pools EKS Auto Mode runs", Origin: r.at("compute_config")})
-	}
 	mode := str(first(r.vals["access_config"])["authentication_mode"])
 	id := &b.m.Identity
 	switch {
@@ -864,4 +861,81 @@ func mapRoles(text string, org cluster.Origin) ([]cluster.RoleMapping, bool, err
 		})
 	}
 	return out, true, nil
+}
+
+// autoMode reads EKS Auto Mode from an aws_eks_cluster (written, read from a
+// plan, or as terraform-aws-eks makes it): its three switches, the built-in
+// NodePools and their node role, and bootstrap_self_managed_addons. Nil when
+// the cluster writes none of the three settings.
+func (b *builder) autoMode(r *resInst, c cluster.EKSCluster) *cluster.AutoMode {
+	cc, ccSet := r.vals["compute_config"]
+	storage := first(first(r.vals["storage_config"])["block_storage"])
+	lb := first(first(r.vals["kubernetes_network_config"])["elastic_load_balancing"])
+	if !ccSet && storage == nil && lb == nil {
+		return nil
+	}
+	a := &cluster.AutoMode{
+		From:          r.addr,
+		Origin:        r.at("compute_config"),
+		Compute:       switchOf(first(cc), "enabled", r.unknown["compute_config"] || cluster.IsUnknown(str(cc))),
+		BlockStorage:  switchOf(storage, "enabled", false),
+		LoadBalancing: switchOf(lb, "enabled", false),
+		Ignored:       r.x.autoIgnored,
+	}
+	if r.x.autoFrom != "" {
+		a.From = r.x.autoFrom
+	}
+	if !ccSet {
+		a.Origin = r.origin
+	}
+	a.NodePoolsAt = cluster.Decl{Kind: cluster.DeclResource, Block: r.addr, Key: "compute_config"}
+	if r.x.autoInput != "" {
+		a.NodePoolsAt = cluster.Decl{Kind: cluster.DeclModule, Block: c.Address, Key: r.x.autoInput}
+	}
+	if m := first(cc); m != nil {
+		switch pools := m["node_pools"].(type) {
+		case []any:
+			a.NodePoolsSet = true
+			for _, p := range pools {
+				if s, ok := p.(string); ok && !cluster.IsUnknown(s) {
+					a.NodePools = append(a.NodePools, s)
+				} else {
+					a.NodePoolsUnknown = true
+				}
+			}
+			sort.Strings(a.NodePools)
+		case string:
+			a.NodePoolsSet, a.NodePoolsUnknown = true, true
+		}
+		a.NodeRole = str(m["node_role_arn"])
+	}
+	switch v := r.vals["bootstrap_self_managed_addons"]; {
+	case v == false:
+		a.BootstrapAddons = cluster.SwitchOff
+	case v == true:
+		a.BootstrapAddons = cluster.SwitchOn
+	case v == nil:
+		// The provider's default is true.
+		a.BootstrapAddons = cluster.SwitchUnset
+	default:
+		a.BootstrapAddons = cluster.SwitchUnknown
+	}
+	return a
+}
+
+// switchOf reads a boolean setting of a block.
+func switchOf(block map[string]any, key string, unknown bool) cluster.Switch {
+	if unknown {
+		return cluster.SwitchUnknown
+	}
+	v, ok := block[key]
+	switch {
+	case !ok || v == nil:
+		return cluster.SwitchUnset
+	case v == true:
+		return cluster.SwitchOn
+	case v == false:
+		return cluster.SwitchOff
+	}
+	return cluster.SwitchUnknown
 }

@@ -69,6 +69,9 @@ type extras struct {
 	// default, -1 not known), when a module decides it (diskSet).
 	disk    int64
 	diskSet bool
+	// autoFrom names the module input EKS Auto Mode comes from, autoInput
+	// the argument; autoIgnored what of it the module drops.
+	autoFrom, autoInput, autoIgnored string
 }
 
 // at returns the origin of an argument path, falling back to the closest parent.
