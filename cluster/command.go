@@ -6,6 +6,10 @@ package cluster
 // resource deletes it only if a destroy-time command does.
 const ManagerCommand = "local-exec"
 
+// ManagerEKS marks objects EKS itself creates in the cluster (Auto Mode's
+// built-in NodePools and default NodeClass): they cannot be edited.
+const ManagerEKS = "eks"
+
 // Command is what the destroy-time commands of a Terraform resource (local-exec
 // provisioners with when = destroy) remove from the cluster. terraform destroy
 // runs them when it destroys the resource: after everything that depends on

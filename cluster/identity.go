@@ -13,7 +13,13 @@ const (
 	AccessEC2Linux     = "EC2_LINUX"
 	AccessEC2Windows   = "EC2_WINDOWS"
 	AccessFargateLinux = "FARGATE_LINUX"
+	// AccessEC2 is the type of the access entry of an EKS Auto Mode node role.
+	AccessEC2 = "EC2"
 )
+
+// AutoNodePolicy is the access policy an EKS Auto Mode node role's EC2 access
+// entry needs (cluster scope).
+const AutoNodePolicy = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAutoNodePolicy"
 
 // RoleKind classifies an IAM role by what it is for.
 type RoleKind int
@@ -67,7 +73,9 @@ type Identity struct {
 	AwsAuth *AwsAuth
 
 	AccessEntries []AccessEntry
-	Roles         []*IAMRole
+	// PolicyAssociations are the access policies associated with principals.
+	PolicyAssociations []PolicyAssociation
+	Roles              []*IAMRole
 	// ServiceAccounts are IAM-enabled service accounts (IRSA, Pod Identity).
 	ServiceAccounts []ServiceAccountIdentity
 }
@@ -105,6 +113,19 @@ type AccessEntry struct {
 	Decl Decl
 	// Implicit marks entries EKS creates by itself (managed node groups, Fargate
 	// profiles, the terraform-aws-eks karpenter module).
+	Implicit bool
+}
+
+// PolicyAssociation associates an access policy with an access entry's
+// principal (aws_eks_access_policy_association, a module's
+// policy_associations, eksctl accessPolicies).
+type PolicyAssociation struct {
+	PrincipalARN string
+	PolicyARN    string
+	Origin       Origin
+	Address      string
+	// Implicit marks associations EKS makes by itself (the built-in Auto
+	// Mode node role's).
 	Implicit bool
 }
 

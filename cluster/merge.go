@@ -66,6 +66,7 @@ func mergeIdentity(dst, src *Identity) {
 		}
 	}
 	dst.AccessEntries = append(dst.AccessEntries, src.AccessEntries...)
+	dst.PolicyAssociations = append(dst.PolicyAssociations, src.PolicyAssociations...)
 	dst.Roles = append(dst.Roles, src.Roles...)
 	dst.ServiceAccounts = append(dst.ServiceAccounts, src.ServiceAccounts...)
 }

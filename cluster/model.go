@@ -2,6 +2,7 @@ package cluster
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"strings"
 )
 
 // Model is everything eksdoctor knows about one cluster configuration.
@@ -348,6 +349,18 @@ type NodeClass struct {
 	// local NVMe disks use them instead.
 	DiskBytes          int64
 	InstanceStoreRAID0 bool
+}
+
+// AutoMode reports whether the class is an EKS Auto Mode NodeClass
+// (eks.amazonaws.com).
+func (nc *NodeClass) AutoMode() bool {
+	return strings.HasPrefix(nc.APIVersion, "eks.amazonaws.com/")
+}
+
+// BuiltIn reports whether EKS itself creates the class (Auto Mode's default
+// NodeClass, when built-in NodePools are enabled).
+func (nc *NodeClass) BuiltIn() bool {
+	return nc.Object != nil && nc.Object.Manager == ManagerEKS
 }
 
 // NodeClaim is a Karpenter NodeClaim (live).

@@ -19,6 +19,10 @@ const (
 	WindowsNode
 	// FargatePods: the pod execution role of a Fargate profile.
 	FargatePods
+	// AutoModeNode: EC2 instances of an EKS Auto Mode NodeClass. They join
+	// through an access entry of type EC2 with the AmazonEKSAutoNodePolicy
+	// access policy only; aws-auth never makes one.
+	AutoModeNode
 )
 
 func (p Purpose) String() string {
@@ -29,6 +33,8 @@ func (p Purpose) String() string {
 		return "Windows node"
 	case FargatePods:
 		return "Fargate pod execution role"
+	case AutoModeNode:
+		return "EKS Auto Mode node"
 	}
 	return "invalid"
 }
@@ -65,6 +71,8 @@ func (p Purpose) EntryType() string {
 		return cluster.AccessEC2Windows
 	case FargatePods:
 		return cluster.AccessFargateLinux
+	case AutoModeNode:
+		return cluster.AccessEC2
 	}
 	return cluster.AccessEC2Linux
 }
@@ -218,7 +226,12 @@ func (r *Resolver) Authorize(role Role, p Purpose) Authorization {
 	a.AwsAuth = r.awsAuth(role, p)
 	a.Access = r.accessEntries(role, p)
 	modes := []string{a.Mode}
-	if a.Mode == "" {
+	switch {
+	case p == AutoModeNode:
+		// Auto Mode nodes join through access entries alone, which an Auto
+		// Mode cluster cannot turn off: whatever the mode, they decide.
+		modes = []string{cluster.AuthAPI}
+	case a.Mode == "":
 		modes = []string{cluster.AuthConfigMap, cluster.AuthAPIAndConfigMap, cluster.AuthAPI}
 	}
 	for _, m := range modes {
@@ -307,6 +320,9 @@ func (r *Resolver) awsAuth(role Role, p Purpose) SourceResult {
 			switch Same(mr, role) {
 			case Yes:
 				r.checkMapping(&f, rm, mr, p)
+				if p == AutoModeNode {
+					f.Problems = append(f.Problems, "aws-auth never makes an EKS Auto Mode node: it needs an access entry of type EC2")
+				}
 				res.Found = append(res.Found, f)
 			case Maybe:
 				res.Maybe = append(res.Maybe, f)
@@ -416,6 +432,9 @@ func (r *Resolver) accessEntries(role Role, p Purpose) SourceResult {
 		switch Same(er, role) {
 		case Yes:
 			checkEntry(&f, e, p)
+			if p == AutoModeNode && len(f.Problems) == 0 {
+				r.checkAutoNodePolicy(&f, e)
+			}
 			res.Found = append(res.Found, f)
 		case Maybe:
 			res.Maybe = append(res.Maybe, f)
@@ -425,6 +444,9 @@ func (r *Resolver) accessEntries(role Role, p Purpose) SourceResult {
 		if p == FargatePods && fp.PodExecutionRole != "" && Same(r.Resolve(fp.PodExecutionRole), role) == Yes {
 			res.Found = append(res.Found, Found{What: fmt.Sprintf("the FARGATE_LINUX access entry EKS creates for Fargate profile %q", fp.Name), Origin: fp.Origin, Implicit: true, Index: -1})
 		}
+	}
+	if a := m.Cluster.AutoMode; p == AutoModeNode && a.On() && len(a.NodePools) > 0 && a.NodeRole != "" && Same(r.Resolve(a.NodeRole), role) == Yes {
+		res.Found = append(res.Found, Found{What: "the EC2 access entry, with AmazonEKSAutoNodePolicy, EKS creates for the node role of the built-in NodePools (" + a.From + ")", Origin: a.Origin, Implicit: true, Index: -1})
 	}
 	for _, ng := range m.NodeGroups {
 		if p == FargatePods || !ng.Managed || ng.NodeRole == "" {
@@ -516,6 +538,35 @@ func checkEntry(f *Found, e *cluster.AccessEntry, p Purpose) {
 	}
 }
 
+// checkAutoNodePolicy records whether the EC2 access entry of an Auto Mode
+// node role has the AmazonEKSAutoNodePolicy access policy: without it the
+// entry lets the instance authenticate, and its kubelet may do nothing.
+func (r *Resolver) checkAutoNodePolicy(f *Found, e *cluster.AccessEntry) {
+	maybe := false
+	for _, pa := range r.m.Identity.PolicyAssociations {
+		same := Same(r.Resolve(pa.PrincipalARN), r.Resolve(e.PrincipalARN))
+		if x, ok := cluster.UnknownExpr(pa.PrincipalARN); ok && e.Address != "" && x == e.Address+".principal_arn" {
+			same = Yes // principal_arn = aws_eks_access_entry.x.principal_arn
+		}
+		if same == No {
+			continue
+		}
+		switch {
+		case cluster.IsUnknown(pa.PolicyARN):
+			maybe = true
+		case same == Yes && strings.HasSuffix(pa.PolicyARN, "/AmazonEKSAutoNodePolicy"):
+			return
+		case strings.HasSuffix(pa.PolicyARN, "/AmazonEKSAutoNodePolicy"):
+			maybe = true
+		}
+	}
+	if maybe || r.m.Live != nil {
+		f.Unknown = append(f.Unknown, "access policies")
+		return
+	}
+	f.Problems = append(f.Problems, "no AmazonEKSAutoNodePolicy access policy is associated with it (cluster scope), which an EKS Auto Mode node needs")
+}
+
 // stateOf sums up a source: valid when one mapping is correct, invalid when all
 // found are wrong, missing when none is found and none may be, undetermined
 // otherwise.
@@ -544,6 +595,9 @@ func stateOf(s SourceResult) State {
 // Wanted describes the mappings that would authorize the role, for messages.
 func (a Authorization) Wanted() string {
 	p := a.Purpose
+	if p == AutoModeNode {
+		return "an access entry of type EC2 with the AmazonEKSAutoNodePolicy access policy (aws-auth never makes an EKS Auto Mode node)"
+	}
 	aws := fmt.Sprintf("an aws-auth mapRoles entry {rolearn: <role ARN without IAM path>, username: %s, groups: [%s]}", p.Username(), strings.Join(p.Groups(), ", "))
 	access := fmt.Sprintf("an access entry of type %s", p.EntryType())
 	switch a.Mode {

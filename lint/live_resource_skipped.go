@@ -36,6 +36,8 @@ var skippedImpact = map[string]string{
 	"nodepools.karpenter.sh":                 "Karpenter capacity is not considered for Pending pods",
 	"nodeclaims.karpenter.sh":                "NodeClaims that never registered and stuck finalizers on NodeClaims are not checked",
 	"ec2nodeclasses.karpenter.k8s.aws":       "node roles (nodeclaim-not-registered, node-role-unauthorized) are not checked",
+	"nodeclasses.eks.amazonaws.com":          "EKS Auto Mode's node classes (their node roles and storage) are not checked",
+	"storageclasses.storage.k8s.io":          "the provisioners of StorageClasses (storage-provisioner-missing) are not checked",
 	"configmaps kube-system/aws-auth":        "the node role mappings of aws-auth are not checked",
 	"priorityclasses.scheduling.k8s.io":      "eviction order by priority is approximate",
 	"csidrivers.storage.k8s.io":              "the CSI drivers of the cluster are not listed",

@@ -31,6 +31,10 @@ func runNodeRoleUnauthorized(p *Pass) {
 	}
 	res := identity.New(m)
 	for _, nc := range sortedNodeClasses(m) {
+		if nc.BuiltIn() {
+			// EKS creates the access entry of the default NodeClass's role.
+			continue
+		}
 		ncr, ok := res.NodeClassRole(nc)
 		if !ok {
 			continue
@@ -43,7 +47,7 @@ func runNodeRoleUnauthorized(p *Pass) {
 				Object:   ref,
 				Origin:   origin,
 				Summary:  fmt.Sprintf("%s: could not verify that its node role may join the cluster: %s", ref, ncr.Unresolved),
-				Detail:   "The node role must be authorized as a node (an EC2_LINUX access entry, or an aws-auth entry with username system:node:{{EC2PrivateDNSName}} and groups system:bootstrappers, system:nodes). " + nodeJoinSymptom,
+				Detail:   nodeRoleWanted(nc) + " " + nodeJoinSymptom,
 			})
 			continue
 		}
@@ -62,6 +66,9 @@ func runNodeRoleUnauthorized(p *Pass) {
 			continue
 		}
 		auth := res.NodeAuthorization(role, ncr.Windows)
+		if nc.AutoMode() {
+			auth = res.Authorize(role, identity.AutoModeNode)
+		}
 		switch auth.Outcome {
 		case identity.Unauthorized:
 			p.Report(Finding{
@@ -107,6 +114,14 @@ func runNodeRoleUnauthorized(p *Pass) {
 	}
 }
 
+// nodeRoleWanted says how the node role of a class must be authorized.
+func nodeRoleWanted(nc *cluster.NodeClass) string {
+	if nc.AutoMode() {
+		return "The node role of an EKS Auto Mode NodeClass must have an access entry of type EC2 with the AmazonEKSAutoNodePolicy access policy (cluster scope); aws-auth never makes an Auto Mode node."
+	}
+	return "The node role must be authorized as a node (an EC2_LINUX access entry, or an aws-auth entry with username system:node:{{EC2PrivateDNSName}} and groups system:bootstrappers, system:nodes)."
+}
+
 // joinedNodes counts the registered nodes Karpenter launched for an EC2NodeClass
 // (labelled karpenter.k8s.aws/ec2nodeclass); none outside a running cluster.
 func joinedNodes(m *cluster.Model, class string) int {
@@ -123,6 +138,9 @@ func joinedNodes(m *cluster.Model, class string) int {
 func shortReason(a identity.Authorization) string {
 	if probs := a.Problems(); len(probs) > 0 {
 		return probs[0]
+	}
+	if a.Purpose == identity.AutoModeNode {
+		return "no access entry of type EC2 exists for it (EKS creates one only for the role of the built-in NodePools)"
 	}
 	switch a.Mode {
 	case cluster.AuthAPI:
@@ -182,6 +200,9 @@ func reportPrefixTrap(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, nc
 // wrong mapping in place, else add one where the configuration already maps roles.
 func nodeRoleFix(p *Pass, res *identity.Resolver, nc *cluster.NodeClass, ncr identity.NodeClassRole, a identity.Authorization) *Fix {
 	m := p.Model
+	if a.Purpose == identity.AutoModeNode {
+		return autoModeNodeRoleFix(m, nc, a)
+	}
 	readsAccess := a.Mode != cluster.AuthConfigMap
 	readsAwsAuth := a.Mode != cluster.AuthAPI
 	if readsAccess {
@@ -300,4 +321,44 @@ func onlyManualMapping(m *cluster.Model, a identity.Authorization) (string, bool
 		return "", false
 	}
 	return "the cluster uses aws-auth only, which the configuration leaves to EKS: EKS maps only its managed node groups' and Fargate profiles' roles, and Karpenter never maps its own", true
+}
+
+// autoModeNodeRoleFix authorizes an Auto Mode node role: the type of a wrong
+// access entry corrected (with the policy associated), else a new EC2 entry
+// with its policy; aws-auth is never the answer.
+func autoModeNodeRoleFix(m *cluster.Model, nc *cluster.NodeClass, a identity.Authorization) *Fix {
+	for _, f := range explicitMappings(a.Access.Found) {
+		if len(f.Problems) == 0 {
+			continue
+		}
+		if f.Entry != nil && strings.EqualFold(f.Entry.EffectiveType(), cluster.AccessEC2) {
+			if e, ok := write.AutoNodePolicy(m, nc, f.Entry); ok {
+				return &Fix{Summary: fmt.Sprintf("associate AmazonEKSAutoNodePolicy with the access entry of %s", a.Role), Edits: []Edit{e}}
+			}
+			return nil
+		}
+		if e, ok := write.AccessEntryType(m, f.Entry, a.Purpose); ok {
+			edits := []Edit{e}
+			if pe, ok := write.AutoNodePolicy(m, nc, f.Entry); ok && !hasAutoNodePolicy(m, f.Entry) {
+				edits = append(edits, pe)
+			}
+			return &Fix{Summary: fmt.Sprintf("make the access entry for %s of type EC2, with AmazonEKSAutoNodePolicy", a.Role), Edits: edits}
+		}
+		return nil
+	}
+	if e, ok := write.NewAccessEntry(m, nc, a.Role, a.Purpose); ok {
+		return &Fix{Summary: fmt.Sprintf("authorize %s as an EKS Auto Mode node: add an access entry of type EC2 with AmazonEKSAutoNodePolicy", a.Role), Edits: []Edit{e}}
+	}
+	return nil
+}
+
+// hasAutoNodePolicy reports whether the configuration associates any
+// AmazonEKSAutoNodePolicy with the entry's principal.
+func hasAutoNodePolicy(m *cluster.Model, e *cluster.AccessEntry) bool {
+	for _, pa := range m.Identity.PolicyAssociations {
+		if pa.PrincipalARN == e.PrincipalARN && strings.HasSuffix(pa.PolicyARN, "/AmazonEKSAutoNodePolicy") {
+			return true
+		}
+	}
+	return false
 }

@@ -116,7 +116,10 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, outcom
 		causes:   []string{podsCause(ref)},
 	}
 	if pl.Fargate == nil {
-		f.Fix = taintFix(p.Model, w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
+		f.Fix = autoModeFix(p.Model, w, pl)
+		if f.Fix == nil {
+			f.Fix = taintFix(p.Model, w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
+		}
 		if f.Fix == nil {
 			f.Fix = nodePoolLabelFix(p, w, pl)
 		}
@@ -182,7 +185,10 @@ func reportNoNodePool(p *Pass, w *cluster.Workload, pl *sim.Placement, origin cl
 		Detail:   b.String(),
 		causes:   []string{podsCause(ref)},
 	}
-	f.Fix = taintFix(p.Model, w, pl, cluster.KindNodePool)
+	f.Fix = autoModeFix(p.Model, w, pl)
+	if f.Fix == nil {
+		f.Fix = taintFix(p.Model, w, pl, cluster.KindNodePool)
+	}
 	if f.Fix == nil {
 		f.Fix = nodePoolLabelFix(p, w, pl)
 	}

@@ -11,6 +11,7 @@ import (
 // registry is every check, sorted by ID. Adding a check means adding it here.
 var registry = []*Check{
 	addonTolerationUnsupported,
+	autoModeConfig,
 	bootstrapDeadlock,
 	controllerRoleAsNodeRole,
 	disruptionDaemonSetEvicted,
@@ -33,6 +34,7 @@ var registry = []*Check{
 	recreateOnChange,
 	teardownOrder,
 	teardownOrphans,
+	storageProvisionerMissing,
 	volumeAttachmentStale,
 }
 

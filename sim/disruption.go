@@ -502,6 +502,16 @@ var inTreeDrivers = map[string]string{
 	"kubernetes.io/aws-ebs": "ebs.csi.aws.com",
 }
 
+// Claims lists the persistent volume claims a workload's pods mount, each
+// with the CSI driver that serves it when the inputs say.
+func (s *Simulator) Claims(w *cluster.Workload) []Claim {
+	return s.claims(w.Template.Namespace, &w.Template.Spec, w.Object)
+}
+
+// NormalizeDriver is the CSI driver that serves a provisioner: the in-tree
+// kubernetes.io/aws-ebs is served by ebs.csi.aws.com.
+func NormalizeDriver(provisioner string) string { return normalizeDriver(provisioner) }
+
 // claims lists the persistent volume claims a pod mounts: PVC volumes, generic
 // ephemeral volumes, and a StatefulSet's volumeClaimTemplates.
 func (s *Simulator) claims(ns string, spec *corev1.PodSpec, owner *cluster.Object) []Claim {

@@ -4,6 +4,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/source/manifest"
+	"sort"
 )
 
 // defaultAddons are the add-ons EKS installs with a cluster unless told not to
@@ -189,7 +190,7 @@ func autoModeCapacity(m *cluster.Model) {
 		}
 		m.Objects = append(m.Objects, &cluster.Object{
 			APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: name,
-			Origin: a.Origin, Manager: "eks", Via: via,
+			Origin: a.Origin, Manager: cluster.ManagerEKS, Via: via,
 			Content: map[string]any{
 				"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
 				"metadata": map[string]any{"name": name},
@@ -204,7 +205,7 @@ func autoModeCapacity(m *cluster.Model) {
 		}
 		m.Objects = append(m.Objects, &cluster.Object{
 			APIVersion: k.NodeClass.Group + "/v1", Kind: k.NodeClass.Kind, Name: k.NodeClass.Default,
-			Origin: a.Origin, Manager: "eks", Via: via,
+			Origin: a.Origin, Manager: cluster.ManagerEKS, Via: via,
 			Content: map[string]any{
 				"apiVersion": k.NodeClass.Group + "/v1", "kind": k.NodeClass.Kind,
 				"metadata": map[string]any{"name": k.NodeClass.Default},
@@ -212,4 +213,38 @@ func autoModeCapacity(m *cluster.Model) {
 			},
 		})
 	}
+}
+
+// liveAutoMode recognises EKS Auto Mode in a running cluster: NodePools whose
+// node class is an eks.amazonaws.com NodeClass, or nodes labelled
+// eks.amazonaws.com/compute-type: auto. The switches themselves are not
+// visible from inside the cluster; the built-in NodePools are those present.
+func liveAutoMode(m *cluster.Model) {
+	if m.Live == nil || m.Cluster.AutoMode != nil {
+		return
+	}
+	k := catalog.AutoMode()
+	seen := false
+	var builtin []string
+	for _, np := range m.NodePools {
+		if np.InlineNodeClass || np.NodeClassRef.Group != k.NodeClass.Group {
+			continue
+		}
+		seen = true
+		if _, ok := k.BuiltinNodePool(np.Name); ok {
+			builtin = append(builtin, np.Name)
+		}
+	}
+	for _, n := range m.Nodes {
+		if n.Labels[k.ComputeTypeLabel.Key] == k.ComputeTypeLabel.Value {
+			seen = true
+			break
+		}
+	}
+	if !seen {
+		return
+	}
+	sort.Strings(builtin)
+	m.Cluster.AutoMode = &cluster.AutoMode{Live: true, Compute: cluster.SwitchOn, BlockStorage: cluster.SwitchUnknown, LoadBalancing: cluster.SwitchUnknown,
+		NodePools: builtin, NodePoolsSet: true, From: "the running cluster (EKS Auto Mode NodePools or nodes)"}
 }

@@ -672,6 +672,7 @@ func build(charts manifest.LocalCharts, complete bool, parts ...*cluster.Model) 
 	autoModeCapacity(m)
 	expand(m)
 	manifest.Interpret(m)
+	liveAutoMode(m)
 	markUnseen(m, complete)
 	return m
 }

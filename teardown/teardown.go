@@ -1282,7 +1282,10 @@ func (b *builder) finish() {
 		}
 		return a.Kind < c.Kind
 	})
-	if len(b.items[StageNodePools]) == 0 {
+	if note := autoModeNote(b.m); note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	if len(b.items[StageNodePools]) == 0 && !b.m.Cluster.AutoMode.On() {
 		where := "is in the inputs"
 		if b.m.Live != nil {
 			where = "is in the cluster"
@@ -1579,4 +1582,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// autoModeNote says what EKS removes with an Auto Mode cluster and what it
+// leaves: its NodePools (built-in and custom) are not steps of the teardown,
+// since their controller is part of EKS and outlives everything but the
+// cluster.
+func autoModeNote(m *cluster.Model) string {
+	a := m.Cluster.AutoMode
+	if !a.On() {
+		return ""
+	}
+	var pools []string
+	for _, o := range m.Objects {
+		if o.Kind == "NodePool" && o.String("spec.template.spec.nodeClassRef.group") == "eks.amazonaws.com" {
+			pools = append(pools, o.Name)
+		}
+	}
+	sort.Strings(pools)
+	what := "EKS Auto Mode's nodes"
+	if len(pools) > 0 {
+		what += " (NodePools " + strings.Join(pools, ", ") + ")"
+	}
+	return what + " are terminated by EKS when the cluster is deleted, and so are the load balancers Auto Mode made; the EBS volumes Auto Mode provisioned are not: delete the PersistentVolumeClaims of ebs.csi.eks.amazonaws.com StorageClasses before the cluster, or their volumes remain. Deleting the custom NodePools and waiting until their nodes are gone before deleting the cluster keeps nodes from running while the network is destroyed (a cluster security group left behind has been reported)"
 }

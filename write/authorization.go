@@ -3,6 +3,7 @@ package write
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -291,6 +292,31 @@ func NewAccessEntry(m *cluster.Model, nc *cluster.NodeClass, role identity.Role,
 	return terraform.NewAccessEntry(m.Terraform, m.Cluster, nc.Name+"_node", principal, p.EntryType())
 }
 
+// AutoNodePolicy associates AmazonEKSAutoNodePolicy with the principal of an
+// access entry: in the eksctl entry's accessPolicies, or as an
+// aws_eks_access_policy_association resource next to the cluster.
+func AutoNodePolicy(m *cluster.Model, nc *cluster.NodeClass, e *cluster.AccessEntry) (cluster.Edit, bool) {
+	if e == nil {
+		return cluster.Edit{}, false
+	}
+	if e.Decl.Kind == cluster.DeclEksctl {
+		list, _ := e.Decl.Object.Get(e.Decl.List + "." + strconv.Itoa(e.Decl.Index) + ".accessPolicies").([]any)
+		if len(list) > 0 {
+			list = cluster.CopyJSON(list).([]any)
+		}
+		list = append(list, map[string]any{"policyARN": cluster.AutoNodePolicy, "accessScope": map[string]any{"type": "cluster"}})
+		patch, ok := manifest.EksctlItemPatch(e.Decl, map[string]any{"accessPolicies": list})
+		if !ok {
+			return cluster.Edit{}, false
+		}
+		return ObjectPatch(m, e.Decl.Object, patch)
+	}
+	if m.Terraform == nil {
+		return cluster.Edit{}, false
+	}
+	return terraform.NewAutoNodePolicy(m.Terraform, m.Cluster, e, nc.Name+"_node")
+}
+
 // NodeClassRole points an EC2NodeClass at a node role.
 func NodeClassRole(m *cluster.Model, nc *cluster.NodeClass, ncr identity.NodeClassRole, nr identity.Role) (cluster.Edit, bool) {
 	if nc.Object == nil || nc.Object.Kind != "EC2NodeClass" || nc.InstanceProfileFrom != "" {
@@ -339,4 +365,41 @@ func AccessEntryPrincipal(m *cluster.Model, e *cluster.AccessEntry, nr identity.
 		return cluster.Edit{}, false
 	}
 	return terraform.AccessEntryPrincipalEdit(m.Terraform, e, principal)
+}
+
+// AutoModeNodePools enables EKS Auto Mode's built-in NodePools pools (the
+// complete list) where the configuration switches Auto Mode on.
+func AutoModeNodePools(m *cluster.Model, a *cluster.AutoMode, pools []string) (cluster.Edit, bool) {
+	if a == nil {
+		return cluster.Edit{}, false
+	}
+	switch a.NodePoolsAt.Kind {
+	case cluster.DeclEksctl:
+		patch, ok := manifest.AutoModeNodePoolsPatch(a.NodePoolsAt.Object, pools)
+		if !ok {
+			return cluster.Edit{}, false
+		}
+		return ObjectPatch(m, a.NodePoolsAt.Object, patch)
+	case cluster.DeclModule:
+		return terraform.AutoModeNodePoolsEdit(m.Terraform, a.NodePoolsAt, pools)
+	}
+	return cluster.Edit{}, false
+}
+
+// AutoModeEnabled writes enabled = true where the configuration names EKS
+// Auto Mode's built-in NodePools (a module's compute_config object).
+func AutoModeEnabled(m *cluster.Model, a *cluster.AutoMode) (cluster.Edit, bool) {
+	if a == nil || a.NodePoolsAt.Kind != cluster.DeclModule {
+		return cluster.Edit{}, false
+	}
+	return terraform.AutoModeEnabledEdit(m.Terraform, a.NodePoolsAt)
+}
+
+// NoBootstrapAddons sets bootstrap_self_managed_addons = false on the cluster
+// the configuration creates.
+func NoBootstrapAddons(m *cluster.Model) (cluster.Edit, bool) {
+	if m.Terraform == nil || !m.Cluster.Defined || !terraform.WrittenInConfig(m.Cluster.Origin.File) {
+		return cluster.Edit{}, false
+	}
+	return terraform.ClusterArgEdit(m.Terraform, m.Cluster, "bootstrap_self_managed_addons = false\n")
 }

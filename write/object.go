@@ -1,6 +1,8 @@
 package write
 
 import (
+	"strings"
+
 	"fmt"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -24,6 +26,10 @@ import (
 // (objects a chart or an EKS add-on creates, objects from a Terraform plan,
 // resources created with count or for_each).
 func ObjectPatch(m *cluster.Model, o *cluster.Object, patch map[string]any) (cluster.Edit, bool) {
+	if o.Manager == cluster.ManagerEKS {
+		// EKS makes it and allows no change to it.
+		return cluster.Edit{}, false
+	}
 	if o.Manager == cluster.ManagerCommand {
 		// Applied by a command: editable where it is written in a manifest
 		// file (kubectl apply -f), not inside the command's text.
@@ -80,3 +86,20 @@ func JSONPatchCommand(resource, name string, patch []any, note string) cluster.E
 // is used for every YAML snippet a fix proposes; the YAML writer is the
 // manifest source's.
 func YAMLText(v any) string { return manifest.YAMLText(v) }
+
+// StorageClassProvisioner sets the provisioner of a StorageClass where it is
+// declared: the manifest, or the storage_provisioner of a
+// kubernetes_storage_class_v1 resource.
+func StorageClassProvisioner(m *cluster.Model, o *cluster.Object, provisioner string) (cluster.Edit, bool) {
+	if strings.Contains(o.Via, "kubernetes_storage_class") && !strings.HasPrefix(o.Via, "module.") {
+		if m == nil {
+			return cluster.Edit{}, false
+		}
+		addr := o.Via
+		if i := strings.IndexByte(addr, '['); i > 0 {
+			addr = addr[:i]
+		}
+		return terraform.BlockEdit(m.Terraform, addr, "storage_provisioner = "+terraform.Quote(provisioner)+"\n")
+	}
+	return ObjectPatch(m, o, map[string]any{"provisioner": provisioner})
+}

@@ -41,6 +41,9 @@ type resource struct {
 	// this one is not, the cluster runs Karpenter with another provider (or
 	// EKS Auto Mode), so there is simply none to read, not a skipped read.
 	providerOf *schema.GroupResource
+	// optional marks a resource only some clusters serve (EKS Auto Mode's
+	// node classes): not being served is not a gap in what was read.
+	optional bool
 }
 
 func (r resource) groupResource() schema.GroupResource {
@@ -77,10 +80,13 @@ var resources = []resource{
 	{group: "batch", resource: "cronjobs", versions: []string{"v1"}},
 	{group: "storage.k8s.io", resource: "volumeattachments", versions: []string{"v1"}},
 	{group: "storage.k8s.io", resource: "csidrivers", versions: []string{"v1"}},
+	{group: "storage.k8s.io", resource: "storageclasses", versions: []string{"v1"}},
 	{group: "scheduling.k8s.io", resource: "priorityclasses", versions: []string{"v1"}},
 	{group: "karpenter.sh", resource: "nodepools", versions: []string{"v1", "v1beta1"}},
 	{group: "karpenter.sh", resource: "nodeclaims", versions: []string{"v1", "v1beta1"}},
 	{group: "karpenter.k8s.aws", resource: "ec2nodeclasses", versions: []string{"v1", "v1beta1"}, providerOf: &schema.GroupResource{Group: "karpenter.sh", Resource: "nodepools"}},
+	// EKS Auto Mode's node classes.
+	{group: "eks.amazonaws.com", resource: "nodeclasses", versions: []string{"v1"}, optional: true},
 }
 
 // listsAtOnce is how many lists run at once; the rate limiter still bounds requests.
@@ -147,7 +153,7 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 		}
 		versions, namespaced, why := served.versions(res)
 		if len(versions) == 0 {
-			if res.providerOf != nil && served.has(*res.providerOf) && !served.failedFor(res) {
+			if (res.optional || res.providerOf != nil && served.has(*res.providerOf)) && !served.failedFor(res) {
 				continue
 			}
 			r.skip(res.label(), why)

@@ -259,6 +259,16 @@ func interpretEksctlIdentity(m *cluster.Model, o *cluster.Object) {
 		ae.Username, _ = e["username"].(string)
 		ae.KubernetesGroups = stringList(e["kubernetesGroups"])
 		m.Identity.AccessEntries = append(m.Identity.AccessEntries, ae)
+		policies, _ := e["accessPolicies"].([]any)
+		for j, pit := range policies {
+			pm, ok := pit.(map[string]any)
+			if !ok {
+				continue
+			}
+			at := path + ".accessPolicies." + strconv.Itoa(j)
+			arn, _ := pm["policyARN"].(string)
+			m.Identity.PolicyAssociations = append(m.Identity.PolicyAssociations, cluster.PolicyAssociation{PrincipalARN: ae.PrincipalARN, PolicyARN: arn, Origin: o.At(at), Address: at})
+		}
 	}
 	maps, _ := o.Get("iamIdentityMappings").([]any)
 	for i, it := range maps {

@@ -170,7 +170,11 @@ func AccessEntryPrincipalPatch(o *cluster.Object, principal, to string) (map[str
 // NewAccessEntryPatch adds an eksctl access entry.
 func NewAccessEntryPatch(o *cluster.Object, principal, entryType string) (map[string]any, bool) {
 	return accessEntriesPatch(o, func(list []any) ([]any, bool) {
-		return append(list, map[string]any{"principalARN": principal, "type": entryType}), true
+		e := map[string]any{"principalARN": principal, "type": entryType}
+		if entryType == cluster.AccessEC2 {
+			e["accessPolicies"] = []any{map[string]any{"policyARN": cluster.AutoNodePolicy, "accessScope": map[string]any{"type": "cluster"}}}
+		}
+		return append(list, e), true
 	})
 }
 
@@ -266,4 +270,20 @@ func IRSAPatch(o *cluster.Object, namespace, name string) map[string]any {
 		iam["podIdentityAssociations"] = nil
 	}
 	return map[string]any{"iam": iam}
+}
+
+// AutoModeNodePoolsPatch sets autoModeConfig.nodePools of an eksctl
+// ClusterConfig.
+func AutoModeNodePoolsPatch(o *cluster.Object, pools []string) (map[string]any, bool) {
+	if !IsClusterConfig(o) {
+		return nil, false
+	}
+	if _, ok := o.Get("autoModeConfig").(map[string]any); !ok {
+		return nil, false
+	}
+	list := make([]any, len(pools))
+	for i, p := range pools {
+		list[i] = p
+	}
+	return map[string]any{"autoModeConfig": map[string]any{"nodePools": list}}, true
 }

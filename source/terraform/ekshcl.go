@@ -712,6 +712,9 @@ func (m *modInst) autoModeInputs(in modIn, major int, cl *resInst) {
 			cc["node_pools"] = pools
 			if createRole, _ := in.boolean("create_node_iam_role", true); createRole {
 				cc["node_role_arn"] = moduleRole
+				if role != "" {
+					cl.x.autoIgnored = name + ".node_role_arn, which the module replaces with the node role it creates while create_node_iam_role is true (since v21.0.1)"
+				}
 			} else {
 				cc["node_role_arn"] = role
 			}
@@ -942,6 +945,15 @@ func (m *modInst) eksAccessEntries(in modIn, add func(*resInst)) {
 				r.vals["user_name"] = v
 			}
 			add(r)
+			pa, _ := g.get("policy_associations")
+			assocs, _ := entries(pa)
+			for _, a := range assocs {
+				ag := groupIn{val: a.val, text: g.text + ".policy_associations[" + quoteKey(a.key) + "]"}
+				pr := newResInst(A+".aws_eks_access_policy_association.this["+quoteKey(e.key+"_"+a.key)+"]", "managed", "aws_eks_access_policy_association", "this", r.origin)
+				pr.vals["principal_arn"] = r.vals["principal_arn"]
+				pr.vals["policy_arn"], _ = ag.goVal("policy_arn")
+				add(pr)
+			}
 		}
 	}
 	if admin, _ := in.boolean("enable_cluster_creator_admin_permissions", false); admin {

@@ -233,6 +233,13 @@ func (b *builder) addResource(r *resInst) {
 		b.addon(r)
 	case "aws_eks_access_entry":
 		b.accessEntry(r)
+	case "aws_eks_access_policy_association":
+		b.m.Identity.PolicyAssociations = append(b.m.Identity.PolicyAssociations, cluster.PolicyAssociation{
+			PrincipalARN: str(r.vals["principal_arn"]),
+			PolicyARN:    str(r.vals["policy_arn"]),
+			Origin:       r.origin,
+			Address:      r.addr,
+		})
 	case "aws_eks_pod_identity_association":
 		b.podIdentity(r)
 	case "aws_iam_role":
@@ -247,6 +254,8 @@ func (b *builder) addResource(r *resInst) {
 		b.kubernetesManifest(r)
 	case "kubernetes_config_map", "kubernetes_config_map_v1", "kubernetes_config_map_v1_data":
 		b.configMap(r)
+	case "kubernetes_storage_class", "kubernetes_storage_class_v1":
+		b.storageClass(r)
 	case "null_resource", "terraform_data":
 		b.localExec(r)
 	}
@@ -273,7 +282,7 @@ func (b *builder) eksCluster(r *resInst) {
 		}
 	}
 	switch v := r.vals["bootstrap_self_managed_addons"]; {
-	case v == false:
+	case v == false || v == "false":
 		c.NoDefaultAddons = r.addr + " sets bootstrap_self_managed_addons = false"
 		if c.Address != r.addr {
 			c.NoDefaultAddons = fmt.Sprintf("%s (terraform-aws-modules/eks v%s) creates the cluster with bootstrap_self_managed_addons = false", c.Address, c.ModuleVersion)
@@ -758,6 +767,39 @@ func (b *builder) kubernetesManifest(r *resInst) {
 	b.m.Problems = append(b.m.Problems, probs...)
 }
 
+// storageClass reads a StorageClass the kubernetes provider's typed resource
+// declares (kubernetes_storage_class_v1): its name, annotations, provisioner,
+// parameters and binding mode.
+func (b *builder) storageClass(r *resInst) {
+	meta := first(r.vals["metadata"])
+	man := map[string]any{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": map[string]any{}}
+	md := man["metadata"].(map[string]any)
+	if n, ok := meta["name"]; ok {
+		md["name"] = n
+	}
+	if a, ok := meta["annotations"].(map[string]any); ok {
+		md["annotations"] = a
+	}
+	for from, to := range map[string]string{"storage_provisioner": "provisioner", "parameters": "parameters", "volume_binding_mode": "volumeBindingMode", "reclaim_policy": "reclaimPolicy", "allow_volume_expansion": "allowVolumeExpansion"} {
+		if v, ok := r.vals[from]; ok && v != nil {
+			man[to] = v
+		}
+	}
+	objs, probs := manifest.ObjectsFrom(r.origin.File, r.origin.Line, man)
+	for _, o := range objs {
+		o.Lines = map[string]int{}
+		for from, to := range map[string]string{"storage_provisioner": "provisioner", "volume_binding_mode": "volumeBindingMode", "metadata.name": "metadata.name"} {
+			if l, ok := r.lines[from]; ok {
+				o.Lines[to] = l
+			}
+		}
+		o.Via, o.Manager = r.addr, "terraform"
+	}
+	r.flatten(objs, probs)
+	b.m.Objects = append(b.m.Objects, objs...)
+	b.m.Problems = append(b.m.Problems, probs...)
+}
+
 // flatten points objects and problems decoded from a plan at the resource: the lines
 // of a text inside a JSON string are not lines of the plan file.
 func (r *resInst) flatten(objs []*cluster.Object, probs []cluster.Problem) {
@@ -910,9 +952,9 @@ func (b *builder) autoMode(r *resInst, c cluster.EKSCluster) *cluster.AutoMode {
 		a.NodeRole = str(m["node_role_arn"])
 	}
 	switch v := r.vals["bootstrap_self_managed_addons"]; {
-	case v == false:
+	case v == false || v == "false":
 		a.BootstrapAddons = cluster.SwitchOff
-	case v == true:
+	case v == true || v == "true":
 		a.BootstrapAddons = cluster.SwitchOn
 	case v == nil:
 		// The provider's default is true.

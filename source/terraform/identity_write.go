@@ -107,7 +107,37 @@ func NewAccessEntry(g *cluster.Graph, c cluster.EKSCluster, base, principal, ent
 		return cluster.Edit{}, false
 	}
 	name := freeResourceName(g, "aws_eks_access_entry", base)
-	return cluster.Edit{File: c.Origin.File, Format: cluster.FormatHCL, Text: fmt.Sprintf("resource \"aws_eks_access_entry\" %q {\n  cluster_name  = %s\n  principal_arn = %s\n  type          = %s\n}\n", name, ClusterNameExpr(c), principal, fmt.Sprintf("%q", entryType))}, true
+	text := fmt.Sprintf("resource \"aws_eks_access_entry\" %q {\n  cluster_name  = %s\n  principal_arn = %s\n  type          = %s\n}\n", name, ClusterNameExpr(c), principal, fmt.Sprintf("%q", entryType))
+	if entryType == cluster.AccessEC2 {
+		// An EKS Auto Mode node role needs its access policy too.
+		text += "\n" + autoNodePolicyText(g, c, base, "aws_eks_access_entry."+name+".principal_arn")
+	}
+	return cluster.Edit{File: c.Origin.File, Format: cluster.FormatHCL, Text: text}, true
+}
+
+// NewAutoNodePolicy associates AmazonEKSAutoNodePolicy with the principal of
+// an access entry the configuration declares, in a resource at the end of the
+// file that declares the cluster.
+func NewAutoNodePolicy(g *cluster.Graph, c cluster.EKSCluster, e *cluster.AccessEntry, base string) (cluster.Edit, bool) {
+	if !WrittenInConfig(c.Origin.File) {
+		return cluster.Edit{}, false
+	}
+	var principal string
+	if e.Address != "" && !InModule(e.Address) && strings.HasPrefix(e.Address, "aws_eks_access_entry.") {
+		principal = e.Address + ".principal_arn"
+	} else if x, ok := cluster.UnknownExpr(e.PrincipalARN); ok {
+		principal = x
+	} else if e.PrincipalARN != "" && !cluster.IsUnknown(e.PrincipalARN) {
+		principal = StringExpr(e.PrincipalARN)
+	} else {
+		return cluster.Edit{}, false
+	}
+	return cluster.Edit{File: c.Origin.File, Format: cluster.FormatHCL, Text: autoNodePolicyText(g, c, base, principal)}, true
+}
+
+func autoNodePolicyText(g *cluster.Graph, c cluster.EKSCluster, base, principal string) string {
+	name := freeResourceName(g, "aws_eks_access_policy_association", base)
+	return fmt.Sprintf("resource \"aws_eks_access_policy_association\" %q {\n  cluster_name  = %s\n  principal_arn = %s\n  policy_arn    = %q\n\n  access_scope {\n    type = \"cluster\"\n  }\n}\n", name, ClusterNameExpr(c), principal, cluster.AutoNodePolicy)
 }
 
 // ClusterNameExpr is an expression for the cluster's name: the module's or
@@ -365,4 +395,54 @@ func moduleCallAddr(addr string) string {
 		return addr[:i]
 	}
 	return addr
+}
+
+// AutoModeNodePoolsEdit sets the built-in NodePools of EKS Auto Mode where a
+// module call writes them: node_pools inside its compute_config (or
+// cluster_compute_config) object.
+func AutoModeNodePoolsEdit(g *cluster.Graph, d cluster.Decl, pools []string) (cluster.Edit, bool) {
+	quoted := make([]string, len(pools))
+	for i, p := range pools {
+		quoted[i] = Quote(p)
+	}
+	return autoModeObjectEdit(g, d, "node_pools = ["+strings.Join(quoted, ", ")+"]")
+}
+
+// AutoModeEnabledEdit writes enabled = true in a module call's compute_config
+// (or cluster_compute_config) object.
+func AutoModeEnabledEdit(g *cluster.Graph, d cluster.Decl) (cluster.Edit, bool) {
+	return autoModeObjectEdit(g, d, "enabled = true")
+}
+
+// autoModeObjectEdit merges an attribute into the Auto Mode object of a module
+// call. Only an object written in the module block itself is edited; a value
+// computed elsewhere (a local, a conditional) is left to the user.
+func autoModeObjectEdit(g *cluster.Graph, d cluster.Decl, attr string) (cluster.Edit, bool) {
+	if g == nil || d.Kind != cluster.DeclModule {
+		return cluster.Edit{}, false
+	}
+	for _, mc := range g.Modules {
+		if mc.Address != d.Block {
+			continue
+		}
+		for _, k := range mc.Keys {
+			if len(k.Path) == 0 && k.Key == d.Key && k.InCall && strings.HasPrefix(strings.TrimSpace(k.Value), "{") {
+				return BlockEdit(g, d.Block, d.Key+" = {\n  "+attr+"\n}\n")
+			}
+		}
+	}
+	return cluster.Edit{}, false
+}
+
+// ClusterArgEdit sets an argument of the cluster: in its aws_eks_cluster
+// resource, or in the terraform-aws-eks module call that creates it.
+func ClusterArgEdit(g *cluster.Graph, c cluster.EKSCluster, text string) (cluster.Edit, bool) {
+	if call, ok := ModuleCall(c.Address); ok {
+		return BlockEdit(g, call, text)
+	}
+	addr := c.Address
+	if i := strings.IndexByte(addr, '['); i > 0 {
+		addr = addr[:i]
+	}
+	return BlockEdit(g, addr, text)
 }

@@ -273,6 +273,13 @@ func (b *builder) sort() {
 		}
 		return a.PrincipalARN < c.PrincipalARN
 	})
+	sort.SliceStable(id.PolicyAssociations, func(i, j int) bool {
+		a, c := id.PolicyAssociations[i], id.PolicyAssociations[j]
+		if a.Address != c.Address {
+			return a.Address < c.Address
+		}
+		return a.PolicyARN < c.PolicyARN
+	})
 	sort.SliceStable(id.ServiceAccounts, func(i, j int) bool {
 		a, c := id.ServiceAccounts[i], id.ServiceAccounts[j]
 		if a.Namespace != c.Namespace {
