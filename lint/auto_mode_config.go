@@ -86,12 +86,16 @@ func runAutoModeConfig(p *Pass) {
 				"Access entries cannot be turned off on an EKS Auto Mode cluster, and Auto Mode nodes join through them alone (type EC2): use API or API_AND_CONFIG_MAP.")
 		}
 	}
-	if a.Compute == cluster.SwitchOff && a.NodePoolsSet && len(a.NodePools) > 0 {
+	if named := a.NodePoolsSet && len(a.NodePools) > 0; a.Compute == cluster.SwitchOff && (named || strings.Contains(a.Ignored, "without enabled")) {
 		var fix *Fix
 		if e, ok := write.AutoModeEnabled(m, a); ok {
 			fix = &Fix{Summary: "switch EKS Auto Mode on: enabled = true", Edits: []Edit{e}}
 		}
-		reportFix(Error, fmt.Sprintf("%s names the built-in NodePools %s but does not set enabled = true: EKS Auto Mode stays off and the pools never exist", a.From, strings.Join(a.NodePools, ", ")),
+		what := "built-in NodePools " + strings.Join(a.NodePools, ", ")
+		if !named {
+			what = "built-in NodePools"
+		}
+		reportFix(Error, fmt.Sprintf("%s names %s but does not set enabled = true: EKS Auto Mode stays off and the pools never exist", a.From, what),
 			"Without enabled = true the request carries Auto Mode switched off (terraform-aws-eks v21 sends the pools with it, which EKS does not accept with Auto Mode off; v20 drops them). Pods meant for the built-in NodePools stay Pending.", fix)
 	} else if a.Ignored != "" {
 		report(Warning, fmt.Sprintf("%s writes %s", a.From, a.Ignored), "What the configuration writes there is not what EKS receives.")

@@ -25,8 +25,6 @@ type catalogView struct {
 	// wellKnownSorted the same in key order (typo hints).
 	wellKnown       sets.Set[string]
 	wellKnownSorted []string
-	// nodeLabels are labels every node of it carries.
-	nodeLabels map[string]string
 }
 
 func (v *catalogView) isInstanceKey(key string) bool { return v.instanceKeys.Has(key) }
@@ -58,11 +56,13 @@ var awsView = sync.OnceValue(func() *catalogView {
 // autoModeView is the catalog as EKS Auto Mode labels it: its supported
 // eks.amazonaws.com/instance-* labels with the values of the AWS provider's
 // labels of the same name, none of the karpenter.k8s.aws/* ones, and
-// eks.amazonaws.com/compute-type: auto on every node.
+// eks.amazonaws.com/compute-type: auto on every instance type, as on every
+// node (a label of the instance type, so Karpenter's messages, which list the
+// pod's and the NodePool's requirements, do not name it).
 var autoModeView = sync.OnceValue(func() *catalogView {
 	k := catalog.AutoMode()
 	aws := awsView()
-	v := &catalogView{instanceKeys: sets.New[string](), nodeLabels: map[string]string{k.ComputeTypeLabel.Key: k.ComputeTypeLabel.Value}}
+	v := &catalogView{instanceKeys: sets.New[string]()}
 	fromEC2 := map[string]string{}
 	for auto, ec2 := range k.InstanceLabels {
 		fromEC2[ec2] = auto
@@ -79,6 +79,7 @@ var autoModeView = sync.OnceValue(func() *catalogView {
 				labels[key] = val
 			}
 		}
+		labels[k.ComputeTypeLabel.Key] = k.ComputeTypeLabel.Value
 		for key := range labels {
 			v.instanceKeys.Insert(key)
 		}

@@ -156,8 +156,6 @@ func labelHint(wellKnown, keys []string, key string) string {
 	return ""
 }
 
-
-
 // nodePoolRequirements are the requirements every node of a NodePool satisfies:
 // its requirements, its template labels, and its own name label.
 func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
@@ -177,15 +175,6 @@ func nodePoolRequirements(np *cluster.NodePool) scheduling.Requirements {
 	r.Add(scheduling.NewRequirement(nodeClassLabelKey(np.NodeClassRef), corev1.NodeSelectorOpIn, np.NodeClassRef.Name))
 	r.Add(scheduling.NewRequirement(karpv1.NodeRegisteredLabelKey, corev1.NodeSelectorOpIn, "true"))
 	r.Add(scheduling.NewRequirement(karpv1.NodeInitializedLabelKey, corev1.NodeSelectorOpIn, "true"))
-	if !np.InlineNodeClass {
-		// Labels every node of the provider carries (Auto Mode's compute type).
-		view := viewOf(np.NodeClassRef.Group)
-		for _, k := range sortedKeys(view.nodeLabels) {
-			if !r.Has(k) {
-				r.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, view.nodeLabels[k]))
-			}
-		}
-	}
 	return r
 }
 
@@ -234,7 +223,6 @@ func nodeClassLabelKey(ref cluster.NodeClassRef) string {
 	}
 	return karpv1.NodeClassLabelKey(schema.GroupKind{Group: group, Kind: kindOr(kind)})
 }
-
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

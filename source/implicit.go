@@ -246,5 +246,5 @@ func liveAutoMode(m *cluster.Model) {
 	}
 	sort.Strings(builtin)
 	m.Cluster.AutoMode = &cluster.AutoMode{Live: true, Compute: cluster.SwitchOn, BlockStorage: cluster.SwitchUnknown, LoadBalancing: cluster.SwitchUnknown,
-		NodePools: builtin, NodePoolsSet: true, From: "the running cluster (EKS Auto Mode NodePools or nodes)"}
+		NodePools: builtin, NodePoolsSet: true, From: "the running cluster"}
 }

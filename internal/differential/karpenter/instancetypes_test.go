@@ -41,10 +41,32 @@ var awsLabels = sync.OnceValue(func() []string {
 		}
 	}
 	out := sets.List(keys)
+	if autoMode {
+		// Auto Mode's provider registers its own keys, and knows only
+		// those of its supported labels.
+		var auto []string
+		karpv1.WellKnownLabels.Insert(catalog.AutoMode().ComputeTypeLabel.Key)
+		for _, k := range out {
+			if a, ok := autoModeKeys()[k]; ok {
+				auto = append(auto, k)
+				karpv1.WellKnownLabels.Insert(a)
+			}
+		}
+		return auto
+	}
 	karpv1.WellKnownLabels.Insert(out...)
 	karpv1.RestrictedLabelDomains.Insert("karpenter.k8s.aws")
 	return out
 })
+
+// labelKey is the key an instance type's label has in the run: Auto Mode's
+// for the self-managed provider's key it renames.
+func labelKey(k string) string {
+	if a, ok := autoModeKeys()[k]; ok && autoMode {
+		return a
+	}
+	return k
+}
 
 // instanceTypes builds Karpenter's instance types from eksdoctor's embedded
 // catalog the way karpenter-provider-aws builds them from EC2: a requirement
@@ -65,11 +87,16 @@ var instanceTypes = sync.OnceValue(func() []*cloudprovider.InstanceType {
 			scheduling.NewRequirement(karpv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, karpv1.CapacityTypeOnDemand, karpv1.CapacityTypeSpot),
 			scheduling.NewRequirement(corev1.LabelWindowsBuild, corev1.NodeSelectorOpDoesNotExist),
 		)
+		if autoMode {
+			// Every Auto Mode node is labelled so.
+			ct := catalog.AutoMode().ComputeTypeLabel
+			reqs.Add(scheduling.NewRequirement(ct.Key, corev1.NodeSelectorOpIn, ct.Value))
+		}
 		for _, k := range keys {
 			if v, ok := it.Labels[k]; ok {
-				reqs.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, v))
+				reqs.Add(scheduling.NewRequirement(labelKey(k), corev1.NodeSelectorOpIn, v))
 			} else {
-				reqs.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpDoesNotExist))
+				reqs.Add(scheduling.NewRequirement(labelKey(k), corev1.NodeSelectorOpDoesNotExist))
 			}
 		}
 		capacity := corev1.ResourceList{}

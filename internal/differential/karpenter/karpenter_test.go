@@ -75,7 +75,11 @@ func TestKarpenterScheduler(t *testing.T) {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				sc := generateScenario(rand.New(rand.NewPCG(seed, uint64(i))), i)
+				r := rand.New(rand.NewPCG(seed, uint64(i)))
+				sc := generateScenario(r, i)
+				if autoMode {
+					sc = toAutoMode(r, sc)
+				}
 				results[i] = compareScenario(ctx, t, cs, sc, &counts[i])
 			}
 		})
@@ -99,8 +103,12 @@ func TestKarpenterScheduler(t *testing.T) {
 			disagreements = append(disagreements, fmt.Sprintf("seed %d scenario %d: %s", seed, i, d))
 		}
 	}
-	t.Logf("%d scenarios (seed %d): %d workloads, %d Karpenter launches for, %d it cannot (%d messages compared); %d NodePool verdicts compared (%d eksdoctor cannot tell), %d NodePool reasons compared; of the messages and reasons, %d equal once what Karpenter words in map order is set aside; %d disagreements",
-		ran, seed, st.workloads, st.launched, st.workloads-st.launched, st.messages, st.poolVerdicts, st.unknown, st.reasons, st.mapOrder, len(disagreements))
+	what := "self-managed"
+	if autoMode {
+		what = "EKS Auto Mode"
+	}
+	t.Logf("%s: %d scenarios (seed %d): %d workloads, %d Karpenter launches for, %d it cannot (%d messages compared); %d NodePool verdicts compared (%d eksdoctor cannot tell), %d NodePool reasons compared; of the messages and reasons, %d equal once what Karpenter words in map order is set aside; %d disagreements",
+		what, ran, seed, st.workloads, st.launched, st.workloads-st.launched, st.messages, st.poolVerdicts, st.unknown, st.reasons, st.mapOrder, len(disagreements))
 	if st.launched == 0 || st.launched == st.workloads {
 		t.Errorf("the scenarios must exercise both verdicts: Karpenter launches for %d of %d workloads", st.launched, st.workloads)
 	}
@@ -176,6 +184,9 @@ func writeScenario(t *testing.T, sc *scenario) string {
 	t.Helper()
 	dir := t.TempDir()
 	docs := []string{ec2NodeClass}
+	if autoMode {
+		docs = []string{autoModeNodeClass}
+	}
 	add := func(o any) {
 		data, err := yaml.Marshal(o)
 		if err != nil {
