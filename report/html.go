@@ -186,7 +186,7 @@ func clusterSection(id int, cl HTMLCluster, name string, findings []lint.Finding
 			sec.Findings = append(sec.Findings, findingOf(findingID(i), f))
 		}
 	}
-	if cl.Teardown != nil && len(cl.Teardown.Steps) > 0 {
+	if cl.Teardown != nil && (len(cl.Teardown.Steps) > 0 || len(cl.Teardown.Notes) > 0) {
 		sec.Teardown = teardownDrawing(id, cl.Teardown, mine, name, anchor)
 	}
 	return sec

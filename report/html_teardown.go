@@ -21,6 +21,9 @@ type htmlTeardown struct {
 	Width, Height int
 	Steps         []svgStep
 	Edges         []svgEdge
+	// Notes are what the plan could not work out or leaves to the user,
+	// as the text output prints them after the steps.
+	Notes []string
 }
 
 // svgStep is a step's box, its lines, and the arrow to the next step (nil
@@ -85,6 +88,9 @@ func teardownDrawing(id int, plan *teardown.Plan, findings []lint.Finding, cname
 		y += box.Height + svgGap
 	}
 	d.Height = y
+	for _, n := range plan.Notes {
+		d.Notes = append(d.Notes, Line(n)+".")
+	}
 	for k, e := range edges {
 		from, to := itemY[e[1]], itemY[e[0]]
 		x := svgLeft + svgWidth + 20 + 14*k

@@ -88,32 +88,7 @@ func TestHTMLReportInABrowser(t *testing.T) {
 	}
 
 	// The capacity map, bootstrap phase.
-	rows := map[string][]string{} // "object phase" → cell texts
-	var header []string
-	for _, tr := range findAll(doc, func(n *html.Node) bool { return n.Data == "tr" }) {
-		var cells []string
-		for c := tr.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.ElementNode && (c.Data == "td" || c.Data == "th") {
-				cells = append(cells, strings.Join(strings.Fields(text(c)), " "))
-			}
-		}
-		if len(cells) > 0 && cells[0] == "Workload" {
-			header = cells
-			continue
-		}
-		if p := attr(tr, "data-phase"); p != "" && len(cells) > 1 {
-			rows[cells[0]+" "+p] = cells
-		}
-	}
-	col := func(name string) int {
-		for i, h := range header {
-			if h == name {
-				return i
-			}
-		}
-		t.Fatalf("no column %q in %q", name, header)
-		return 0
-	}
+	rows, col := capacityMapCells(t, doc)
 	ng, result := col("node group karpenter"), col("Result")
 	for _, w := range []string{"Deployment/kube-system/coredns", "Deployment/kube-system/ebs-csi-controller"} {
 		cells, ok := rows[w+" bootstrap"]
@@ -213,6 +188,41 @@ func TestHTMLReportInABrowser(t *testing.T) {
 		t.Fatalf("no screenshot at %s: %v", shot, err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// capacityMapCells reads the capacity map of a report: its rows by "object
+// phase" (the text of each cell), and col, the index of a column by its
+// header (failing the test when there is none).
+func capacityMapCells(t *testing.T, doc *html.Node) (rows map[string][]string, col func(name string) int) {
+	t.Helper()
+	rows = map[string][]string{}
+	var header []string
+	for _, tr := range findAll(doc, func(n *html.Node) bool { return n.Data == "tr" }) {
+		var cells []string
+		for c := tr.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && (c.Data == "td" || c.Data == "th") {
+				cells = append(cells, strings.Join(strings.Fields(text(c)), " "))
+			}
+		}
+		if len(cells) > 0 && cells[0] == "Workload" {
+			header = cells
+			continue
+		}
+		if p := attr(tr, "data-phase"); p != "" && len(cells) > 1 {
+			rows[cells[0]+" "+p] = cells
+		}
+	}
+	col = func(name string) int {
+		t.Helper()
+		for i, h := range header {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %q in %q", name, header)
+		return 0
+	}
+	return rows, col
 }
 
 func find(n *html.Node, ok func(*html.Node) bool) *html.Node {

@@ -262,6 +262,12 @@ type liveRun struct {
 // observes every request.
 func runLive(t *testing.T, prog string, log *requestLog, terminal bool, args ...string) liveRun {
 	t.Helper()
+	return runLiveAt(t, fixtureNow, prog, log, terminal, args...)
+}
+
+// runLiveAt is runLive with the clock at now.
+func runLiveAt(t *testing.T, now time.Time, prog string, log *requestLog, terminal bool, args ...string) liveRun {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	wd := t.TempDir()
 	env := Env{
@@ -269,7 +275,7 @@ func runLive(t *testing.T, prog string, log *requestLog, terminal bool, args ...
 		Getenv:     func(string) string { return "" },
 		Getwd:      func() (string, error) { return wd, nil },
 		IsTerminal: func(w io.Writer) bool { return terminal && w == io.Writer(&stderr) },
-		Now:        func() time.Time { return fixtureNow },
+		Now:        func() time.Time { return now },
 	}
 	if log != nil {
 		env.WrapTransport = log.wrap

@@ -39,54 +39,10 @@ func TestServeFollowsTheCluster(t *testing.T) {
 	if err := apiServer.Grant(testContext(t), user, rbac); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	log := &requestLog{t: t}
-	var stdout, stderr bytes.Buffer
-	env := Env{Stdout: &stdout, Stderr: &lockedWriter{w: &stderr}, Getenv: func(string) string { return "" },
-		Getwd: func() (string, error) { return t.TempDir(), nil }, IsTerminal: func(io.Writer) bool { return false },
-		Now: func() time.Time { return fixtureNow }, WrapTransport: log.wrap}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
 	const interval = 20 * time.Second
-	go func() {
-		done <- Run(ctx, "eksdoctor", []string{"serve", "--kubeconfig", kubeconfigFor(t, userCfg), "--listen", addr, "--interval", interval.String()}, env)
-	}()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if code := <-done; code != ExitOK {
-			t.Errorf("serve exited %d: %s", code, stderr.String())
-		}
-	}
+	base, get, stop := startServe(t, kubeconfigFor(t, userCfg), interval, fixtureNow, log)
 	defer stop()
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if code, _ := get("/readyz"); code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready: %s", stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 	if code, body := get("/healthz"); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
@@ -110,7 +66,7 @@ func TestServeFollowsTheCluster(t *testing.T) {
 	if code, body := get("/report.json"); code != http.StatusOK || !strings.Contains(body, `"check": "finalizer-stuck"`) {
 		t.Errorf("/report.json: %d, %.200s", code, body)
 	}
-	if resp, err := http.Post("http://"+addr+"/report", "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+	if resp, err := http.Post(base+"/report", "text/plain", nil); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /report: %v %v, want 405", resp, err)
 	}
 
@@ -174,6 +130,64 @@ func TestServeFollowsTheCluster(t *testing.T) {
 		t.Errorf("audit log of %s: %v; want lists and watches", user, verbs)
 	}
 	t.Logf("audit log of %s: %v", user, verbs)
+}
+
+// startServe runs serve against kubeconfig with the clock at now, and returns
+// once it is ready: base is its URL, get fetches a path of it, stop ends it (at most once;
+// deferred stops after an explicit one do nothing) and fails the test unless
+// it exited cleanly.
+func startServe(t *testing.T, kubeconfig string, interval time.Duration, now time.Time, log *requestLog) (base string, get func(path string) (int, string), stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	base = "http://" + addr
+	var stdout, stderr bytes.Buffer
+	env := Env{Stdout: &stdout, Stderr: &lockedWriter{w: &stderr}, Getenv: func(string) string { return "" },
+		Getwd: func() (string, error) { return t.TempDir(), nil }, IsTerminal: func(io.Writer) bool { return false },
+		Now: func() time.Time { return now }}
+	if log != nil {
+		env.WrapTransport = log.wrap
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- Run(ctx, "eksdoctor", []string{"serve", "--kubeconfig", kubeconfig, "--listen", addr, "--interval", interval.String()}, env)
+	}()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("serve exited %d: %s", code, stderr.String())
+		}
+	}
+	get = func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if code, _ := get("/readyz"); code == http.StatusOK {
+			return base, get, stop
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("serve never became ready: %s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 var pendingSeries = regexp.MustCompile(`(?m)^eksdoctor_pending_pods\{[^}]*\} (\d+)$`)
