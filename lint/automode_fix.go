@@ -12,6 +12,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/write"
 
+	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
@@ -42,13 +43,16 @@ func autoModeSelectorFix(m *cluster.Model, w *cluster.Workload, pl *sim.Placemen
 			break
 		}
 	}
-	sel := w.Template.Spec.NodeSelector
-	if !auto || len(sel) == 0 {
+	if !auto {
 		return nil
 	}
 	theirs := map[string]string{}
 	for ours, aws := range catalog.AutoMode().InstanceLabels {
 		theirs[aws] = ours
+	}
+	sel := w.Template.Spec.NodeSelector
+	if len(sel) == 0 {
+		return autoModeAffinityFix(m, w, theirs)
 	}
 	value := map[string]any{}
 	var from, to []string
@@ -63,7 +67,7 @@ func autoModeSelectorFix(m *cluster.Model, w *cluster.Workload, pl *sim.Placemen
 		}
 	}
 	if len(from) == 0 {
-		return nil
+		return autoModeAffinityFix(m, w, theirs)
 	}
 	return podFix(m, w, PodChange{Field: "nodeSelector", Value: value},
 		fmt.Sprintf("select %s, the label EKS Auto Mode nodes carry, instead of %s, which only Karpenter's AWS provider gives its nodes", strings.Join(to, ", "), strings.Join(from, ", ")))
@@ -103,4 +107,46 @@ func autoModeBuiltinPoolFix(m *cluster.Model, w *cluster.Workload) *Fix {
 		}
 	}
 	return f
+}
+
+// autoModeAffinityFix is autoModeSelectorFix for the node affinity: each
+// expression on a label of Karpenter's AWS provider (theirs maps it to Auto
+// Mode's) in a required or preferred term is rewritten to Auto Mode's label,
+// unless the term already has an expression on it.
+func autoModeAffinityFix(m *cluster.Model, w *cluster.Workload, theirs map[string]string) *Fix {
+	a := w.Template.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil {
+		return nil
+	}
+	na := a.NodeAffinity.DeepCopy()
+	var from, to []string
+	rename := func(t *corev1.NodeSelectorTerm) {
+		for i, e := range t.MatchExpressions {
+			ours, ok := theirs[e.Key]
+			if !ok || slices.ContainsFunc(t.MatchExpressions, func(o corev1.NodeSelectorRequirement) bool { return o.Key == ours }) {
+				continue
+			}
+			t.MatchExpressions[i].Key = ours
+			if !slices.Contains(from, e.Key) {
+				from, to = append(from, e.Key), append(to, ours)
+			}
+		}
+	}
+	if r := na.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
+		for i := range r.NodeSelectorTerms {
+			rename(&r.NodeSelectorTerms[i])
+		}
+	}
+	for i := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		rename(&na.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference)
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	value, ok := plainValue(map[string]any{"nodeAffinity": na})
+	if !ok {
+		return nil
+	}
+	return podFix(m, w, PodChange{Field: "affinity", Value: value},
+		fmt.Sprintf("require %s, the label EKS Auto Mode nodes carry, in the node affinity instead of %s, which only Karpenter's AWS provider gives its nodes", strings.Join(to, ", "), strings.Join(from, ", ")))
 }

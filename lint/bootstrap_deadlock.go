@@ -64,7 +64,7 @@ func runBootstrapDeadlock(p *Pass) {
 			Origin:  w.Object.Origin,
 			Summary: fmt.Sprintf("%s %s: %s", w.Ref(), what, firstClause(boot)),
 			Detail:  detail,
-			Fix:     taintFix(p.Model, w, boot, cluster.KindNodeGroup, cluster.KindNode),
+			Fix:     taintFix(p, w, boot, cluster.KindNodeGroup, cluster.KindNode),
 			causes:  []string{podsCause(w.Ref())},
 		})
 	}
@@ -82,7 +82,7 @@ func reportDaemonSetBootstrap(p *Pass, w *cluster.Workload, boot *sim.Placement)
 			Origin:  w.Object.Origin,
 			Summary: fmt.Sprintf("%s does not run on %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Text()),
 			Detail:  fmt.Sprintf("%s.\n%s", w.Bootstrap, v.Line()),
-			Fix:     tolerationFixFor(p.Model, w, v),
+			Fix:     tolerationFixFor(p, w, boot.Phase, v),
 		})
 	}
 }

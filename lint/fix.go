@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,17 @@ import (
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/write"
 )
+
+// plainValue is v as JSON gives it (maps, lists, strings, numbers): the form
+// of a PodChange's value, for a value of the Kubernetes API's types.
+func plainValue(v any) (any, bool) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	var out any
+	return out, json.Unmarshal(b, &out) == nil
+}
 
 // yamlText renders a patch as YAML.
 func yamlText(v any) string { return write.YAMLText(v) }
@@ -87,19 +99,26 @@ func tolerationFix(m *cluster.Model, w *cluster.Workload, taints []corev1.Taint,
 func describeSource(s *sim.Source) string { return s.Describe() }
 
 // taintFix proposes tolerating the taints of the first source (in the order of
-// kinds) that refuses the workload only for them and whose fix can be expressed.
-func taintFix(m *cluster.Model, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) *Fix {
-	for n := range taintNeeds(w, pl, kinds...) {
-		if f := tolerationFix(m, w, n.taints, describeSource(n.verdict.Source)); f != nil {
+// kinds) that refuses the workload only for them, takes it once they are
+// tolerated, and whose fix can be expressed.
+func taintFix(p *Pass, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) *Fix {
+	for n := range taintNeeds(p.Sim, w, pl, kinds...) {
+		if f := tolerationFix(p.Model, w, n.taints, describeSource(n.verdict.Source)); f != nil {
 			return f
 		}
 	}
 	return nil
 }
 
-func tolerationFixFor(m *cluster.Model, w *cluster.Workload, v sim.Verdict) *Fix {
+// tolerationFixFor proposes tolerating the taints of v's source when they are
+// all that keeps the workload off it in phase.
+func tolerationFixFor(p *Pass, w *cluster.Workload, phase cluster.Phase, v sim.Verdict) *Fix {
 	if !onlyTaints(v) {
 		return nil
 	}
-	return tolerationFix(m, w, blockingTaints(v.Source, w.Template.Spec.Tolerations), describeSource(v.Source))
+	taints := blockingTaints(v.Source, w.Template.Spec.Tolerations)
+	if !toleratingTakes(p.Sim, w, phase, v, taints) {
+		return nil
+	}
+	return tolerationFix(p.Model, w, taints, describeSource(v.Source))
 }

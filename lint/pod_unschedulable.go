@@ -21,7 +21,7 @@ var podUnschedulable = &Check{
 	Doc: Doc{
 		What: "A workload's pods fit no capacity source once the cluster is up: no node group, Fargate profile, Karpenter NodePool (or, live, node) accepts them. The detail lists every source and why it refuses, in the words kube-scheduler and Karpenter use. A node group offers an extended resource (`nvidia.com/gpu`, `aws.amazon.com/neuron`, `vpc.amazonaws.com/efa`) only where a device plugin for it runs: for the groups eksctl installs such a plugin for, its DaemonSet must tolerate the group's taints, or a plugin the inputs install must run there; otherwise the pods are refused with `Insufficient nvidia.com/gpu` and the reason (eksctl adds tolerations for the NVIDIA groups' taints only from 0.101.0, and no input states the eksctl version, so a taint only those versions tolerate leaves the pods not verified). In a live cluster the Pending pods themselves are judged, one finding per owner (a Deployment's pods together, not per ReplicaSet, with how many are Pending), with the scheduler's own FailedScheduling message quoted beside eksdoctor's source-by-source explanation over the real nodes (Fargate nodes included) and the NodePools, and Karpenter's FailedScheduling event as Karpenter words it (`Karpenter would say: \"Failed to schedule pod, ...\"`). Pods that fit only a NodePool are a warning when no Karpenter controller is ready to launch the node, or when no node has come for more than five minutes; pods that fit an existing node by every rule eksdoctor checks are an info that quotes what the scheduler objects to instead. When the inputs hold NodePools but no node group (a GitOps repository whose node groups live elsewhere), pods every NodePool refuses are a warning that says Karpenter will not launch a node for them and what a node group elsewhere would need — refused for what they require of the node, or for a NodePool's taints when they select a label only that NodePool sets; pods refused only by taints may be meant for the node groups, and stay not verified (info). A cluster entry of `.eksdoctor.yaml` with `capacity: complete` declares that the inputs hold all the cluster's capacity: then nothing is presumed elsewhere, and both are errors. Nodes are judged as kube-scheduler v1.37 judges them (the node-name PreFilter of DaemonSet pods, then its filters in order; the summary counts and words each reason as its FailedScheduling message does); NodePools as Karpenter v1.14's provisioning scheduler does (limits first, including `nodes` and memory capacity after the VM overhead, and in a running cluster less what the NodePool's nodes already hold, from its `status.resources`; DaemonSet overhead per instance type; required terms tried in turn with the heaviest preferred term; PreferNoSchedule taints held until its last relaxation). Both are checked against the real schedulers by differential tests.",
 		Why:  "The pods stay Pending forever. kube-scheduler reports `0/N nodes are available: N node(s) had untolerated taint(s)`; Karpenter logs `incompatible requirements, label \"workload\" does not have known values` and launches nothing. Nothing in either message says which configuration to change.",
-		Fix:  "Tolerate the taint of the capacity meant for the workload, make a NodePool provide the label the workload selects (template label or requirement), or relax the selector. The proposed fix is the smallest change that makes one source accept the pods; it is verified by re-running the analysis.",
+		Fix:  "Tolerate the taint of the capacity meant for the workload, make a NodePool provide the label the workload selects (template label or requirement), or relax the selector. The proposed fix is the smallest change that makes one source accept the pods; it is verified by re-running the analysis. A toleration is proposed only for a source that takes the pods once they tolerate its taints: Karpenter checks a NodePool's taints first and names only them, though its requirements may refuse the pods too.",
 		Differences: "Each NodePool's reason is Karpenter's error for it word for word, and `explain` shows Karpenter's whole message for the pod (`Karpenter would log: ...`; `karpenter` in `explain -o json`): its errors for the NodePools that have instance types, in the order its provisioner tries them (by weight, then by name from the end of the alphabet), joined by `; `. Where eksdoctor says more or otherwise: " +
 			"(1) Karpenter's errors for taints, requirements and resources do not name the NodePool, so eksdoctor's summary puts `nodepool \"NAME\": ` before each, and leads with the NodePool the pod names (or the one refusing for a reason of its own) instead of Karpenter's order. " +
 			"(2) eksdoctor's notes follow Karpenter's words in parentheses: the largest instance type the NodePool allows, and, when Karpenter names only a label the NodePool lacks, the other requirements it fails too (`also key karpenter.sh/nodepool, ...`), without which the label alone would look like the fix. " +
@@ -64,7 +64,11 @@ func reportDaemonSetTaints(p *Pass, w *cluster.Workload, pl *sim.Placement) {
 		return
 	}
 	for _, v := range pl.Verdicts {
-		if v.Source.Kind == cluster.KindFargate || !onlyTaints(v) {
+		if v.Source.Kind == cluster.KindFargate || !onlyTaints(v) ||
+			!toleratingTakes(p.Sim, w, pl.Phase, v, blockingTaints(v.Source, w.Template.Spec.Tolerations)) {
+			// A NodePool is refused for its taints before its requirements:
+			// one whose nodes the DaemonSet would not select anyway is not
+			// one it is missing from.
 			continue
 		}
 		p.Report(Finding{
@@ -73,7 +77,7 @@ func reportDaemonSetTaints(p *Pass, w *cluster.Workload, pl *sim.Placement) {
 			Origin:   w.Object.Origin,
 			Summary:  fmt.Sprintf("%s does not run on the nodes of %s: %s", w.Ref(), describeSource(v.Source), v.Reasons[0].Text()),
 			Detail:   fmt.Sprintf("%s is a %s.\n%s", w.Ref(), w.NodeCritical, v.Line()),
-			Fix:      tolerationFixFor(p.Model, w, v),
+			Fix:      tolerationFixFor(p, w, pl.Phase, v),
 		})
 	}
 }
@@ -118,7 +122,7 @@ func reportUnschedulable(p *Pass, w *cluster.Workload, pl *sim.Placement, outcom
 	if pl.Fargate == nil {
 		f.Fix = autoModeFix(p.Model, w, pl)
 		if f.Fix == nil {
-			f.Fix = taintFix(p.Model, w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
+			f.Fix = taintFix(p, w, pl, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode)
 		}
 		if f.Fix == nil {
 			f.Fix = nodePoolLabelFix(p, w, pl)
@@ -187,7 +191,7 @@ func reportNoNodePool(p *Pass, w *cluster.Workload, pl *sim.Placement, origin cl
 	}
 	f.Fix = autoModeFix(p.Model, w, pl)
 	if f.Fix == nil {
-		f.Fix = taintFix(p.Model, w, pl, cluster.KindNodePool)
+		f.Fix = taintFix(p, w, pl, cluster.KindNodePool)
 	}
 	if f.Fix == nil {
 		f.Fix = nodePoolLabelFix(p, w, pl)

@@ -264,7 +264,7 @@ func decideWorkloadPods(m *cluster.Model, s *sim.Simulator, w *cluster.Workload)
 			}
 		}
 	}
-	d.need = decidedNeed(w, d)
+	d.need = decidedNeed(s, w, d)
 	return d
 }
 
@@ -273,32 +273,37 @@ func decideWorkloadPods(m *cluster.Model, s *sim.Simulator, w *cluster.Workload)
 // component needed then), else the first source whose nodes a node-critical
 // one selects and whose taints it does not tolerate; for other workloads, the
 // first source, before Karpenter for a component it deadlocks, else once it
-// runs, that refuses the pods only for taints.
-func decidedNeed(w *cluster.Workload, d *podsDecision) *podsNeed {
+// runs, that refuses the pods only for taints — and in every case one that
+// takes them once they tolerate the taints.
+func decidedNeed(s *sim.Simulator, w *cluster.Workload, d *podsDecision) *podsNeed {
 	if w.IsDaemonSet() {
 		if d.boot != nil {
 			for _, v := range d.boot.Verdicts {
 				if v.Source.Kind == cluster.KindNodeGroup && onlyTaints(v) {
-					return &podsNeed{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Bootstrap}
+					if taints := blockingTaints(v.Source, w.Template.Spec.Tolerations); toleratingTakes(s, w, cluster.Bootstrap, v, taints) {
+						return &podsNeed{taintNeed{v, taints}, cluster.Bootstrap}
+					}
 				}
 			}
 		}
 		if w.NodeCritical != "" && d.steady != nil {
 			for _, v := range d.steady.Verdicts {
 				if v.Source.Kind != cluster.KindFargate && onlyTaints(v) {
-					return &podsNeed{taintNeed{v, blockingTaints(v.Source, w.Template.Spec.Tolerations)}, cluster.Steady}
+					if taints := blockingTaints(v.Source, w.Template.Spec.Tolerations); toleratingTakes(s, w, cluster.Steady, v, taints) {
+						return &podsNeed{taintNeed{v, taints}, cluster.Steady}
+					}
 				}
 			}
 		}
 		return nil
 	}
 	if d.boot != nil && d.bootOutcome == podsDeadlock {
-		if n, ok := firstTaintNeed(w, d.boot, cluster.KindNodeGroup, cluster.KindNode); ok {
+		if n, ok := firstTaintNeed(s, w, d.boot, cluster.KindNodeGroup, cluster.KindNode); ok {
 			return &podsNeed{n, cluster.Bootstrap}
 		}
 	}
 	if d.steady != nil && d.steady.Fargate == nil && (d.steadyOutcome == podsNeedController || d.steadyOutcome == podsFitNothing) {
-		if n, ok := firstTaintNeed(w, d.steady, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); ok {
+		if n, ok := firstTaintNeed(s, w, d.steady, cluster.KindNodeGroup, cluster.KindNodePool, cluster.KindNode); ok {
 			return &podsNeed{n, cluster.Steady}
 		}
 	}

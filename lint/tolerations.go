@@ -96,6 +96,29 @@ func onlyTaints(v sim.Verdict) bool {
 	return true
 }
 
+// toleratingTakes reports whether the source of v takes the workload's pods
+// once they tolerate taints, in the phase of v: its verdict is no longer a
+// refusal, or refuses only because the Karpenter controller cannot run (a
+// problem reported on its own).
+func toleratingTakes(s *sim.Simulator, w *cluster.Workload, phase cluster.Phase, v sim.Verdict, taints []corev1.Taint) bool {
+	_, added := withTolerations(w.Template.Spec.Tolerations, taints)
+	for _, u := range s.PlaceTolerating(w, phase, added).Verdicts {
+		if u.Source != v.Source {
+			continue
+		}
+		if u.Result != sim.Refuses {
+			return true
+		}
+		for _, r := range u.Reasons {
+			if r.Code != sim.CodeController {
+				return false
+			}
+		}
+		return len(u.Reasons) > 0
+	}
+	return false
+}
+
 // taintNeed is a source that refuses a workload only for the taints listed.
 type taintNeed struct {
 	verdict sim.Verdict
@@ -103,9 +126,10 @@ type taintNeed struct {
 }
 
 // taintNeeds yields the sources (in the order of kinds) that refuse the
-// workload only for their taints, with those taints: one at a time, since a
-// placement among hundreds of tainted NodePools is asked for its first few.
-func taintNeeds(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) iter.Seq[taintNeed] {
+// workload only for their taints and take it once it tolerates them, with
+// those taints: one at a time, since a placement among hundreds of tainted
+// NodePools is asked for its first few.
+func taintNeeds(s *sim.Simulator, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) iter.Seq[taintNeed] {
 	return func(yield func(taintNeed) bool) {
 		for _, k := range kinds {
 			for i := range pl.Verdicts {
@@ -113,7 +137,11 @@ func taintNeeds(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.Capacit
 				if v.Source.Kind != k || !onlyTaints(*v) {
 					continue
 				}
-				if taints := blockingTaints(v.Source, w.Template.Spec.Tolerations); len(taints) > 0 && !yield(taintNeed{verdict: *v, taints: taints}) {
+				taints := blockingTaints(v.Source, w.Template.Spec.Tolerations)
+				if len(taints) == 0 || !toleratingTakes(s, w, pl.Phase, *v, taints) {
+					continue
+				}
+				if !yield(taintNeed{verdict: *v, taints: taints}) {
 					return
 				}
 			}
@@ -122,8 +150,8 @@ func taintNeeds(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.Capacit
 }
 
 // firstTaintNeed is the first of taintNeeds, if any.
-func firstTaintNeed(w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) (taintNeed, bool) {
-	for n := range taintNeeds(w, pl, kinds...) {
+func firstTaintNeed(s *sim.Simulator, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) (taintNeed, bool) {
+	for n := range taintNeeds(s, w, pl, kinds...) {
 		return n, true
 	}
 	return taintNeed{}, false

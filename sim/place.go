@@ -223,6 +223,17 @@ func (s *Simulator) Result(w *cluster.Workload, phase cluster.Phase) Result {
 	return s.Place(w, phase).Result()
 }
 
+// PlaceTolerating is Place as if the workload's pods also had the tolerations
+// add: what a fix that adds them would give. Karpenter checks a NodePool's
+// taints before its requirements and stops at the first refusal, so a
+// NodePool that refuses only for a taint may still refuse once it is
+// tolerated.
+func (s *Simulator) PlaceTolerating(w *cluster.Workload, phase cluster.Phase, add []corev1.Toleration) *Placement {
+	pod := podOf(w)
+	pod.Spec.Tolerations = append(append([]corev1.Toleration(nil), pod.Spec.Tolerations...), add...)
+	return s.placeClass(w, pod, phase)
+}
+
 // PlacePod answers for a live pod (its own spec, which may differ from its
 // workload's template).
 func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
