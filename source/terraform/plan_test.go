@@ -3,6 +3,7 @@ package terraform
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +151,44 @@ func TestLoadPlanBadInput(t *testing.T) {
 	}
 	if _, err := LoadPlan("m.json", []byte(`{"kind": "List"}`)); err == nil {
 		t.Error("a JSON document that is not a plan: got no error, want one")
+	}
+}
+
+// EKS Auto Mode read from a plan is what the configuration says: the three
+// switches (block storage left off here), the built-in NodePools sorted, the
+// node role, bootstrap_self_managed_addons.
+func TestPlanAutoMode(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "plan-automode")
+	fromHCL, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "plan.json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromPlan, err := LoadPlan(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*cluster.Model{fromHCL, fromPlan} {
+		if len(m.Problems) > 0 {
+			t.Fatalf("problems: %v", m.Problems)
+		}
+	}
+	got, want := fromPlan.Cluster.AutoMode, fromHCL.Cluster.AutoMode
+	if want == nil || got == nil {
+		t.Fatalf("Auto Mode: configuration %+v, plan %+v; want both", want, got)
+	}
+	if !got.On() || got.BlockStorage != cluster.SwitchOff || got.LoadBalancing != cluster.SwitchOn ||
+		!slices.Equal(got.NodePools, []string{"general-purpose", "system"}) || got.NodeRole != "arn:aws:iam::111122223333:role/auto-node" ||
+		got.BootstrapAddons != cluster.SwitchOff {
+		t.Errorf("Auto Mode from the plan: %+v", got)
+	}
+	ignore := cmpopts.IgnoreFields(cluster.AutoMode{}, "Origin", "NodePoolsAt")
+	if diff := cmp.Diff(want, got, ignore); diff != "" {
+		t.Errorf("Auto Mode from the plan differs from the configuration (-hcl +plan):\n%s", diff)
 	}
 }
