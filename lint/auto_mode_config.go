@@ -19,7 +19,7 @@ var autoModeConfig = &Check{
 	Family:   "F1",
 	Severity: Error,
 	Doc: Doc{
-		What: "The settings that switch EKS Auto Mode on, as the request to EKS carries them (terraform-aws-eks `compute_config` in v21 and `cluster_compute_config` in v20 with the module's logic applied, a raw `aws_eks_cluster`, eksctl `autoModeConfig`, a plan). Errors: `compute_config.enabled`, `storage_config.block_storage.enabled` and `kubernetes_network_config.elastic_load_balancing.enabled` that are not all true or all false; Auto Mode on while `bootstrap_self_managed_addons` is true or left to the provider's default (true); built-in NodePools named while `enabled` is not true (v21 sends them with Auto Mode off; v20 drops them); `authentication_mode = \"CONFIG_MAP\"`, which an Auto Mode cluster cannot have. Warnings: a setting the module replaces (v21's `node_role_arn` while `create_node_iam_role` is true); `node_pools = []` while a node role is still sent; a custom NodePool named `general-purpose` or `system`, or a custom NodeClass named `default`, beside the built-in ones EKS creates under those names. Info: the `general-purpose` pool beside NodePools of a self-managed Karpenter (both take pods that select neither), and EKS add-ons that Auto Mode runs on its own nodes when Auto Mode is all the compute.",
+		What: "The settings that switch EKS Auto Mode on, as the request to EKS carries them (terraform-aws-eks `compute_config` in v21 and `cluster_compute_config` in v20 with the module's logic applied, a raw `aws_eks_cluster`, eksctl `autoModeConfig`, a plan). Errors: `compute_config.enabled`, `storage_config.block_storage.enabled` and `kubernetes_network_config.elastic_load_balancing.enabled` that are not all true or all false; Auto Mode on while `bootstrap_self_managed_addons` is true or left to the provider's default (true); built-in NodePools named while `enabled` is not true (v21 sends them with Auto Mode off; v20 drops them); `authentication_mode = \"CONFIG_MAP\"`, which an Auto Mode cluster cannot have. Warnings: a setting the module replaces (v21's `node_role_arn` while `create_node_iam_role` is true); `node_pools = []` while a node role is still sent; a custom NodePool named `general-purpose` or `system`, or a custom NodeClass named `default`, beside the built-in ones EKS creates under those names. Info: the `general-purpose` pool beside NodePools of a self-managed Karpenter (both take pods that select neither), EKS add-ons that Auto Mode runs on its own nodes when Auto Mode is all the compute, and a Helm release of the AWS Load Balancer Controller beside Auto Mode's load balancing (which of the two takes an Ingress or a Service is its class's choice).",
 		Why:  "EKS refuses a partial request: `InvalidParameterException: For EKS Auto Mode, please ensure that all required configs, including computeConfig, kubernetesNetworkConfig, and blockStorage are all either fully enabled or fully disabled.` (the AWS provider checks it at plan time). Auto Mode requires `bootstrap_self_managed_addons = false`, and changing that setting replaces the cluster. Pools named without `enabled` never exist, so pods meant for them stay Pending; a node role the module replaces is not the one the configuration authorizes.",
 		Fix:  "Switch all three settings together (`compute_config = { enabled = true, ... }` in terraform-aws-eks sets all three), set `bootstrap_self_managed_addons = false` when the cluster is created, write `enabled = true` beside `node_pools`, use `API` or `API_AND_CONFIG_MAP` authentication, set `create_node_iam_role = false` to use your own node role, and give custom NodePools and NodeClasses names of their own.",
 	},
@@ -134,6 +134,17 @@ func runAutoModeConfig(p *Pass) {
 			report(Info, fmt.Sprintf("EKS Auto Mode's general-purpose NodePool runs beside NodePools of a self-managed Karpenter (%s): pods that select neither may land on either", strings.Join(self, ", ")),
 				"AWS suggests running either EKS Auto Mode or a self-managed Karpenter; with both, steer each workload with a node selector (eks.amazonaws.com/compute-type: auto, or karpenter.sh/nodepool) or a taint. The migration AWS documents enables Auto Mode without general-purpose, whose requirements select almost any pod.")
 		}
+	}
+	for _, r := range m.HelmReleases {
+		if a.LoadBalancing != cluster.SwitchOn {
+			break
+		}
+		if c, ok := catalog.ChartFor(r.Chart, r.Version); !ok || c.Name != "aws-load-balancer-controller" {
+			continue
+		}
+		p.Report(Finding{Severity: Info, Object: releaseRef(r), Origin: r.Origin,
+			Summary: fmt.Sprintf("the AWS Load Balancer Controller runs beside the EKS Auto Mode load balancing %s switches on: each Ingress and Service goes to the controller its class names", a.From),
+			Detail:  "AWS supports both in one cluster and does not migrate load balancers between them. An Ingress goes to EKS Auto Mode when its IngressClass names the controller eks.amazonaws.com/alb, to the AWS Load Balancer Controller when it names ingress.k8s.aws/alb; a Service of type LoadBalancer to Auto Mode with loadBalancerClass eks.amazonaws.com/nlb, to the controller with service.k8s.aws/nlb (which its webhook sets on Services without a class unless enableServiceMutatorWebhook is false). The controller still needs its own IAM role and nodes to run on."})
 	}
 	if autoModeOnly(m) {
 		var redundant []string
