@@ -104,8 +104,10 @@ func describeSource(s *sim.Source) string { return s.Describe() }
 func taintFix(p *Pass, w *cluster.Workload, pl *sim.Placement, kinds ...cluster.CapacityKind) *Fix {
 	for n := range taintNeeds(p.Sim, w, pl, kinds...) {
 		if f := tolerationFix(p.Model, w, n.taints, describeSource(n.verdict.Source)); f != nil {
-			if np := n.verdict.Source.NodePool; np != nil && np.Name == "system" && np.Object != nil && np.Object.Manager == cluster.ManagerEKS {
-				f.Summary += " (EKS Auto Mode's built-in system pool is meant for critical add-ons: a custom NodePool on the default NodeClass is the usual home of application pods)"
+			// Of the NodePools EKS creates, only the tainted one (Auto
+			// Mode's system pool) ever needs a toleration.
+			if np := n.verdict.Source.NodePool; np != nil && np.Object != nil && np.Object.Manager == cluster.ManagerEKS {
+				f.Summary += fmt.Sprintf(" (EKS Auto Mode's built-in %s pool is meant for critical add-ons: a custom NodePool on the default NodeClass is the usual home of application pods)", np.Name)
 			}
 			return f
 		}

@@ -85,15 +85,7 @@ func blockingTaints(src *sim.Source, tolerations []corev1.Toleration) []corev1.T
 // onlyTaints reports whether a verdict refuses for untolerated taints alone, so
 // tolerating them would make the source fit.
 func onlyTaints(v sim.Verdict) bool {
-	if v.Result != sim.Refuses || len(v.Reasons) == 0 {
-		return false
-	}
-	for _, r := range v.Reasons {
-		if r.Code != sim.CodeTaint {
-			return false
-		}
-	}
-	return true
+	return v.Result == sim.Refuses && sim.OnlyCode(v.Reasons, sim.CodeTaint)
 }
 
 // toleratingTakes reports whether the source of v takes the workload's pods
@@ -106,15 +98,7 @@ func toleratingTakes(s *sim.Simulator, w *cluster.Workload, phase cluster.Phase,
 		if u.Source != v.Source {
 			continue
 		}
-		if u.Result != sim.Refuses {
-			return true
-		}
-		for _, r := range u.Reasons {
-			if r.Code != sim.CodeController {
-				return false
-			}
-		}
-		return len(u.Reasons) > 0
+		return u.Result != sim.Refuses || sim.OnlyCode(u.Reasons, sim.CodeController)
 	}
 	return false
 }

@@ -344,7 +344,7 @@ func (s *Simulator) RunsOn(w *cluster.Workload, np *cluster.NodePool) Result {
 		if v.Source.NodePool != np {
 			continue
 		}
-		if v.Result == Refuses && onlyCode(v.Reasons, CodeController) {
+		if v.Result == Refuses && OnlyCode(v.Reasons, CodeController) {
 			return Fits
 		}
 		if v.Result == Unknown && !slices.ContainsFunc(v.Reasons, func(r Reason) bool { return !r.TypesUnknown }) {

@@ -728,13 +728,13 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 		v.Reasons = append(v.Reasons, *deviceUnknown)
 	case len(v.Reasons) == 0:
 		v.Result = Fits
-	case (unknownTaints && v.Reasons[0].Code == CodeTaint) || st.unknownAff || (unknownLabels && onlyCode(v.Reasons, CodeAffinity)):
+	case (unknownTaints && v.Reasons[0].Code == CodeTaint) || st.unknownAff || (unknownLabels && OnlyCode(v.Reasons, CodeAffinity)):
 		v.Result = Unknown
 		v.Reasons = append(v.Reasons, Reason{Code: CodeUnknownValue, Message: "node group " + strings.Join(ng.Unknown, ", ") + " not known before apply"})
 	default:
 		v.Result = Refuses
 	}
-	if v.Result == Refuses && len(ng.Unknown) > 0 && !unknownTaints && !unknownLabels && hasField(ng.Unknown, "instance_types") && onlyCode(v.Reasons, CodeResources) {
+	if v.Result == Refuses && len(ng.Unknown) > 0 && !unknownTaints && !unknownLabels && hasField(ng.Unknown, "instance_types") && OnlyCode(v.Reasons, CodeResources) {
 		v.Result = Unknown
 	}
 	return v
@@ -795,7 +795,8 @@ func hasField(list []string, f string) bool {
 	return false
 }
 
-func onlyCode(rs []Reason, c Code) bool {
+// OnlyCode reports whether there are reasons and every one has code c.
+func OnlyCode(rs []Reason, c Code) bool {
 	for _, r := range rs {
 		if r.Code != c {
 			return false

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 	corev1 "k8s.io/api/core/v1"
-	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -54,24 +53,7 @@ func autoModeServer(t *testing.T) (kubeconfig string, now time.Time) {
 		t.Fatal(err)
 	}
 
-	n, err := cs.CoreV1().Nodes().Get(ctx, "i-0123456789abcdef0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Status.Capacity = corev1.ResourceList{"cpu": apiresource.MustParse("2"), "memory": apiresource.MustParse("4Gi"), "pods": apiresource.MustParse("29")}
-	n.Status.Allocatable = corev1.ResourceList{"cpu": apiresource.MustParse("1930m"), "memory": apiresource.MustParse("3Gi"), "pods": apiresource.MustParse("29")}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: since, LastTransitionTime: since}}
-	if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var taints []corev1.Taint // the node lifecycle controller lifts not-ready
-	for _, tn := range n.Spec.Taints {
-		if tn.Key != corev1.TaintNodeNotReady {
-			taints = append(taints, tn)
-		}
-	}
-	n.Spec.Taints = taints
-	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+	if err := readyNode(ctx, cs, "i-0123456789abcdef0", "4Gi", "3Gi", since); err != nil {
 		t.Fatal(err)
 	}
 

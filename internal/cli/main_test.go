@@ -49,6 +49,34 @@ var (
 	fixtureNow time.Time
 )
 
+// readyNode gives a node of the fixture 2 CPUs and the memory given (capacity,
+// allocatable) and the Ready condition since then, as its kubelet would, and
+// lifts the not-ready taint the API server puts on new nodes, as the node
+// lifecycle controller (which does not run here) would.
+func readyNode(ctx context.Context, cs kubernetes.Interface, name, memory, allocatable string, since metav1.Time) error {
+	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("2"), corev1.ResourceMemory: apiresource.MustParse(memory), corev1.ResourcePods: apiresource.MustParse("29")}
+	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("1930m"), corev1.ResourceMemory: apiresource.MustParse(allocatable), corev1.ResourcePods: apiresource.MustParse("29")}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: since, LastTransitionTime: since}}
+	if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("node %s status: %w", name, err)
+	}
+	var taints []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if t.Key != corev1.TaintNodeNotReady {
+			taints = append(taints, t)
+		}
+	}
+	n.Spec.Taints = taints
+	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("node %s taints: %w", name, err)
+	}
+	return nil
+}
+
 // liveFixture creates the state of testdata/cluster.yaml once, with the status
 // and deletions the controllers of a real cluster would have produced.
 func liveFixture(t *testing.T) {
@@ -78,27 +106,8 @@ func createLiveFixture() error {
 	since := metav1.NewTime(created.Add(-time.Hour))
 
 	for _, name := range []string{"ip-10-0-1-10.ec2.internal", "ip-10-0-2-20.ec2.internal", "fargate-ip-10-0-3-30.ec2.internal"} {
-		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		if err := readyNode(ctx, cs, name, "8Gi", "7Gi", since); err != nil {
 			return err
-		}
-		n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("2"), corev1.ResourceMemory: apiresource.MustParse("8Gi"), corev1.ResourcePods: apiresource.MustParse("29")}
-		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("1930m"), corev1.ResourceMemory: apiresource.MustParse("7Gi"), corev1.ResourcePods: apiresource.MustParse("29")}
-		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: since, LastTransitionTime: since}}
-		if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("node %s status: %w", name, err)
-		}
-		// The API server taints new nodes not-ready; the node lifecycle
-		// controller, which does not run here, lifts it once they are Ready.
-		var taints []corev1.Taint
-		for _, t := range n.Spec.Taints {
-			if t.Key != corev1.TaintNodeNotReady {
-				taints = append(taints, t)
-			}
-		}
-		n.Spec.Taints = taints
-		if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("node %s taints: %w", name, err)
 		}
 	}
 
