@@ -51,8 +51,14 @@ var checkedAnnotations = map[string]bool{
 	"volume.kubernetes.io/storage-provisioner":      true,
 	"volume.beta.kubernetes.io/storage-provisioner": true,
 	"storageclass.kubernetes.io/is-default-class":   true,
-	"eks.amazonaws.com/role-arn":                    true,
-	"eks.amazonaws.com/compute-type":                true,
+	// Volume binding: a claim bound for good, the node a claim waits for.
+	"pv.kubernetes.io/bind-completed":    true,
+	"volume.kubernetes.io/selected-node": true,
+	"eks.amazonaws.com/role-arn":         true,
+	"eks.amazonaws.com/compute-type":     true,
+	// Karpenter never evicts pods (nor disrupts nodes) annotated so.
+	"karpenter.sh/do-not-disrupt": true,
+	"karpenter.sh/do-not-evict":   true,
 }
 
 // checkedAnnotationPrefixes are prefixes of annotations some check reads.

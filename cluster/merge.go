@@ -32,6 +32,7 @@ func Merge(parts ...*Model) *Model {
 		}
 		mergeIdentity(&m.Identity, &p.Identity)
 		mergeKarpenter(&m.Karpenter, &p.Karpenter)
+		m.Network.add(p.Network)
 
 		if p.Terraform != nil {
 			if m.Terraform == nil {

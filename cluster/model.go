@@ -30,6 +30,8 @@ type Model struct {
 	Cluster   EKSCluster
 	Identity  Identity
 	Karpenter Karpenter
+	// Network holds the subnets and security groups the inputs create.
+	Network Network
 
 	// Terraform holds the resources and module calls of a Terraform configuration
 	// with their dependency edges; nil when no Terraform was read.
@@ -349,6 +351,9 @@ type NodeClass struct {
 	// local NVMe disks use them instead.
 	DiskBytes          int64
 	InstanceStoreRAID0 bool
+	// Conditions are the class's status conditions, which Karpenter keeps in
+	// a running cluster (Ready, SubnetsReady, SecurityGroupsReady, ...).
+	Conditions []Condition
 }
 
 // AutoMode reports whether the class is an EKS Auto Mode NodeClass

@@ -40,6 +40,7 @@ var skippedImpact = map[string]string{
 	"storageclasses.storage.k8s.io":          "the provisioners of StorageClasses (storage-provisioner-missing) are not checked",
 	"configmaps kube-system/aws-auth":        "the node role mappings of aws-auth are not checked",
 	"priorityclasses.scheduling.k8s.io":      "eviction order by priority is approximate",
+	"poddisruptionbudgets.policy":            "PodDisruptionBudgets that block every eviction (disruption-blocked) are not checked",
 	"csidrivers.storage.k8s.io":              "the CSI drivers of the cluster are not listed",
 	"replicasets.apps":                       "pods of Deployments are grouped by ReplicaSet rather than by Deployment",
 	"jobs.batch":                             "pods of CronJobs are grouped by Job rather than by CronJob",

@@ -14,6 +14,7 @@ var registry = []*Check{
 	autoModeConfig,
 	bootstrapDeadlock,
 	controllerRoleAsNodeRole,
+	disruptionBlocked,
 	disruptionDaemonSetEvicted,
 	disruptionTolerationMissing,
 	duplicateObject,
@@ -29,6 +30,7 @@ var registry = []*Check{
 	moduleInputUnknown,
 	nodeClaimNotInitialized,
 	nodeClaimNotRegistered,
+	nodeClassDiscoveryEmpty,
 	nodeRoleUnauthorized,
 	podUnschedulable,
 	recreateOnChange,
@@ -36,6 +38,7 @@ var registry = []*Check{
 	teardownOrphans,
 	storageProvisionerMissing,
 	volumeAttachmentStale,
+	volumeZoneConflict,
 }
 
 // Checks returns every check, sorted by ID.

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -32,7 +33,8 @@ var teardownOrphans = &Check{
 		Why:  "Without wait, destroy deletes the NodePool and moves on while Karpenter is still draining and terminating its nodes, so the controller, its permissions or its node group can go before the finalizers ran. NodePools outside the tool's state are never deleted by it: their instances keep running after the cluster is gone.",
 		Fix:  "Set `wait = true` on kubectl_manifest NodePools and EC2NodeClasses, drop apply_only and force_new, and delete out-of-band NodePools before destroying the cluster (`kubectl delete nodepools --all`, then wait until no NodeClaim remains), or manage them in the same Terraform configuration. For NodePools applied by a command, run those deletes in a destroy-time provisioner of a resource that depends on the Karpenter release, followed by `kubectl wait --for=delete nodeclaims.karpenter.sh --all`.",
 	},
-	Run: func(p *Pass) { reportTeardown(p, false) },
+	Requires: []*Fact{disruptionBlocksFact},
+	Run:      func(p *Pass) { reportTeardown(p, false) },
 }
 
 // reportTeardown reports the hazards of the teardown plan: ordering hazards for
@@ -54,6 +56,117 @@ func reportTeardown(p *Pass, order bool) {
 			f.Severity = Warning
 		}
 		p.Report(f)
+	}
+	if !order {
+		reportDrainBlocked(p, plan)
+	}
+}
+
+// reportDrainBlocked reports the NodePools of the teardown whose nodes'
+// drain never ends: their pods may never be evicted (disruption-blocked
+// decides which) and no terminationGracePeriod ends the wait, so the
+// NodeClaims' finalizer, and the destroy that waits for it, wait forever.
+func reportDrainBlocked(p *Pass, plan *teardown.Plan) {
+	held := drainBlocked(resultOf[[]DisruptionBlock](p, disruptionBlocksFact))
+	st := plan.Step(teardown.StageNodePools)
+	if st == nil || len(held) == 0 {
+		return
+	}
+	for _, it := range st.Items {
+		var why []string
+		var pools []*cluster.NodePool
+		for _, ref := range it.Objects {
+			if ref.Kind != "NodePool" && ref.Kind != "Provisioner" {
+				continue
+			}
+			bs := held[ref.Name]
+			if len(bs) == 0 {
+				continue
+			}
+			if np := nodePoolNamed(p.Model, ref.Name); np != nil {
+				pools = append(pools, np)
+			}
+			for _, b := range bs {
+				w := fmt.Sprintf("%s (%s)", b.Ref(), b.Why)
+				if !slices.Contains(why, w) {
+					why = append(why, w)
+				}
+			}
+		}
+		if len(why) == 0 {
+			continue
+		}
+		h := teardown.Hazard{
+			Kind:    teardown.HazardDrainBlocked,
+			Subject: it,
+			Message: fmt.Sprintf("%s waits forever on the drain of the nodes of %s: their pods may never be evicted (%s), and no terminationGracePeriod ends the drain, so the nodes keep the karpenter.sh/termination finalizer", drainDeleter(it.Manager), objectList(it), strings.Join(why, "; ")),
+		}
+		if it.Address != "" {
+			h.Message = it.Address + ": " + h.Message
+		}
+		f := Finding{
+			Severity: Warning,
+			Object:   hazardObject(p.Model, it),
+			Origin:   drainOrigin(it, pools),
+			Summary:  hazardSummary(plan, h),
+			Detail:   hazardDetail(plan, h),
+			Fix:      gracePeriodFix(p.Model, pools),
+		}
+		if it.Manager == "terraform" || it.Manager == "eksctl" {
+			// terraform destroy (eksctl delete cluster) itself hangs, and
+			// times out with the nodes and the controller still there.
+			f.Severity = Error
+		}
+		p.Report(f)
+	}
+}
+
+// drainOrigin is where a NodePool's drain would be bounded: its template's
+// terminationGracePeriod (the nearest field written), else the item.
+func drainOrigin(it teardown.Item, pools []*cluster.NodePool) cluster.Origin {
+	if len(pools) == 1 && pools[0].Object != nil && pools[0].Object.Origin.File == it.Origin.File {
+		return pools[0].Object.At("spec.template.spec.terminationGracePeriod")
+	}
+	return it.Origin
+}
+
+// drainDeleter words what deletes a NodePool, by the tool that manages it.
+func drainDeleter(manager string) string {
+	switch manager {
+	case "terraform", "eksctl":
+		return toolDestroy(manager)
+	}
+	return "deleting it with kubectl"
+}
+
+// gracePeriodFix sets a terminationGracePeriod on Karpenter v1 NodePools, so
+// that a drain ends: after it, Karpenter deletes the pods still there.
+func gracePeriodFix(m *cluster.Model, pools []*cluster.NodePool) *Fix {
+	var edits []Edit
+	var names []string
+	for _, np := range pools {
+		if np.Object == nil || np.Object.APIVersion != "karpenter.sh/v1" {
+			return nil
+		}
+		patch := map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"terminationGracePeriod": "24h"}}}}
+		var e Edit
+		if m.Live != nil {
+			e = write.LivePatch(np.Object, patch)
+		} else {
+			var ok bool
+			if e, ok = write.ObjectPatch(m, np.Object, patch); !ok {
+				return nil
+			}
+		}
+		edits = append(edits, e)
+		names = append(names, np.Name)
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	return &Fix{
+		Summary: fmt.Sprintf("give NodePool %s a terminationGracePeriod (24h here; the pods' own budget is the better fix, see disruption-blocked): once it has passed, Karpenter deletes the pods that still hold a draining node", strings.Join(names, ", ")),
+		Edits:   edits,
 	}
 }
 

@@ -24,6 +24,28 @@ type Explanation struct {
 	Phases    []ExplainPhase `json:"phases"`
 	// Pods is what a running cluster shows of the workload's pods.
 	Pods *ExplainPods `json:"pods,omitempty"`
+	// Disruption lists what keeps Karpenter from disrupting the nodes the
+	// workload runs on (or, for a NodePool, its nodes); Undisrupted is set
+	// for a NodePool explained, whose nodes nothing found blocks.
+	Disruption  []ExplainBlock `json:"disruption,omitempty"`
+	Undisrupted bool           `json:"undisrupted,omitempty"`
+}
+
+// ExplainBlock is one thing that keeps Karpenter from disrupting nodes: the
+// blocking object, why, in Karpenter's words, and the NodePools (and, live,
+// nodes) it pins.
+type ExplainBlock struct {
+	Cause     string   `json:"cause"`
+	Object    string   `json:"object"`
+	Origin    *Origin  `json:"origin,omitempty"`
+	Reason    string   `json:"reason"`
+	Karpenter string   `json:"karpenter"`
+	Blocks    string   `json:"blocks"`
+	NodePools []string `json:"nodePools"`
+	Nodes     []string `json:"nodes,omitempty"`
+	// Drain is how long a drain of the nodes waits on it: "forever", a
+	// duration, or "" when it does not hold the drain.
+	Drain string `json:"drain,omitempty"`
 }
 
 // ExplainPods is the live pods of a workload: how many run, which are Pending, what
@@ -105,6 +127,7 @@ func ExplainText(w io.Writer, docs []Explanation, live, paint bool) error {
 			fmt.Fprintf(&b, "\n  %s: %s\n", title, resultWord(p, ph.Result))
 			writeSources(&b, p, ph, "    ")
 		}
+		writeDisruption(&b, d)
 		if pd := d.Pods; pd != nil {
 			fmt.Fprintf(&b, "\n  pods: %d, running %d, Pending %d", pd.Total, pd.Running, len(pd.Pending))
 			if len(pd.Pending) > 0 {
@@ -127,6 +150,29 @@ func ExplainText(w io.Writer, docs []Explanation, live, paint bool) error {
 	}
 	_, err := fmt.Fprint(w, Guard(b.String()))
 	return err
+}
+
+// writeDisruption renders what keeps Karpenter from disrupting the nodes.
+func writeDisruption(b *strings.Builder, d Explanation) {
+	if d.Undisrupted {
+		b.WriteString("\n  disruption: nothing found keeps Karpenter from disrupting its nodes\n")
+	}
+	if len(d.Disruption) == 0 {
+		return
+	}
+	b.WriteString("\n  disruption: blocked\n")
+	for _, bl := range d.Disruption {
+		where := "nodes of NodePool " + strings.Join(bl.NodePools, ", ")
+		if len(bl.Nodes) > 0 {
+			where += " (" + strings.Join(bl.Nodes, ", ") + ")"
+		}
+		fmt.Fprintf(b, "    - %s pins the %s: %s\n", Line(bl.Object), Line(where), Line(bl.Reason))
+		fmt.Fprintf(b, "        Karpenter: %s\n", Line(bl.Karpenter))
+		fmt.Fprintf(b, "        blocks %s\n", Line(bl.Blocks))
+		if bl.Drain != "" {
+			fmt.Fprintf(b, "        a drain of these nodes waits %s\n", Line(bl.Drain))
+		}
+	}
 }
 
 // writeSources renders a placement's summary and its sources' verdicts.

@@ -358,6 +358,11 @@ func (s *Simulator) nodePoolVerdict(np *cluster.NodePool, pc *constraints, req c
 	if info.notReady != "" {
 		v.Reasons = append(v.Reasons, Reason{Code: CodeNodeClass, Message: info.notReady})
 	}
+	if pc.vols != nil && pc.vols.karpenterSkip != "" {
+		// Karpenter leaves a pod whose claims it cannot use alone.
+		v.Reasons = append(v.Reasons, Reason{Code: CodeVolume, Message: "ignoring pod, " + pc.vols.karpenterSkip})
+		return finish(v)
+	}
 	fit, rs := s.karpenterVerdict(np, info, pc, req, need)
 	if info.uncertainWords && len(rs) > 0 {
 		rs = uncertain(np, rs, info.remaining, req)
@@ -454,7 +459,7 @@ func (s *Simulator) karpenterVerdict(np *cluster.NodePool, info *poolInfo, pc *c
 			last = at.issue
 			continue
 		}
-		fit, r := s.fitTypes(np, info, over, at, req, need)
+		fit, r := s.volumeFit(np, info, over, at, req, need, pc.vols)
 		if len(fit) > 0 {
 			return fit, nil
 		}
@@ -709,7 +714,7 @@ const resourceNodes = corev1.ResourceName("nodes")
 // pod's own instance requirements, computed once per distinct requirement set
 // (many pods share "arm64 only" while differing in everything else).
 func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInstance scheduling.Requirements) []int {
-	key := staticKey{np, "instance:" + podInstance.String()}
+	key := staticKey{np, "instance:" + requirementsKey(podInstance)}
 	return s.static.get(key, func() *static {
 		st := &static{}
 		for i := range info.types {
@@ -719,6 +724,22 @@ func (s *Simulator) eligibleTypes(np *cluster.NodePool, info *poolInfo, podInsta
 		}
 		return st
 	}).eligible
+}
+
+// requirementsKey renders requirements in full, to key a cache: their
+// String leaves out restricted labels and all but five values of a key.
+func requirementsKey(r scheduling.Requirements) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(r) {
+		req := r.Get(k)
+		vs := req.Values()
+		slices.Sort(vs)
+		b.WriteString(req.String())
+		b.WriteByte(0)
+		b.WriteString(strings.Join(vs, "\x00"))
+		b.WriteByte(1)
+	}
+	return b.String()
 }
 
 // poolOverheads is the DaemonSet overhead Karpenter counts on a NodePool's

@@ -26,6 +26,7 @@ import (
 // about each capacity source; it is safe for concurrent use.
 type Simulator struct {
 	m *cluster.Model
+	volumeState
 
 	mu         sync.Mutex
 	placements map[placementKey]*Placement
@@ -237,6 +238,12 @@ func (s *Simulator) PlaceTolerating(w *cluster.Workload, phase cluster.Phase, ad
 // PlacePod answers for a live pod (its own spec, which may differ from its
 // workload's template).
 func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
+	w, pod := livePod(p)
+	return s.placeClass(w, pod, cluster.Steady)
+}
+
+// livePod is a live pod as the workload of one pod placement reads.
+func livePod(p *cluster.Pod) (*cluster.Workload, *corev1.Pod) {
 	w := &cluster.Workload{Object: p.Object, Replicas: 1}
 	w.Template.ObjectMeta.Labels = p.Object.Labels
 	w.Template.ObjectMeta.Annotations = p.Object.Annotations
@@ -246,16 +253,20 @@ func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
 		w.Component, w.Bootstrap, w.NodeCritical = p.Workload.Component, p.Workload.Bootstrap, p.Workload.NodeCritical
 	}
 	pod := &corev1.Pod{ObjectMeta: w.Template.ObjectMeta, Spec: *p.Spec.DeepCopy()}
-	pod.Namespace = p.Object.Namespace
-	return s.placeClass(w, pod, cluster.Steady)
+	pod.Name, pod.Namespace = p.Object.Name, p.Object.Namespace
+	return w, pod
 }
 
 // placeClass places a pod of w, sharing the answer with every pod of its
 // scheduling class (podClassKey) in the phase: workloads whose pods schedule
 // alike — thousands in a large input — are placed once.
 func (s *Simulator) placeClass(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
+	vols := s.volumesOf(w, pod)
 	key := s.podClassKey(w, pod) + fmt.Sprintf("\x05%t\x05%d", w.IsDaemonSet(), phase)
-	shared := s.podClass.get(key, func() *Placement { return s.place(w, pod, phase) })
+	if vols != nil {
+		key += "\x05" + vols.key
+	}
+	shared := s.podClass.get(key, func() *Placement { return s.place(w, pod, phase, vols) })
 	pl := *shared
 	pl.Workload = w
 	return &pl
@@ -306,10 +317,16 @@ func matchFields(pod *corev1.Pod) string {
 	return b.String()
 }
 
-func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
+func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase, vols *podVolumes) *Placement {
 	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod), memo: &summaryMemo{shared: &s.nearest}}
 	daemon := w.IsDaemonSet()
 	pc := constraintsOf(pod)
+	pc.vols = vols
+	if vols != nil {
+		pl.Volumes = vols.claims
+		pl.ImmediateClaims = vols.immediate
+		pl.VolumesUnknown = vols.unknown
+	}
 	need := vecOf(pl.Requests)
 	pl.Verdicts = make([]Verdict, 0, len(s.m.FargateProfiles)+len(s.m.NodeGroups)+len(s.m.Nodes)+len(s.m.NodePools))
 
@@ -421,6 +438,10 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 	}
 	pod := podOf(w)
 	if ProfileFor(s.m.FargateProfiles, pod.Namespace, pod.Labels, pod.Annotations) != nil {
+		return false
+	}
+	if s.volumesOf(w, pod) != nil {
+		// Volumes add to where the pods may run: placed in full.
 		return false
 	}
 	// Workloads of one scheduling class fit alike: a monorepo's thousands of
@@ -1000,6 +1021,9 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, nf node
 	case nf.conflict:
 		v.Reasons = reasonTermsConflict
 		return v
+	case pc.vols != nil && pc.vols.preFilter != "":
+		v.Reasons = []Reason{{Code: CodeVolume, Message: pc.vols.preFilter, PreFilter: true}}
+		return v
 	case nf.names != nil && !nf.names.Has(n.Name):
 		v.Reasons = reasonNotNamed
 		return v
@@ -1037,6 +1061,12 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, nf node
 	// room for nothing, as kube-scheduler counts it.
 	if short := need.beyond(ns.free); len(short) > 0 {
 		v.Reasons = st.withShortfall(short)
+	}
+	if pc.vols != nil {
+		// VolumeBinding and VolumeZone run after the filters above.
+		if rs := pc.vols.volumeReasons(s.volumeIndex(), n.Name, n.Labels); len(rs) > 0 {
+			v.Reasons = append(slices.Clip(v.Reasons), rs...)
+		}
 	}
 	if len(v.Reasons) == 0 {
 		v.Reasons = nil

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +43,8 @@ type constraints struct {
 	// one goroutine.
 	pools *memo[*cluster.NodePool, *poolStatic]
 	words []requirementWords
+	// vols are the pod's volumes (volumesOf), nil when it has none.
+	vols *podVolumes
 }
 
 // wordsAt is attempt i worded, once for the hundreds of NodePools that may
@@ -60,47 +65,61 @@ func constraintsOf(p *corev1.Pod) *constraints {
 }
 
 // karpenterAttempts are the requirement sets Karpenter's scheduler tries a pod
-// with, in order: it requires the heaviest preferred node-affinity term too,
-// and relaxes a pod that does not schedule, first by dropping required terms
-// but the last one by one, then the preference. Without a preference these
-// are the required terms.
+// with, in order. It requires the heaviest preferred node-affinity term too,
+// and relaxes a pod that does not schedule one step at a time
+// (Preferences.Relax): first by dropping the first required term while more
+// than one is left, then by dropping the heaviest preferred term, so that the
+// next heaviest is required in its place, and so on until none is left. Each
+// preference is added to the required term by intersection: one that
+// contradicts the term on a key leaves the key no value (DoesNotExist), which
+// a NodePool that does not define a custom label accepts where it refuses the
+// term alone. Without a preference these are the required terms.
 func karpenterAttempts(p *corev1.Pod, terms []scheduling.Requirements) []scheduling.Requirements {
-	pref := heaviestPreference(p)
-	if pref == nil {
+	prefs := preferencesByWeight(p)
+	if len(prefs) == 0 {
 		return terms
 	}
-	out := make([]scheduling.Requirements, 0, len(terms)+1)
-	for _, t := range terms {
+	with := func(t, pref scheduling.Requirements) scheduling.Requirements {
 		r := scheduling.NewRequirements(t.Values()...)
 		r.Add(pref.Values()...)
-		out = append(out, r)
+		return r
 	}
-	return append(out, terms[len(terms)-1])
+	out := make([]scheduling.Requirements, 0, len(terms)+len(prefs))
+	for _, t := range terms[:len(terms)-1] {
+		out = append(out, with(t, prefs[0]))
+	}
+	last := terms[len(terms)-1]
+	for _, pref := range prefs {
+		out = append(out, with(last, pref))
+	}
+	return append(out, last)
 }
 
-// heaviestPreference is the preferred node-affinity term of most weight (the
-// first of equals), as requirements; nil when the pod has none.
-func heaviestPreference(p *corev1.Pod) scheduling.Requirements {
+// preferencesByWeight are the pod's preferred node-affinity terms as
+// requirements, heaviest first and equals in their order, as Karpenter
+// requires and then drops them; nil when the pod has none.
+func preferencesByWeight(p *corev1.Pod) []scheduling.Requirements {
 	a := p.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
 		return nil
 	}
-	best := a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]
-	for _, t := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[1:] {
-		if t.Weight > best.Weight {
-			best = t
+	terms := slices.Clone(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	slices.SortStableFunc(terms, func(x, y corev1.PreferredSchedulingTerm) int { return cmp.Compare(y.Weight, x.Weight) })
+	out := make([]scheduling.Requirements, len(terms))
+	for i, t := range terms {
+		r := scheduling.NewRequirements()
+		for _, e := range t.Preference.MatchExpressions {
+			if req, err := newRequirement(e); err == nil {
+				r.Add(req)
+			}
 		}
+		out[i] = r
 	}
-	r := scheduling.NewRequirements()
-	for _, e := range best.Preference.MatchExpressions {
-		if req, err := newRequirement(e); err == nil {
-			r.Add(req)
-		}
-	}
-	return r
+	return out
 }
 
-// signature renders nodeSelector, required node affinity and tolerations.
+// signature renders nodeSelector, required and preferred node affinity, and
+// tolerations.
 func signature(p *corev1.Pod) string {
 	var b strings.Builder
 	for _, k := range sortedKeys(p.Spec.NodeSelector) {
@@ -112,22 +131,18 @@ func signature(p *corev1.Pod) string {
 	b.WriteByte(1)
 	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			for _, e := range t.MatchExpressions {
-				b.WriteString(e.Key)
-				b.WriteByte(0)
-				b.WriteString(string(e.Operator))
-				for _, v := range e.Values {
-					b.WriteByte(0)
-					b.WriteString(v)
-				}
-				b.WriteByte(2)
-			}
+			writeExpressions(&b, t.MatchExpressions)
 			b.WriteByte(3)
 		}
 	}
 	b.WriteByte(1)
-	if pref := heaviestPreference(p); pref != nil {
-		b.WriteString(pref.String())
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		for _, t := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			b.WriteString(strconv.Itoa(int(t.Weight)))
+			b.WriteByte(0)
+			writeExpressions(&b, t.Preference.MatchExpressions)
+			b.WriteByte(3)
+		}
 	}
 	b.WriteByte(1)
 	for _, t := range p.Spec.Tolerations {
@@ -141,6 +156,20 @@ func signature(p *corev1.Pod) string {
 		b.WriteByte(2)
 	}
 	return b.String()
+}
+
+// writeExpressions renders node selector requirements for a signature.
+func writeExpressions(b *strings.Builder, es []corev1.NodeSelectorRequirement) {
+	for _, e := range es {
+		b.WriteString(e.Key)
+		b.WriteByte(0)
+		b.WriteString(string(e.Operator))
+		for _, v := range e.Values {
+			b.WriteByte(0)
+			b.WriteString(v)
+		}
+		b.WriteByte(2)
+	}
 }
 
 // daemonSetTolerations are the tolerations the DaemonSet controller adds to every

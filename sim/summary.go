@@ -172,6 +172,17 @@ func nodeSummary(vs []Verdict) string {
 				return fmt.Sprintf("%d/%d nodes are available: %s.", fits, len(vs), r.Message)
 			}
 			counts[r.Message]++
+		case CodeVolume:
+			if r.PreFilter {
+				return fmt.Sprintf("%d/%d nodes are available: %s.", fits, len(vs), r.Message)
+			}
+			// VolumeBinding gives every reason it has for the node.
+			for _, r := range v.Reasons {
+				if r.Code != CodeVolume {
+					break
+				}
+				counts[r.Message]++
+			}
 		default:
 			counts[r.Message]++
 		}

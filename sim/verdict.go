@@ -55,6 +55,9 @@ const (
 	CodeNoInstanceType
 	CodeLimits
 	CodeUnknownValue
+	// CodeVolume: the pod's persistent volumes (their zone, their binding)
+	// keep it off the source.
+	CodeVolume
 )
 
 // Reason explains why a source refuses a pod (or why the answer is unknown).
@@ -77,6 +80,9 @@ type Reason struct {
 	// TypesUnknown: the answer is the instance types' of a provider eksdoctor
 	// does not model (CodeUnknownValue).
 	TypesUnknown bool
+	// PreFilter: kube-scheduler gives the reason before it looks at any node
+	// (CodeVolume), so it words it once, without a count.
+	PreFilter bool
 }
 
 // Text is the reason as eksdoctor shows it: the scheduler's words, then
@@ -149,6 +155,14 @@ type Placement struct {
 	Fargate *cluster.FargateProfile
 	// Requests is what one pod asks of a node.
 	Requests corev1.ResourceList
+	// Volumes are the persistent volume claims the pod mounts, and where
+	// each lets it run; ImmediateClaims those an Immediate StorageClass
+	// provisions before the pod is scheduled (in files).
+	Volumes         []VolumeClaim
+	ImmediateClaims []ImmediateClaim
+	// VolumesUnknown says which claim of the pod eksdoctor cannot see ("" when
+	// it sees them all).
+	VolumesUnknown string
 
 	// memo holds Summary once worded: a finding words it more than once, and
 	// a placement among hundreds of NodePools is not cheap to summarize.

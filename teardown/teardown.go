@@ -158,6 +158,11 @@ const (
 	// and the controller reach AWS through, so destroy may delete them while
 	// Karpenter still drains and terminates the nodes.
 	HazardCRBeforeNetwork
+	// HazardDrainBlocked: a NodePool's nodes hold pods no eviction may
+	// remove (a PodDisruptionBudget that allows none, the do-not-disrupt
+	// annotation) and no terminationGracePeriod ends their drain: the
+	// NodeClaims' finalizer waits forever, and so does the destroy.
+	HazardDrainBlocked
 )
 
 func (k HazardKind) String() string {
@@ -180,6 +185,8 @@ func (k HazardKind) String() string {
 		return "out-of-band"
 	case HazardCRBeforeNetwork:
 		return "custom-resource-before-network"
+	case HazardDrainBlocked:
+		return "drain-blocked"
 	}
 	return "invalid"
 }

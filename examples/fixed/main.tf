@@ -231,3 +231,12 @@ resource "kubectl_manifest" "karpenter_node_pool" {
   ]
   wait = true
 }
+
+# Karpenter finds the private subnets by their karpenter.sh/discovery tag
+# (the EC2NodeClass's subnetSelectorTerms).
+resource "aws_ec2_tag" "karpenter_discovery" {
+  for_each    = toset(module.vpc.private_subnets)
+  resource_id = each.value
+  key         = "karpenter.sh/discovery"
+  value       = local.name
+}

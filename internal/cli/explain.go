@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/textmatch"
+	"github.com/eksdoctor/eksdoctor/lint"
 	"github.com/eksdoctor/eksdoctor/report"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/source"
@@ -259,6 +260,9 @@ func explain(env *Env, cs []*source.Cluster, arg, output string, drop func(file 
 // explainDocs explains every workload (or live pod) of one cluster that arg
 // names, but those of files drop drops (returned apart).
 func explainDocs(m *cluster.Model, arg string, drop func(file string) bool) ([]report.Explanation, []*cluster.Workload, error) {
+	if np := findNodePool(m, arg, true); np != nil {
+		return []report.Explanation{nodePoolDoc(m, sim.New(m), np)}, nil, nil
+	}
 	found, err := findWorkloads(m, arg)
 	if err != nil {
 		return nil, nil, err
@@ -276,9 +280,13 @@ func explainDocs(m *cluster.Model, arg string, drop func(file string) bool) ([]r
 		pods = findPods(m, arg)
 	}
 	if len(ws) == 0 && len(pods) == 0 {
+		if np := findNodePool(m, arg, false); np != nil && len(excluded) == 0 {
+			return []report.Explanation{nodePoolDoc(m, sim.New(m), np)}, nil, nil
+		}
 		return nil, excluded, nil
 	}
 	s := sim.New(m)
+	blocks := lint.DisruptionBlocks(s)
 	// A running cluster is judged as it is: its nodes are the capacity of every
 	// phase, so only the steady phase says something.
 	phases := cluster.Phases
@@ -293,6 +301,11 @@ func explainDocs(m *cluster.Model, arg string, drop func(file string) bool) ([]r
 		}
 		if m.Live != nil && w.Object.Manager == "cluster" {
 			d.Pods = report.Pods(s, podsOf(m, w.Ref()))
+		}
+		for _, bl := range blocks {
+			if bl.Protects(w.Ref()) {
+				d.Disruption = append(d.Disruption, explainBlock(bl, ""))
+			}
 		}
 		docs = append(docs, d)
 	}
@@ -333,4 +346,71 @@ func podsOf(m *cluster.Model, owner cluster.ObjectRef) []*cluster.Pod {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object.Name < out[j].Object.Name })
 	return out
+}
+
+// findNodePool resolves an explain argument that names a NodePool:
+// NODEPOOL/NAME (nodepool, nodepools, np), or, when explicit is false, a bare
+// NAME no workload has.
+func findNodePool(m *cluster.Model, arg string, explicit bool) *cluster.NodePool {
+	name := arg
+	if kind, rest, ok := strings.Cut(arg, "/"); ok {
+		switch strings.ToLower(kind) {
+		case "nodepool", "nodepools", "np":
+			name = rest
+		default:
+			return nil
+		}
+	} else if explicit {
+		return nil
+	}
+	for _, np := range m.NodePools {
+		if np.Name == name {
+			return np
+		}
+	}
+	return nil
+}
+
+// nodePoolDoc explains which of a NodePool's nodes Karpenter can never
+// disrupt, and why.
+func nodePoolDoc(m *cluster.Model, s *sim.Simulator, np *cluster.NodePool) report.Explanation {
+	ref := cluster.ObjectRef{Kind: "NodePool", Name: np.Name}
+	d := report.Explanation{Object: ref.String(), Phases: []report.ExplainPhase{}}
+	if np.Object != nil {
+		d.Object = np.Object.Ref().String()
+		d.Origin = report.OriginOf(np.Object.Origin)
+	}
+	for _, bl := range lint.DisruptionBlocks(s) {
+		if bl.Pins(np.Name) {
+			d.Disruption = append(d.Disruption, explainBlock(bl, np.Name))
+		}
+	}
+	d.Undisrupted = len(d.Disruption) == 0
+	return d
+}
+
+// explainBlock renders a disruption block; pool, when set, is the NodePool
+// explained, whose drain alone is said.
+func explainBlock(b lint.DisruptionBlock, pool string) report.ExplainBlock {
+	eb := report.ExplainBlock{Cause: b.Cause.String(), Object: b.Ref().String(), Reason: b.Why, Karpenter: b.Karpenter, Blocks: b.Blocks, NodePools: b.NodePools, Nodes: b.Nodes}
+	if o := b.Object.At(b.Path); !o.IsZero() {
+		j := report.OriginOf(o)
+		eb.Origin = &j
+	}
+	pools := b.NodePools
+	if pool != "" {
+		pools = []string{pool}
+	}
+	for _, p := range pools {
+		switch w := b.DrainWaits(p); {
+		case w == "forever":
+			eb.Drain = "forever (no terminationGracePeriod of NodePool " + p + " ends it)"
+		case w != "" && eb.Drain == "":
+			eb.Drain = "up to " + w + " (NodePool " + p + "'s terminationGracePeriod)"
+		}
+		if strings.HasPrefix(eb.Drain, "forever") {
+			break
+		}
+	}
+	return eb
 }

@@ -42,18 +42,7 @@ func TestKubeScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
 	cs, kubeconfig := startScheduler(t)
-	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "with-overhead"},
-		Handler:    "runc",
-		Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
-	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "diff"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 
 	var compared, unschedulable, gated int
 	var disagreements []string
@@ -133,6 +122,19 @@ func startScheduler(t *testing.T) (*kubernetes.Clientset, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What every scenario's pods may name: their namespace, a RuntimeClass
+	// with overhead.
+	ctx := t.Context()
+	if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "with-overhead"},
+		Handler:    "runc",
+		Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "diff"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	return cs, kubeconfig
 }
 
@@ -187,8 +189,16 @@ const markerResource = corev1.ResourceName("diff.eksdoctor.io/marker")
 // (later pods are judged with them, by both). Everything is deleted at the end.
 func runScenario(t *testing.T, cs *kubernetes.Clientset, kubeconfig string, sc *scenario) []outcome {
 	t.Helper()
-	ctx := t.Context()
 	defer cleanup(t, cs)
+	createNodes(t, cs, sc)
+	return placeAll(t, cs, kubeconfig, sc, waitForVerdict)
+}
+
+// createNodes creates the scenario's nodes as they end up and waits until
+// the scheduler has seen them.
+func createNodes(t *testing.T, cs *kubernetes.Clientset, sc *scenario) {
+	t.Helper()
+	ctx := t.Context()
 	for _, n := range sc.nodes {
 		status := n.Status
 		created, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
@@ -208,6 +218,13 @@ func runScenario(t *testing.T, cs *kubernetes.Clientset, kubeconfig string, sc *
 		}
 	}
 	waitForNodes(t, cs, sc)
+}
+
+// placeAll creates the bound pods, then each pod to place in turn, and
+// compares the answers.
+func placeAll(t *testing.T, cs *kubernetes.Clientset, kubeconfig string, sc *scenario, wait func(*testing.T, *kubernetes.Clientset, string) verdict) []outcome {
+	t.Helper()
+	ctx := t.Context()
 	for _, p := range sc.existing {
 		if _, err := cs.CoreV1().Pods("diff").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("scenario %d: create bound pod %s: %v", sc.index, p.Name, err)
@@ -218,7 +235,7 @@ func runScenario(t *testing.T, cs *kubernetes.Clientset, kubeconfig string, sc *
 		if _, err := cs.CoreV1().Pods("diff").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("scenario %d: create pod %s: %v", sc.index, p.Name, err)
 		}
-		got := waitForVerdict(t, cs, p.Name)
+		got := wait(t, cs, p.Name)
 		outs = append(outs, compare(t, kubeconfig, p.Name, got))
 	}
 	return outs

@@ -82,6 +82,8 @@ var resources = []resource{
 	{group: "storage.k8s.io", resource: "csidrivers", versions: []string{"v1"}},
 	{group: "storage.k8s.io", resource: "storageclasses", versions: []string{"v1"}},
 	{group: "scheduling.k8s.io", resource: "priorityclasses", versions: []string{"v1"}},
+	// The budgets that keep Karpenter from evicting pods, with their status.
+	{group: "policy", resource: "poddisruptionbudgets", versions: []string{"v1"}},
 	{group: "karpenter.sh", resource: "nodepools", versions: []string{"v1", "v1beta1"}},
 	{group: "karpenter.sh", resource: "nodeclaims", versions: []string{"v1", "v1beta1"}},
 	{group: "karpenter.k8s.aws", resource: "ec2nodeclasses", versions: []string{"v1", "v1beta1"}, providerOf: &schema.GroupResource{Group: "karpenter.sh", Resource: "nodepools"}},

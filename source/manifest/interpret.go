@@ -674,6 +674,7 @@ func decodeNodeClass(o *cluster.Object) *cluster.NodeClass {
 		}
 	}
 	nc.InstanceStoreRAID0 = o.String("spec.instanceStorePolicy") == "RAID0"
+	nc.Conditions = decodeConditions(o.Get("status.conditions"))
 	nc.DiskBytes = nodeClassDisk(o, nc)
 	return nc
 }

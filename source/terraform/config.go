@@ -24,6 +24,7 @@ type modConfig struct {
 	outputs   map[string]*hclsyntax.Block
 	resources []*hclsyntax.Block // managed resources and data sources, in file order
 	modules   []*hclsyntax.Block
+	providers []*hclsyntax.Block
 	// hasConfig reports whether any .tf file was found.
 	hasConfig bool
 	// deployable reports whether the directory configures the AWS provider or a
@@ -150,6 +151,7 @@ func (cfg *modConfig) add(l *loader, body *hclsyntax.Body, seen map[string]hcl.R
 				cfg.modules = append(cfg.modules, b)
 			}
 		case "provider":
+			cfg.providers = append(cfg.providers, b)
 			if len(b.Labels) == 1 && (b.Labels[0] == "aws" || strings.HasPrefix(b.Labels[0], "terraform-")) {
 				cfg.deployable = true
 			}

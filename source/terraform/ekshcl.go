@@ -512,6 +512,7 @@ func (m *modInst) semantics(call *moduleCall, ci *callInst, b *builder, add func
 	switch call.kind {
 	case kindEKS:
 		m.eksRoot(in, s, add)
+		m.eksNetwork(in, s, b)
 	case kindKarpenter:
 		m.karpenterModule(in, s, add)
 	case kindBlueprintsAddons:

@@ -43,6 +43,8 @@ type builder struct {
 	// destroyCmds are what the destroy-time commands of resources remove, by
 	// instance address.
 	destroyCmds map[string][]cluster.Command
+	// netw is the network being read (network.go).
+	netw *netState
 }
 
 func newBuilder(fsys *inputfs.FS) *builder {
@@ -188,6 +190,7 @@ func (b *builder) rolePlaceholder(addr string) string {
 
 // add turns one resource instance into model entries.
 func (b *builder) add(r *resInst) {
+	b.networkResource(r)
 	if r.mode != "managed" {
 		return
 	}

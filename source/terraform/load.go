@@ -117,6 +117,11 @@ func (l *loader) walk(m *modInst, b *builder, g *cluster.Graph) {
 		if call.kind == kindOpaque && !call.missing {
 			l.opaqueCompute(m, call)
 		}
+		if call.kind == kindOpaque {
+			for _, ci := range insts {
+				m.moduleNetwork(call, ci, b)
+			}
+		}
 		if call.kind < kindEKS {
 			continue
 		}
@@ -124,7 +129,11 @@ func (l *loader) walk(m *modInst, b *builder, g *cluster.Graph) {
 			m.semantics(call, ci, b, b.add)
 		}
 	}
+	if m.prefix == "" {
+		m.defaultTags(b)
+	}
 	for _, blk := range m.cfg.resources {
+		m.tagForms(blk, b)
 		for _, r := range m.resourceInstances(blk) {
 			b.add(r)
 		}
@@ -161,6 +170,7 @@ func (b *builder) finish() {
 	b.implicitIdentity()
 	b.identityDecls()
 	b.karpenter()
+	b.finishNetwork()
 	b.sort()
 	NoteDestroy(b.m.Terraform)
 }

@@ -3,7 +3,9 @@ package karpenter
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +42,10 @@ var (
 // template labels, taints and startup taints, limits including nodes,
 // weights), DaemonSets (requests, selectors, affinity, tolerations) and
 // Deployments (limits-only containers, several required terms, preferred
-// terms, selectors by NodePool name and label, tolerations).
+// terms, selectors by NodePool name and label, tolerations; ORed required
+// terms on pods whose init containers and sidecars ask for an extended
+// resource; several preferred terms, of tied weights too, that contradict
+// what the pod requires).
 func generateScenario(r *rand.Rand, index int) *scenario {
 	sc := &scenario{index: index}
 	for i := range 1 + r.IntN(4) {
@@ -124,6 +129,14 @@ func generateNodePool(r *rand.Rand, name string) *karpv1.NodePool {
 			np.Spec.Limits[corev1.ResourceMemory] = resource.MustParse(pick(r, []string{"8Gi", "400Gi"}))
 		}
 	}
+	if r.IntN(8) == 0 {
+		// A limit on an extended resource counts the capacity of the
+		// instance types that have it.
+		if np.Spec.Limits == nil {
+			np.Spec.Limits = karpv1.Limits{}
+		}
+		np.Spec.Limits[corev1.ResourceName("nvidia.com/gpu")] = resource.MustParse(pick(r, []string{"0", "1", "4", "16"}))
+	}
 	if r.IntN(2) == 0 {
 		w := int32(1 + r.IntN(100))
 		np.Spec.Weight = &w
@@ -202,6 +215,15 @@ func podSpec(r *rand.Rand, pools []*karpv1.NodePool) corev1.PodSpec {
 			Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{podRequirement(r)}},
 		}}
 	}
+	if r.IntN(3) == 0 {
+		// Several ORed required terms, which Karpenter relaxes one at a
+		// time, on a pod whose init containers ask for an extended resource.
+		orderedTermsWithInitResources(r, &spec)
+	}
+	if r.IntN(3) == 0 {
+		// Preferences, some of which contradict what the pod requires.
+		preferences(r, &spec)
+	}
 	for range r.IntN(3) {
 		t := pick(r, poolTaints)
 		switch r.IntN(3) {
@@ -258,4 +280,190 @@ func generateDaemonSet(r *rand.Rand, name string) *appsv1.DaemonSet {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
 		},
 	}
+}
+
+// extendedResources are the extended resources the pods ask for: one some
+// instance types offer, in several counts, and one none does.
+var extendedResources = []corev1.ResourceName{"nvidia.com/gpu", "nvidia.com/gpu", "example.com/widget"}
+
+// withExtended adds an extended resource to a container's resources: as a
+// limit (the API server copies it into the requests) or as equal request and
+// limit, as the API server requires of resources that are not overcommitted.
+func withExtended(r *rand.Rand, res corev1.ResourceRequirements, name corev1.ResourceName) corev1.ResourceRequirements {
+	q := resource.MustParse(pick(r, []string{"1", "1", "2", "4", "8"}))
+	res = *res.DeepCopy()
+	if res.Limits == nil {
+		res.Limits = corev1.ResourceList{}
+	}
+	res.Limits[name] = q
+	if r.IntN(2) == 0 {
+		if res.Requests == nil {
+			res.Requests = corev1.ResourceList{}
+		}
+		res.Requests[name] = q.DeepCopy()
+	}
+	return res
+}
+
+// gpuRequirement draws a pod requirement on what accelerated instance types
+// offer, or on what plain ones do.
+func gpuRequirement(r *rand.Rand) corev1.NodeSelectorRequirement {
+	switch r.IntN(6) {
+	case 0:
+		return corev1.NodeSelectorRequirement{Key: "karpenter.k8s.aws/instance-gpu-count", Operator: pick(r, []corev1.NodeSelectorOperator{corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist})}
+	case 1:
+		return corev1.NodeSelectorRequirement{Key: "karpenter.k8s.aws/instance-gpu-count", Operator: corev1.NodeSelectorOpGt, Values: []string{pick(r, []string{"1", "3"})}}
+	case 2:
+		return corev1.NodeSelectorRequirement{Key: "karpenter.k8s.aws/instance-gpu-manufacturer", Operator: corev1.NodeSelectorOpIn, Values: []string{pick(r, []string{"nvidia", "amd"})}}
+	case 3:
+		return corev1.NodeSelectorRequirement{Key: "karpenter.k8s.aws/instance-family", Operator: corev1.NodeSelectorOpIn, Values: pick(r, [][]string{{"g4dn", "g5"}, {"p3"}, {"m5", "c5"}, {"g5g"}})}
+	case 4:
+		return corev1.NodeSelectorRequirement{Key: "karpenter.k8s.aws/instance-category", Operator: corev1.NodeSelectorOpIn, Values: pick(r, [][]string{{"g"}, {"p"}, {"g", "p"}, {"m"}})}
+	}
+	return podRequirement(r)
+}
+
+// orderedTermsWithInitResources gives the pod two to four required terms
+// (replacing any it has), most of them on accelerated instance types, and
+// init containers one of which asks for an extended resource: before the app
+// container, as a sidecar that runs beside it (restartPolicy Always), or
+// both; the app container asks for one too, sometimes.
+func orderedTermsWithInitResources(r *rand.Rand, spec *corev1.PodSpec) {
+	var terms []corev1.NodeSelectorTerm
+	for range 2 + r.IntN(3) {
+		var t corev1.NodeSelectorTerm
+		for range 1 + r.IntN(2) {
+			if r.IntN(3) == 0 {
+				t.MatchExpressions = append(t.MatchExpressions, podRequirement(r))
+			} else {
+				t.MatchExpressions = append(t.MatchExpressions, gpuRequirement(r))
+			}
+		}
+		terms = append(terms, t)
+	}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
+	name := pick(r, extendedResources)
+	always := corev1.ContainerRestartPolicyAlways
+	small := func() corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(pick(r, []string{"100m", "500m", "1"})),
+			corev1.ResourceMemory: resource.MustParse(pick(r, []string{"128Mi", "1Gi"})),
+		}}
+	}
+	spec.InitContainers = nil
+	for i := range 1 + r.IntN(3) {
+		c := corev1.Container{Name: fmt.Sprintf("init-%d", i), Image: "init:1", Resources: small()}
+		if r.IntN(3) == 0 {
+			c.RestartPolicy = &always
+		}
+		spec.InitContainers = append(spec.InitContainers, c)
+	}
+	asks := r.IntN(len(spec.InitContainers))
+	spec.InitContainers[asks].Resources = withExtended(r, spec.InitContainers[asks].Resources, name)
+	if r.IntN(3) == 0 {
+		spec.Containers[0].Resources = withExtended(r, spec.Containers[0].Resources, name)
+	}
+	if r.IntN(2) == 0 {
+		// Tolerate the accelerated NodePools' taint.
+		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists})
+	}
+}
+
+// labelValues are values of the labels the pods select on, to draw one
+// other than a pod's.
+var labelValues = map[string][]string{
+	corev1.LabelTopologyZone:                      zones,
+	corev1.LabelArchStable:                        {"amd64", "arm64"},
+	karpv1.CapacityTypeLabelKey:                   {"spot", "on-demand"},
+	"team":                                        teams,
+	"tier":                                        tiers,
+	"karpenter.k8s.aws/instance-category":         {"c", "g", "m", "p", "r", "t"},
+	"karpenter.k8s.aws/instance-family":           {"c5", "g4dn", "g5", "m5", "p3"},
+	"karpenter.k8s.aws/instance-gpu-manufacturer": {"amd", "nvidia"},
+}
+
+// contradicting draws a requirement on e's key that no node meeting e meets:
+// another value for In, the values themselves for NotIn, the opposite of
+// Exists and DoesNotExist, the other side of a bound.
+func contradicting(r *rand.Rand, e corev1.NodeSelectorRequirement) corev1.NodeSelectorRequirement {
+	out := corev1.NodeSelectorRequirement{Key: e.Key}
+	switch e.Operator {
+	case corev1.NodeSelectorOpIn:
+		var others []string
+		for _, v := range labelValues[e.Key] {
+			if !slices.Contains(e.Values, v) {
+				others = append(others, v)
+			}
+		}
+		switch {
+		case len(others) > 0 && r.IntN(2) == 0:
+			out.Operator, out.Values = corev1.NodeSelectorOpIn, []string{pick(r, others)}
+		case r.IntN(2) == 0:
+			out.Operator = corev1.NodeSelectorOpDoesNotExist
+		default:
+			out.Operator, out.Values = corev1.NodeSelectorOpNotIn, slices.Clone(e.Values)
+		}
+	case corev1.NodeSelectorOpNotIn:
+		out.Operator, out.Values = corev1.NodeSelectorOpIn, slices.Clone(e.Values)
+	case corev1.NodeSelectorOpExists:
+		out.Operator = corev1.NodeSelectorOpDoesNotExist
+	case corev1.NodeSelectorOpDoesNotExist:
+		if vs := labelValues[e.Key]; len(vs) > 0 && r.IntN(2) == 0 {
+			out.Operator, out.Values = corev1.NodeSelectorOpIn, []string{pick(r, vs)}
+		} else {
+			out.Operator = corev1.NodeSelectorOpExists
+		}
+	case corev1.NodeSelectorOpGt:
+		out.Operator, out.Values = corev1.NodeSelectorOpLt, slices.Clone(e.Values)
+	case corev1.NodeSelectorOpLt:
+		out.Operator, out.Values = corev1.NodeSelectorOpGt, slices.Clone(e.Values)
+	default:
+		return e
+	}
+	return out
+}
+
+// preferences replaces the pod's preferred node-affinity terms with one to
+// three, of weights that tie sometimes: some contradict a requirement of the
+// pod's (a required term's, mostly the first's or the last's, or its node
+// selector's), others are drawn as requirements are, alone or beside a
+// contradiction.
+func preferences(r *rand.Rand, spec *corev1.PodSpec) {
+	var required []corev1.NodeSelectorRequirement
+	for k, v := range spec.NodeSelector {
+		required = append(required, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{v}})
+	}
+	slices.SortFunc(required, func(a, b corev1.NodeSelectorRequirement) int { return strings.Compare(a.Key, b.Key) })
+	var terms []corev1.NodeSelectorTerm
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	}
+	var prefs []corev1.PreferredSchedulingTerm
+	for range 1 + r.IntN(3) {
+		var t corev1.NodeSelectorTerm
+		from := required
+		if len(terms) > 0 && (len(from) == 0 || r.IntN(3) > 0) {
+			from = pick(r, [][]corev1.NodeSelectorRequirement{terms[0].MatchExpressions, terms[len(terms)-1].MatchExpressions, pick(r, terms).MatchExpressions})
+		}
+		if len(from) > 0 && r.IntN(3) > 0 {
+			t.MatchExpressions = append(t.MatchExpressions, contradicting(r, pick(r, from)))
+		}
+		if len(t.MatchExpressions) == 0 || r.IntN(3) == 0 {
+			t.MatchExpressions = append(t.MatchExpressions, podRequirement(r))
+		}
+		prefs = append(prefs, corev1.PreferredSchedulingTerm{Weight: pick(r, []int32{1, 10, 50, 50, 100}), Preference: t})
+	}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = prefs
 }
