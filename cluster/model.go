@@ -218,10 +218,13 @@ type NodeGroup struct {
 	// InstanceTypes lists the instance types the group launches; empty means the
 	// provider's default (see DefaultInstanceType).
 	InstanceTypes []string
-	AMIType       string
-	MinSize       int // -1 when unknown
-	MaxSize       int
-	DesiredSize   int
+	// Zones are the Availability Zones the group's nodes run in, when the
+	// inputs say (eksctl availabilityZones); nil when not known.
+	Zones       []string
+	AMIType     string
+	MinSize     int // -1 when unknown
+	MaxSize     int
+	DesiredSize int
 	// NodeRole is the IAM role ARN (or an unknown placeholder) the nodes run with.
 	NodeRole string
 	// DiskBytes is the size of the volume that holds the nodes' ephemeral

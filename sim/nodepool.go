@@ -505,7 +505,7 @@ func (s *Simulator) fitTypes(np *cluster.NodePool, info *poolInfo, over poolOver
 			eligible[i] = true
 		}
 	}
-	offering := !offeringExcluded(at.reqs)
+	offering := !offeringExcluded(at.reqs) && s.zonesOffered(np, at.reqs)
 	// minValues: the types that take the pod must hold that many values of
 	// the key, so every fitting type counts before the verdict.
 	minKeys := minValuesKeys(info.reqs)

@@ -743,6 +743,14 @@ func (s *Simulator) nodeGroupVerdict(ng *cluster.NodeGroup, pc *constraints, req
 		}
 	}
 	v.InstanceTypes = fitTypes
+	if len(v.Reasons) == 0 && len(st.cands) > 0 && pc.vols != nil && len(ng.Zones) > 0 {
+		// The group's nodes run in its zones: its pods' volumes must be
+		// usable in one of them.
+		if r := s.groupVolumeReason(ng, cands[st.cands[0]].labels, pc.vols); r != nil {
+			v.Reasons = append(v.Reasons, *r)
+			v.InstanceTypes = nil
+		}
+	}
 	switch {
 	case len(v.Reasons) == 0 && deviceUnknown != nil:
 		v.Result = Unknown

@@ -716,3 +716,55 @@ func VolumeRefusal(v Verdict) bool {
 	}
 	return false
 }
+
+// groupVolumeReason answers for a node group whose zones are known: nil when
+// the pod's volumes can be used in one of them, else the reason a node of
+// the group would give (the first zone's).
+func (s *Simulator) groupVolumeReason(ng *cluster.NodeGroup, labels map[string]string, pv *podVolumes) *Reason {
+	if pv.preFilter != "" {
+		return &Reason{Code: CodeVolume, Message: pv.preFilter}
+	}
+	var first *Reason
+	for _, z := range ng.Zones {
+		l := make(map[string]string, len(labels)+1)
+		for k, v := range labels {
+			l[k] = v
+		}
+		l[corev1.LabelTopologyZone] = z
+		rs := pv.volumeReasons(s.volumeIndex(), "", l)
+		if len(rs) == 0 {
+			return nil
+		}
+		if first == nil {
+			r := rs[0]
+			r.Note = "the node group runs in " + strings.Join(ng.Zones, ", ")
+			first = &r
+		}
+	}
+	return first
+}
+
+// zonesOffered reports whether a NodePool's node class has a subnet in a
+// zone the requirements allow: Karpenter's AWS provider offers instance
+// types only in the zones of the subnets the class resolved (its
+// status.subnets, known in a running cluster). True when those are not known.
+func (s *Simulator) zonesOffered(np *cluster.NodePool, reqs scheduling.Requirements) bool {
+	if !reqs.Has(corev1.LabelTopologyZone) {
+		return true
+	}
+	nc := s.nodeClass(np)
+	if nc == nil || nc.Object == nil {
+		return true
+	}
+	subnets, _ := nc.Object.Get("status.subnets").([]any)
+	if len(subnets) == 0 {
+		return true
+	}
+	zone := reqs.Get(corev1.LabelTopologyZone)
+	for _, sn := range subnets {
+		if z, _ := cluster.Lookup(sn, "zone").(string); z != "" && zone.Has(z) {
+			return true
+		}
+	}
+	return false
+}

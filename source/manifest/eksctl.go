@@ -156,6 +156,7 @@ func eksctlNodeGroup(g map[string]any, managed bool) (*cluster.NodeGroup, error)
 		ng.InstanceTypes = append(ng.InstanceTypes, stringList(d["instanceTypes"])...)
 	}
 	ng.AMIType, _ = g["amiFamily"].(string)
+	ng.Zones = stringList(g["availabilityZones"])
 	for key, dst := range map[string]*int{"minSize": &ng.MinSize, "maxSize": &ng.MaxSize, "desiredCapacity": &ng.DesiredSize} {
 		if v, ok := g[key].(int64); ok {
 			*dst = int(v)
