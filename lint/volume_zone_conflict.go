@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/eksdoctor/eksdoctor/catalog"
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/sim"
 	"github.com/eksdoctor/eksdoctor/write"
@@ -20,7 +21,7 @@ var volumeZoneConflict = &Check{
 	Family:   "F6",
 	Severity: Error,
 	Doc: Doc{
-		What: "A workload whose pods fit some capacity but for their persistent volumes: a claim bound to a PersistentVolume whose node affinity (an EBS volume's zone, `topology.kubernetes.io/zone` or the EBS CSI driver's older `topology.ebs.csi.aws.com/zone`) or zone labels no node or NodePool that takes the pods meets; a claim of a WaitForFirstConsumer StorageClass whose `allowedTopologies` exclude them; a claim of a class for volumes made by hand (`kubernetes.io/no-provisioner`) with no volume left that fits; and, in a running cluster, a claim that does not exist, is being deleted, or is unbound in an Immediate class. A warning when a claim of an Immediate StorageClass (`volumeBindingMode` unset is Immediate) is mounted by pods whose capacity is restricted to some zones: its volume is created as soon as the claim exists, in a zone the provisioner picks without the pod's constraints. Decided by the same placement as `pod-unschedulable`, with the volumes judged as kube-scheduler v1.37's VolumeRestrictions, VolumeBinding and VolumeZone plugins judge them and as Karpenter v1.14's volume topology does (each node affinity term or allowed topology an alternative; a local or hostPath volume's hostname not required); both are checked against the real schedulers by differential tests. A node group is judged by zone where the inputs name its zones (eksctl `availabilityZones`), a NodePool by its requirements and, in a running cluster, by the zones of its EC2NodeClass's subnets (`status.subnets`: Karpenter offers instance types only there); otherwise it is taken to reach the volume's zone (Terraform node groups' `subnet_ids` are not followed to their zones). A claim the inputs do not hold (made by another tool) is not judged and the finding says so.",
+		What: "A workload whose pods fit some capacity but for their persistent volumes: a claim bound to a PersistentVolume whose node affinity (an EBS volume's zone, `topology.kubernetes.io/zone` or the EBS CSI driver's older `topology.ebs.csi.aws.com/zone`) or zone labels no node or NodePool that takes the pods meets; a claim of a WaitForFirstConsumer StorageClass whose `allowedTopologies` exclude them; a claim of a class for volumes made by hand (`kubernetes.io/no-provisioner`) with no volume left that fits; and, in a running cluster, a claim that does not exist, is being deleted, or is unbound in an Immediate class. Pods a Fargate profile selects that mount an EBS claim (Fargate mounts EFS volumes only). A warning when a claim of an Immediate StorageClass (`volumeBindingMode` unset is Immediate) is mounted by pods whose capacity is restricted to some zones: its volume is created as soon as the claim exists, in a zone the provisioner picks without the pod's constraints. Decided by the same placement as `pod-unschedulable`, with the volumes judged as kube-scheduler v1.37's VolumeRestrictions, VolumeBinding and VolumeZone plugins judge them and as Karpenter v1.14's volume topology does (each node affinity term or allowed topology an alternative; a local or hostPath volume's hostname not required); both are checked against the real schedulers by differential tests. A node group is judged by zone where the inputs name its zones (eksctl `availabilityZones`), a NodePool by its requirements and, in a running cluster, by the zones of its EC2NodeClass's subnets (`status.subnets`: Karpenter offers instance types only there); otherwise it is taken to reach the volume's zone (Terraform node groups' `subnet_ids` are not followed to their zones). A claim the inputs do not hold (made by another tool) is not judged and the finding says so.",
 		Why:  "The pods stay Pending: kube-scheduler reports `0/3 nodes are available: 3 node(s) had volume node affinity conflict` (or `node(s) had no available volume zone`, `node(s) didn't find available persistent volumes to bind`, `pod has unbound immediate PersistentVolumeClaims`), and Karpenter, which adds the volume's zone to the node it would launch, reports `incompatible volume requirements, key topology.kubernetes.io/zone, topology.kubernetes.io/zone In [us-east-1a] not in topology.kubernetes.io/zone In [us-east-1b us-east-1c]` and launches nothing. An EBS volume never moves zones, so the pods wait until capacity in its zone exists.",
 		Fix:  "Let the capacity reach the volume's zone: add the zone to the NodePool's `topology.kubernetes.io/zone` requirement (and a subnet there to its EC2NodeClass), or run a node group in it; or recreate the volume from a snapshot in a zone the capacity offers. Create volumes where their pods run: `volumeBindingMode: WaitForFirstConsumer` (a StorageClass's binding mode cannot be changed in place: the class is recreated; volumes already provisioned keep their zone), and `allowedTopologies` the capacity offers.",
 	},
@@ -36,6 +37,10 @@ func runVolumeZoneConflict(p *Pass) {
 			continue
 		}
 		pl := p.Sim.Place(w, cluster.Steady)
+		if pl.Fargate != nil {
+			reportFargateEBS(p, w, pl)
+			continue
+		}
 		if len(pl.Volumes) == 0 && len(pl.ImmediateClaims) == 0 {
 			continue
 		}
@@ -308,4 +313,23 @@ func mountsClaims(w *cluster.Workload) bool {
 	return slices.ContainsFunc(w.Template.Spec.Volumes, func(v corev1.Volume) bool {
 		return v.PersistentVolumeClaim != nil || v.Ephemeral != nil
 	})
+}
+
+// reportFargateEBS: a Fargate profile selects pods that mount EBS volumes,
+// which Fargate cannot attach (it mounts EFS volumes only): the pods never
+// run.
+func reportFargateEBS(p *Pass, w *cluster.Workload, pl *sim.Placement) {
+	for _, c := range p.Sim.Claims(w) {
+		if c.Driver != selfManagedEBS && c.Driver != catalog.AutoMode().BlockStorageProvisioner {
+			continue
+		}
+		p.Report(Finding{
+			Object:  w.Ref(),
+			Origin:  w.Object.Origin,
+			Summary: fmt.Sprintf("%s: Fargate profile %s selects its pods, which mount claim %s, an EBS volume (%s, %s): Fargate runs no EBS volumes", w.Ref(), pl.Fargate.Name, c.Name, c.Driver, c.From),
+			Detail:  "Fargate mounts EFS volumes only (statically provisioned); a pod with an EBS claim is not supported on Fargate and never runs there, and fargate-scheduler places the pods of a profile on Fargate alone. Run the workload on EC2 capacity (keep the profile from selecting it), or use EFS.",
+			causes:  []string{podsCause(w.Ref())},
+		})
+		return
+	}
 }
