@@ -74,10 +74,7 @@ func reportVolumeConflict(p *Pass, pl *sim.Placement, without func() *sim.Placem
 	if len(causes) == 0 {
 		causes = []string{podsCause(ref)}
 	}
-	if pl.Result() != sim.Fits {
-		if !slices.ContainsFunc(pl.Verdicts, sim.VolumeRefusal) {
-			return
-		}
+	if pl.Result() != sim.Fits && slices.ContainsFunc(pl.Verdicts, sim.VolumeRefusal) {
 		free := without()
 		if free.Result() != sim.Fits {
 			return
@@ -116,20 +113,26 @@ func reportVolumeConflict(p *Pass, pl *sim.Placement, without func() *sim.Placem
 		})
 		return
 	}
-	if len(pl.ImmediateClaims) == 0 || p.Model.Live != nil {
-		return
-	}
-	zones := fittingZones(pl)
-	if zones == "" {
+	if len(pl.ImmediateClaims) == 0 || p.Model.Live != nil || pl.Result() == sim.Refuses {
 		return
 	}
 	ic := pl.ImmediateClaims[0]
+	var summary string
+	if zones := fittingZones(pl); zones != "" {
+		summary = fmt.Sprintf("%s: claim %s of StorageClass %s is provisioned as soon as it exists (volumeBindingMode Immediate), in a zone chosen without its pods, which run only in %s", ref, ic.Claim, ic.Class, zones)
+	} else if len(pl.ImmediateClaims) > 1 && !sameZonalClass(p.Model, pl.ImmediateClaims) {
+		// Each claim is provisioned on its own: two volumes of one pod may
+		// land in two zones, and no node mounts both.
+		summary = fmt.Sprintf("%s: claims %s and %s are provisioned as soon as they exist (volumeBindingMode Immediate), each in a zone chosen on its own: the pod mounts both, and no node can when they land in two zones", ref, ic.Claim, pl.ImmediateClaims[1].Claim)
+	} else {
+		return
+	}
 	f := Finding{
 		Severity: Warning,
 		Object:   ref,
 		Origin:   origin,
-		Summary:  fmt.Sprintf("%s: claim %s of StorageClass %s is provisioned as soon as it exists (volumeBindingMode Immediate), in a zone chosen without its pods, which run only in %s", ref, ic.Claim, ic.Class, zones),
-		Detail:   claimsText(pl) + "\nAn Immediate class creates the volume before any pod is scheduled; the provisioner picks its zone without the pod's node selection or the zones of the capacity that takes it. When it picks another zone the pods stay Pending with `node(s) had volume node affinity conflict`.",
+		Summary:  summary,
+		Detail:   claimsText(pl) + "\nAn Immediate class creates the volume before any pod is scheduled; the provisioner picks its zone without the pod's node selection, the zones of the capacity that takes it, or the pod's other volumes. When it picks another zone the pods stay Pending with `node(s) didn't match PersistentVolume's node affinity` (`node(s) had volume node affinity conflict` before Kubernetes v1.37).",
 		causes:   causes,
 	}
 	if sc := storageClassNamed(p.Model, ic.Class); sc != nil {
@@ -332,4 +335,30 @@ func reportFargateEBS(p *Pass, w *cluster.Workload, pl *sim.Placement) {
 		})
 		return
 	}
+}
+
+// sameZonalClass reports whether every claim takes one StorageClass whose
+// allowedTopologies name a single zone: its volumes cannot land apart.
+func sameZonalClass(m *cluster.Model, claims []sim.ImmediateClaim) bool {
+	for _, c := range claims[1:] {
+		if c.Class != claims[0].Class {
+			return false
+		}
+	}
+	sc := storageClassNamed(m, claims[0].Class)
+	if sc == nil {
+		return false
+	}
+	terms, _ := sc.Get("allowedTopologies").([]any)
+	if len(terms) != 1 {
+		return false
+	}
+	exprs, _ := cluster.Lookup(terms[0], "matchLabelExpressions").([]any)
+	for _, e := range exprs {
+		if k, _ := cluster.Lookup(e, "key").(string); k == corev1.LabelTopologyZone {
+			vals, _ := cluster.Lookup(e, "values").([]any)
+			return len(vals) == 1
+		}
+	}
+	return false
 }

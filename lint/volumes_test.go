@@ -14,7 +14,7 @@ import (
 func TestVolumeFixtures(t *testing.T) {
 	ids := []string{"volume-zone-conflict", "pod-unschedulable", "storage-provisioner-missing"}
 	fixtures := linttest.ReadFixtures(t, filepath.Join("testdata", "volumes"))
-	if len(fixtures) < 14 {
+	if len(fixtures) < 15 {
 		t.Fatalf("%d volume fixtures, want every one of the directory", len(fixtures))
 	}
 	for _, fx := range fixtures {

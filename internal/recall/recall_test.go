@@ -23,7 +23,7 @@ import (
 // prose and these lines:
 //
 //	link URL                   where the user reported it (one or more)
-//	family F1 … F5             the failure family
+//	family F1 … F8             the failure family
 //	source WORD…               what the configuration is written with
 //	                           (terraform, eksctl, helm, gitops, manifests, snapshot)
 //	karpenter VERSION          the Karpenter API the case uses (v1alpha5,
