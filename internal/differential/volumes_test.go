@@ -54,6 +54,10 @@ func TestKubeSchedulerVolumes(t *testing.T) {
 			}
 		}
 		withVolumes += sc.podsWithClaims
+		if (i+1)%50 == 0 {
+			// A long run says how far it got, should it be stopped.
+			t.Logf("after %d scenarios: %d pods compared, %d disagreements", i+1, compared, len(disagreements))
+		}
 	}
 	t.Logf("%d volume scenarios (seed %d): %d pods compared (%d with claims), %d the scheduler could not place; %d disagreements",
 		n, seed, compared, withVolumes, unschedulable, len(disagreements))

@@ -67,12 +67,22 @@ func TestKarpenterVolumes(t *testing.T) {
 	counts := make([]volumeStats, n)
 	next := make(chan int, n)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done, found := 0, 0
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
 				r := rand.New(rand.NewPCG(seed, uint64(i)))
 				sc := generateVolumeScenario(r, i)
 				results[i] = compareVolumeScenario(ctx, t, cs, sc, &counts[i])
+				mu.Lock()
+				done++
+				found += len(results[i])
+				if done%50 == 0 {
+					// A long run says how far it got, should it be stopped.
+					t.Logf("after %d scenarios: %d disagreements", done, found)
+				}
+				mu.Unlock()
 			}
 		})
 	}
