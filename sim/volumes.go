@@ -195,7 +195,7 @@ func (s *Simulator) volumesOf(w *cluster.Workload, pod *corev1.Pod) *podVolumes 
 	hasClaims := slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
 		return v.PersistentVolumeClaim != nil || v.Ephemeral != nil
 	})
-	templates := s.m.Live == nil && w != nil && w.Object != nil && w.Object.Kind == "StatefulSet"
+	templates := w != nil && w.Object != nil && w.Object.Kind == "StatefulSet"
 	if !hasClaims && !templates {
 		return nil
 	}
@@ -281,6 +281,42 @@ func (s *Simulator) volumesOf(w *cluster.Workload, pod *corev1.Pod) *podVolumes 
 		fmt.Fprintf(&key, "D%s\x00%s\x00%s\x00%v\x00%v\x00", class, c.Annotations[volume.AnnSelectedNode], c.Spec.Resources.Requests.Storage().String(), c.Spec.AccessModes, c.Spec.VolumeMode)
 		addAlts(classAlternatives(sc))
 	}
+	// use handles a claim that exists (or that a template makes).
+	use := func(pvc *corev1.PersistentVolumeClaim, name string) {
+		if !pvc.DeletionTimestamp.IsZero() {
+			first(&preBinding, fmt.Sprintf("persistentvolumeclaim %q is being deleted", name))
+			skip(fmt.Sprintf("persistentvolumeclaim is being deleted (PersistentVolumeClaim %s)", name))
+			fmt.Fprintf(&key, "X%s\x00", name)
+			return
+		}
+		_, complete := pvc.Annotations[volume.AnnBindCompleted]
+		if pvc.Spec.VolumeName == "" || (live && !complete) {
+			if pvc.Spec.VolumeName != "" {
+				skip(fmt.Sprintf("pvc is considered unbound because it does not contain annotation (PersistentVolumeClaim %s)", name))
+			}
+			unbound(pvc, name)
+			return
+		}
+		vol := ix.volumes[pvc.Spec.VolumeName]
+		if vol == nil {
+			if !live {
+				pv.unknown = fmt.Sprintf("volume %s of claim %s is not in the inputs", pvc.Spec.VolumeName, name)
+				fmt.Fprintf(&key, "?%s\x00", pvc.Spec.VolumeName)
+				return
+			}
+			first(&preZone, fmt.Sprintf("persistentvolume %q not found", pvc.Spec.VolumeName))
+			skip(fmt.Sprintf("failed to validate pvc, persistentvolumes %q not found (PersistentVolumeClaim %s)", pvc.Spec.VolumeName, name))
+			fmt.Fprintf(&key, "P%s\x00", pvc.Spec.VolumeName)
+			return
+		}
+		if !vol.DeletionTimestamp.IsZero() {
+			skip(fmt.Sprintf("failed to validate pvc, persistentvolume is being deleted (PersistentVolumeClaim %s)", name))
+		}
+		pv.bound = append(pv.bound, vol)
+		pv.claims = append(pv.claims, VolumeClaim{Name: name, Volume: vol.Name, Class: volume.GetPersistentVolumeClass(vol), Topology: volumeTopologyText(vol)})
+		fmt.Fprintf(&key, "B%s\x00", vol.Name)
+		addAlts(volumeAlternatives(vol))
+	}
 	for _, v := range pod.Spec.Volumes {
 		var pvc *corev1.PersistentVolumeClaim
 		var name string
@@ -324,39 +360,7 @@ func (s *Simulator) volumesOf(w *cluster.Workload, pod *corev1.Pod) *podVolumes 
 		default:
 			continue
 		}
-		if !pvc.DeletionTimestamp.IsZero() {
-			first(&preBinding, fmt.Sprintf("persistentvolumeclaim %q is being deleted", name))
-			skip(fmt.Sprintf("persistentvolumeclaim is being deleted (PersistentVolumeClaim %s)", name))
-			fmt.Fprintf(&key, "X%s\x00", name)
-			continue
-		}
-		_, complete := pvc.Annotations[volume.AnnBindCompleted]
-		if pvc.Spec.VolumeName == "" || (live && !complete) {
-			if pvc.Spec.VolumeName != "" {
-				skip(fmt.Sprintf("pvc is considered unbound because it does not contain annotation (PersistentVolumeClaim %s)", name))
-			}
-			unbound(pvc, name)
-			continue
-		}
-		vol := ix.volumes[pvc.Spec.VolumeName]
-		if vol == nil {
-			if !live {
-				pv.unknown = fmt.Sprintf("volume %s of claim %s is not in the inputs", pvc.Spec.VolumeName, name)
-				fmt.Fprintf(&key, "?%s\x00", pvc.Spec.VolumeName)
-				continue
-			}
-			first(&preZone, fmt.Sprintf("persistentvolume %q not found", pvc.Spec.VolumeName))
-			skip(fmt.Sprintf("failed to validate pvc, persistentvolumes %q not found (PersistentVolumeClaim %s)", pvc.Spec.VolumeName, name))
-			fmt.Fprintf(&key, "P%s\x00", pvc.Spec.VolumeName)
-			continue
-		}
-		if !vol.DeletionTimestamp.IsZero() {
-			skip(fmt.Sprintf("failed to validate pvc, persistentvolume is being deleted (PersistentVolumeClaim %s)", name))
-		}
-		pv.bound = append(pv.bound, vol)
-		pv.claims = append(pv.claims, VolumeClaim{Name: name, Volume: vol.Name, Class: volume.GetPersistentVolumeClass(vol), Topology: volumeTopologyText(vol)})
-		fmt.Fprintf(&key, "B%s\x00", vol.Name)
-		addAlts(volumeAlternatives(vol))
+		use(pvc, name)
 	}
 	if templates {
 		tmpls, _ := w.Object.Get("spec.volumeClaimTemplates").([]any)
@@ -367,6 +371,15 @@ func (s *Simulator) volumesOf(w *cluster.Workload, pod *corev1.Pod) *podVolumes 
 				pv.unknown = fmt.Sprintf("volumeClaimTemplates[%d] of %s is not known before apply", i, w.Object.Ref())
 				fmt.Fprintf(&key, "?t%d\x00", i)
 				continue
+			}
+			if live {
+				// The claims of a running StatefulSet's first pod stand for
+				// its pods'.
+				name := pvc.Name + "-" + w.Object.Name + "-0"
+				if c := ix.claims[w.Template.Namespace+"/"+name]; c != nil {
+					use(c, name)
+					continue
+				}
 			}
 			unbound(pvc, pvc.Name+"-"+w.Object.Name+"-<ordinal>")
 		}

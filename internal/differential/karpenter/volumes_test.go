@@ -78,6 +78,10 @@ func TestKarpenterVolumes(t *testing.T) {
 				mu.Lock()
 				done++
 				found += len(results[i])
+				for _, d := range results[i] {
+					// Shown as found: a long run may be stopped.
+					t.Logf("seed %d scenario %d: %s", seed, i, d)
+				}
 				if done%50 == 0 {
 					// A long run says how far it got, should it be stopped.
 					t.Logf("after %d scenarios: %d disagreements", done, found)
