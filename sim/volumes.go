@@ -642,7 +642,7 @@ func (s *Simulator) volumeFit(np *cluster.NodePool, info *poolInfo, over poolOve
 		base.Add(at.reqs.Values()...)
 		if alt != nil {
 			if err := base.Compatible(alt, scheduling.AllowUndefinedWellKnownLabels); err != nil {
-				last = Reason{Code: CodeRequirements, Message: "incompatible volume requirements, " + err.Error()}
+				last = Reason{Code: CodeRequirements, Message: "incompatible volume requirements, " + keyOrder(err.Error())}
 				continue
 			}
 		}
@@ -780,4 +780,23 @@ func (s *Simulator) zonesOffered(np *cluster.NodePool, reqs scheduling.Requireme
 		}
 	}
 	return false
+}
+
+// keyOrder puts the keys of a requirements error in key order: Karpenter
+// lists them in Go's map order, which changes from run to run.
+func keyOrder(msg string) string {
+	parts := strings.Split(msg, "; ")
+	if len(parts) < 2 || !slices.ContainsFunc(parts, func(p string) bool { return strings.HasPrefix(p, "key ") }) {
+		return msg
+	}
+	var keys, other []string
+	for _, p := range parts {
+		if strings.HasPrefix(p, "key ") {
+			keys = append(keys, p)
+		} else {
+			other = append(other, p)
+		}
+	}
+	slices.Sort(keys)
+	return strings.Join(append(keys, other...), "; ")
 }

@@ -168,3 +168,29 @@ func TestVolumeReasonsForNodes(t *testing.T) {
 func annotationsBound() map[string]string {
 	return map[string]string{"pv.kubernetes.io/bind-completed": "yes"}
 }
+
+// Two keys of a volume's node affinity the NodePool cannot meet are worded
+// in key order, every time: Karpenter's own words follow Go's map order.
+func TestVolumeRequirementsWordedInKeyOrder(t *testing.T) {
+	pv := zonePV("pv-1", []string{"us-east-1a"})
+	pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions = append(pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions,
+		corev1.NodeSelectorRequirement{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}})
+	m := &cluster.Model{
+		NodePools: []*cluster.NodePool{nodePool("default", nil, nil,
+			corev1.NodeSelectorRequirement{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1b"}},
+			corev1.NodeSelectorRequirement{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}})},
+		NodeClasses: []*cluster.NodeClass{defaultClass},
+		Objects: []*cluster.Object{
+			object(t, "PersistentVolume", "v1", pv, nil),
+			object(t, "PersistentVolumeClaim", "v1", boundClaim("data", "pv-1"), annotationsBound()),
+		},
+	}
+	w := withClaims(deployment("db", "apps", corev1.PodSpec{Containers: []corev1.Container{container("500m", "1Gi")}}, nil), "data")
+	want := "incompatible volume requirements, key kubernetes.io/arch, kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]; key topology.kubernetes.io/zone, topology.kubernetes.io/zone In [us-east-1a] not in topology.kubernetes.io/zone In [us-east-1b]"
+	for range 20 {
+		pl := New(m).Place(w, cluster.Steady)
+		if got := pl.Verdicts[len(pl.Verdicts)-1].Reasons[0].Message; got != want {
+			t.Fatalf("reason %q\nwant   %q", got, want)
+		}
+	}
+}

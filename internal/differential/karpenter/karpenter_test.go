@@ -379,7 +379,10 @@ func normalize(msg string, d *appsv1.Deployment) string {
 	// "incompatible requirements, key a, ...; key b, ..." with the keys sorted.
 	parts := strings.Split(msg, "; ")
 	for i := 0; i < len(parts); i++ {
-		const head = "incompatible requirements, "
+		head := "incompatible requirements, "
+		if strings.HasPrefix(parts[i], "incompatible volume requirements, ") {
+			head = "incompatible volume requirements, "
+		}
 		if !strings.HasPrefix(parts[i], head+"key ") {
 			continue
 		}
