@@ -20,20 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/clock"
-	fakecr "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/cloudprovider/fake"
-	"sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
-	"sigs.k8s.io/karpenter/pkg/controllers/state"
-	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/operator/injection"
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 	"sigs.k8s.io/karpenter/pkg/test"
 	"sigs.k8s.io/karpenter/pkg/utils/daemonset"
-	nodepoolutils "sigs.k8s.io/karpenter/pkg/utils/nodepool"
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
@@ -322,41 +313,7 @@ func createdPod(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, d *
 // a node for it (and else the pod's error).
 func solve(ctx context.Context, t *testing.T, pools []*karpv1.NodePool, dsPods []*corev1.Pod, pod *corev1.Pod) (bool, error) {
 	t.Helper()
-	pools = slices.Clone(pools)
-	nodepoolutils.OrderByWeight(pools)
-	its := instanceTypes()
-	byPool := map[string][]*cloudprovider.InstanceType{}
-	for _, np := range pools {
-		byPool[np.Name] = its
-	}
-	kube := fakecr.NewFakeClient()
-	clk := &clock.RealClock{}
-	cp := fake.NewCloudProvider()
-	cp.InstanceTypes = its
-	cl := state.NewCluster(clk, kube, cp)
-	pods := []*corev1.Pod{pod.DeepCopy()}
-	topology, err := scheduling.NewTopology(ctx, kube, cl, nil, pools, byPool, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := scheduling.NewScheduler(ctx, kube, pools, cl, nil, topology, byPool, dsPods, events.NewRecorder(&record.FakeRecorder{}), clk, nil, nil)
-	res, err := s.Solve(ctx, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Solve works on copies of the pods: they are told apart by UID.
-	for p, e := range res.PodErrors {
-		if p.UID == pod.UID {
-			return false, e
-		}
-	}
-	for _, nc := range res.NewNodeClaims {
-		if slices.ContainsFunc(nc.Pods, func(p *corev1.Pod) bool { return p.UID == pod.UID }) {
-			return true, nil
-		}
-	}
-	t.Fatalf("Karpenter neither placed pod %s nor gave an error for it", pod.Name)
-	return false, nil
+	return solveWithVolumes(ctx, t, pools, dsPods, pod, nil)
 }
 
 // undefinedLabel is Karpenter's error for a custom label a NodePool does not
