@@ -22,13 +22,60 @@ type SnapshotOptions struct {
 	Replicas int
 	// PendingEvery makes one pod in PendingEvery Pending (about 2% at 50).
 	PendingEvery int
+	// PendingWorkloads, when set, spreads the Pending pods thinly: only
+	// about this many Deployments have Pending pods (a third of their
+	// replicas), each selecting its NodePool by karpenter.sh/nodepool and
+	// requesting resources of its own, so that each is a scheduling class of
+	// its own.
+	PendingWorkloads int
+	// UniqueNodes gives every node its own usage: instance types, zones and
+	// the requests of the pods on it vary, so that no two nodes have the same
+	// free resources.
+	UniqueNodes bool
+}
+
+// Shape returns o in one of the snapshot shapes beside the sizes: thin
+// spreads Pending pods over a few hundred workloads (at 100,000 pods), unique
+// makes every node differ.
+func (o SnapshotOptions) Shape(shape string) (SnapshotOptions, error) {
+	// Spread thinly, as many pods are Pending as in the uniform shape, a
+	// third of the replicas of each workload with Pending pods: about 300
+	// workloads at 100,000 pods.
+	thin := max(1, o.Pods/max(o.PendingEvery, 1)/7)
+	switch shape {
+	case "thin":
+		o.PendingWorkloads = thin
+	case "unique":
+		o.UniqueNodes = true
+	case "thin-unique":
+		o.PendingWorkloads, o.UniqueNodes = thin, true
+	case "", "uniform":
+	default:
+		return o, fmt.Errorf("unknown snapshot shape %q (uniform, thin, unique, thin-unique)", shape)
+	}
+	return o, nil
 }
 
 // Snapshot sizes: 10k pods on 500 nodes and 20 NodePools, and ten times that.
 var (
 	SnapshotMedium = SnapshotOptions{Nodes: 500, NodePools: 20, DaemonSets: 10, Pods: 10_000, Replicas: 20, PendingEvery: 50}
 	SnapshotLarge  = SnapshotOptions{Nodes: 5_000, NodePools: 200, DaemonSets: 10, Pods: 100_000, Replicas: 20, PendingEvery: 50}
+	// SnapshotHuge is the largest cluster EKS runs: a million pods on
+	// 100,000 nodes and 1,000 NodePools, four DaemonSets (network, proxy,
+	// storage, monitoring) on every node and about 1% of pods Pending.
+	SnapshotHuge = SnapshotOptions{Nodes: 100_000, NodePools: 1_000, DaemonSets: 4, Pods: 1_000_000, Replicas: 20, PendingEvery: 100}
 )
+
+// snapshotTypes are the instance types of unique nodes, with their
+// allocatable CPU (millicores) and memory (MiB).
+var snapshotTypes = []struct {
+	name     string
+	cpu, mem int
+}{
+	{"m5.xlarge", 3920, 14162}, {"m5.2xlarge", 7910, 29317}, {"m5.4xlarge", 15890, 58368},
+	{"c5.2xlarge", 7910, 13940}, {"c5.4xlarge", 15890, 28700}, {"r5.2xlarge", 7910, 60000},
+	{"r5.4xlarge", 15890, 121000}, {"m6i.8xlarge", 31850, 120000},
+}
 
 // snapshotNow is the moment the generated cluster was read.
 var snapshotNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -133,7 +180,12 @@ func snapshotNode(i int) string {
 // snapshotPodSpec is a one-container pod spec requesting 100m and 128Mi, with
 // the extra fields.
 func snapshotPodSpec(image string, extra obj) obj {
-	s := obj{"containers": []any{obj{"name": "main", "image": image, "resources": obj{"requests": obj{"cpu": "100m", "memory": "128Mi"}}}}}
+	return snapshotPodSpecRequesting(image, "100m", "128Mi", extra)
+}
+
+// snapshotPodSpecRequesting is snapshotPodSpec with other requests.
+func snapshotPodSpecRequesting(image, cpu, memory string, extra obj) obj {
+	s := obj{"containers": []any{obj{"name": "main", "image": image, "resources": obj{"requests": obj{"cpu": cpu, "memory": memory}}}}}
 	for k, v := range extra {
 		s[k] = v
 	}
@@ -175,12 +227,20 @@ func (s *snapshotWriter) nodes() error {
 	for i := range s.o.Nodes {
 		p := snapshotPool(i % max(s.o.NodePools, 1))
 		claim := fmt.Sprintf("%s-%05d", p, i)
-		pid := fmt.Sprintf("aws:///eu-west-1a/i-%017x", i)
+		zone, typ, alloc := "eu-west-1a", "m5.4xlarge", obj{"cpu": "15890m", "memory": "57Gi", "pods": "234"}
+		if s.o.UniqueNodes {
+			t := snapshotTypes[(i*7+i/len(snapshotTypes))%len(snapshotTypes)]
+			zone, typ = "eu-west-1"+string(rune('a'+i%3)), t.name
+			alloc = obj{"cpu": fmt.Sprintf("%dm", t.cpu-i%50), "memory": fmt.Sprintf("%dMi", t.mem-i%97), "pods": "110"}
+		}
+		labels := obj{"karpenter.sh/nodepool": p, "team": p, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
+			"kubernetes.io/hostname": snapshotNode(i), "node.kubernetes.io/instance-type": typ, "karpenter.k8s.aws/instance-category": typ[:1],
+			"topology.kubernetes.io/zone": zone}
+		pid := fmt.Sprintf("aws:///%s/i-%017x", zone, i)
 		if err := s.emit(obj{"apiVersion": "v1", "kind": "Node",
-			"metadata": snapshotMeta(snapshotNode(i), "", obj{"labels": obj{"karpenter.sh/nodepool": p, "team": p, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
-				"node.kubernetes.io/instance-type": "m5.4xlarge", "karpenter.k8s.aws/instance-category": "m"}}),
-			"spec":   obj{"providerID": pid},
-			"status": obj{"allocatable": obj{"cpu": "15890m", "memory": "57Gi", "pods": "234"}, "conditions": []any{obj{"type": "Ready", "status": "True"}}}}); err != nil {
+			"metadata": snapshotMeta(snapshotNode(i), "", obj{"labels": labels}),
+			"spec":     obj{"providerID": pid},
+			"status":   obj{"allocatable": alloc, "conditions": []any{obj{"type": "Ready", "status": "True"}}}}); err != nil {
 			return err
 		}
 		if err := s.emit(obj{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
@@ -188,7 +248,7 @@ func (s *snapshotWriter) nodes() error {
 			"spec": obj{"nodeClassRef": obj{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
 				"requirements": []any{
 					obj{"key": "karpenter.sh/nodepool", "operator": "In", "values": []any{p}},
-					obj{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": []any{"m5.4xlarge"}}}},
+					obj{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": []any{typ}}}},
 			"status": obj{"providerID": pid, "nodeName": snapshotNode(i), "conditions": []any{
 				obj{"type": "Launched", "status": "True", "lastTransitionTime": snapshotTime(47 * time.Hour)},
 				obj{"type": "Registered", "status": "True", "lastTransitionTime": snapshotTime(47 * time.Hour)}}}}); err != nil {
@@ -226,21 +286,49 @@ func (s *snapshotWriter) daemonSets() error {
 // snapshot holds o.Pods pods.
 func (s *snapshotWriter) deployments() error {
 	o := s.o
+	// every is how many Deployments there are to one with Pending pods when
+	// they are spread thinly.
+	every := 1
+	if o.PendingWorkloads > 0 {
+		every = max(1, (o.Pods-o.Nodes*o.DaemonSets)/max(o.Replicas, 1)/o.PendingWorkloads)
+	}
 	for d := 0; s.pods < o.Pods; d++ {
 		ns := fmt.Sprintf("team-%03d", d%max(o.NodePools, 1))
 		name := fmt.Sprintf("svc-%05d", d)
 		rs := name + "-5d8f7c"
-		selector := obj{"team": snapshotPool(d % max(o.NodePools, 1))}
+		pool := snapshotPool(d % max(o.NodePools, 1))
+		selector := obj{"team": pool}
 		kind := d % 40
+		cpu, memory := "100m", "128Mi"
+		if o.UniqueNodes {
+			cpu, memory = fmt.Sprintf("%dm", 50+d%37*10), fmt.Sprintf("%dMi", 64+d%29*32)
+		}
+		w := workloadShape{kind: kind}
 		switch {
+		case o.PendingWorkloads > 0:
+			// Thinly spread: only one Deployment in every has Pending
+			// pods; each selects its NodePool by name and requests
+			// resources of its own (one in ten a label no NodePool
+			// gives: a real defect).
+			w.kind = -1
+			if d%every == 0 {
+				idx := d / every
+				w.pending = true
+				selector = obj{"karpenter.sh/nodepool": pool}
+				if idx%10 == 7 {
+					selector["workload"] = "gpu"
+					w.kind = 7
+				}
+				cpu, memory = fmt.Sprintf("%dm", 100+idx%40*25), fmt.Sprintf("%dMi", 128+idx/40*64)
+			}
 		case kind == 7:
 			// A real defect: it selects a label no NodePool gives.
-			selector = obj{"team": snapshotPool(d % max(o.NodePools, 1)), "workload": "gpu"}
+			selector = obj{"team": pool, "workload": "gpu"}
 		case kind == 13:
 			// It selects one NodePool by name.
-			selector = obj{"karpenter.sh/nodepool": snapshotPool(d % max(o.NodePools, 1))}
+			selector = obj{"karpenter.sh/nodepool": pool}
 		}
-		spec := snapshotPodSpec("public.ecr.aws/bench/svc:1", obj{"nodeSelector": selector})
+		spec := snapshotPodSpecRequesting("public.ecr.aws/bench/svc:1", cpu, memory, obj{"nodeSelector": selector})
 		labels := obj{"app": name}
 		if err := s.emit(obj{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": snapshotMeta(name, ns, nil),
 			"spec": obj{"replicas": o.Replicas, "selector": obj{"matchLabels": labels}, "template": obj{"metadata": obj{"labels": labels}, "spec": spec}}}); err != nil {
@@ -251,7 +339,7 @@ func (s *snapshotWriter) deployments() error {
 			return err
 		}
 		for r := 0; r < o.Replicas && s.pods < o.Pods; r++ {
-			if err := s.replica(d, r, kind, ns, rs, labels, selector); err != nil {
+			if err := s.replica(d, r, w, ns, rs, labels, spec); err != nil {
 				return err
 			}
 		}
@@ -259,24 +347,44 @@ func (s *snapshotWriter) deployments() error {
 	return nil
 }
 
+// workloadShape is what decides which of a Deployment's replicas are Pending:
+// kind 7 is a real defect (all Pending); pending marks a Deployment with
+// Pending pods when they are spread thinly (kind -1 then, unless a defect).
+type workloadShape struct {
+	kind    int
+	pending bool
+}
+
 // replica writes replica r of Deployment d: Running on a node, or Pending
 // with the scheduler's FailedScheduling event (one pod in PendingEvery, and
-// every pod of a Deployment whose selector no NodePool satisfies).
-func (s *snapshotWriter) replica(d, r, kind int, ns, rs string, labels, selector obj) error {
+// every pod of a Deployment whose selector no NodePool satisfies; spread
+// thinly, a third of the replicas of the Deployments with Pending pods).
+func (s *snapshotWriter) replica(d, r int, w workloadShape, ns, rs string, labels, spec obj) error {
 	o := s.o
 	pname := fmt.Sprintf("%s-%05d", rs, r)
-	ps := snapshotPodSpec("public.ecr.aws/bench/svc:1", obj{"nodeSelector": selector})
+	ps := obj{}
+	for k, v := range spec {
+		ps[k] = v
+	}
 	status := obj{"phase": "Running", "conditions": []any{obj{"type": "Ready", "status": "True"}}}
-	pending := o.PendingEvery > 0 && (s.pods%o.PendingEvery == 0 || kind == 7)
+	pending := o.PendingEvery > 0 && (s.pods%o.PendingEvery == 0 || w.kind == 7)
+	if w.kind == -1 || o.PendingWorkloads > 0 {
+		pending = w.kind == 7 || w.pending && r%3 == 0
+	}
 	created := snapshotTime(47 * time.Hour)
 	if pending {
 		status = obj{"phase": "Pending", "conditions": []any{obj{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}}}
 		created = snapshotTime(2 * time.Minute)
-		if kind == 7 {
+		if w.kind == 7 {
 			created = snapshotTime(3 * time.Hour)
 		}
 	} else {
-		ps["nodeName"] = snapshotNode((d*o.Replicas + r) % max(o.Nodes, 1))
+		node := (d*o.Replicas + r) % max(o.Nodes, 1)
+		if o.UniqueNodes {
+			// Scattered, so that every node holds pods of its own mix.
+			node = int(uint64(d*o.Replicas+r) * 2654435761 % uint64(max(o.Nodes, 1)))
+		}
+		ps["nodeName"] = snapshotNode(node)
 	}
 	m := snapshotMeta(pname, ns, obj{"labels": labels, "ownerReferences": snapshotOwner("ReplicaSet", rs)})
 	m["creationTimestamp"] = created

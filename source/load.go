@@ -732,13 +732,17 @@ func readFiles(fsys *inputfs.FS, files []string, named map[string]bool, budget l
 func readFile(fsys *inputfs.FS, again *recent, file string, explicit bool, budget live.Budget) *cluster.Model {
 	limit := inputfs.MaxManifest
 	if lower := strings.ToLower(file); strings.HasSuffix(lower, ".json") || strings.HasSuffix(lower, ".gz") {
-		limit = inputfs.MaxSnapshot // snapshots of large clusters are large
+		limit = budget.SnapshotBytes() // snapshots of large clusters are large
 	}
 	data, err := fsys.ReadFile(file, limit)
 	if err != nil {
 		// A link out of the inputs is valid for kubectl, only not read here; a
 		// file too large or not a file at all is not a manifest.
-		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: "cannot read file: " + readReason(err), Unresolved: inputfs.Unseen(err)}}}
+		msg := "cannot read file: " + readReason(err)
+		if tl := (*inputfs.TooLargeError)(nil); errors.As(err, &tl) && limit != inputfs.MaxManifest {
+			msg += " (a snapshot; --max-snapshot-size raises that)"
+		}
+		return &cluster.Model{Problems: []cluster.Problem{{Origin: cluster.Origin{File: file}, Message: msg, Unresolved: inputfs.Unseen(err)}}}
 	}
 	if m, ok := readSpecial(file, data, budget); ok {
 		return m

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/internal/inputfs"
 	"github.com/eksdoctor/eksdoctor/source"
 	"github.com/eksdoctor/eksdoctor/source/live"
 )
@@ -36,6 +37,52 @@ func (b *budgetFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.Objects, "max-objects", live.DefaultBudget.Objects, "the most objects of one cluster (a read or a snapshot) analysed; the rest is left out and said")
 	fs.IntVar(&b.Pending, "max-pending", live.DefaultBudget.Pending, "the most unscheduled Pending pods of one cluster analysed; the rest are left out and said")
 	fs.IntVar(&b.Workloads, "max-pending-workloads", live.DefaultBudget.Workloads, "the most workloads of one cluster whose unscheduled Pending pods are analysed")
+	b.Bytes = live.DefaultBudget.Bytes
+	fs.Var((*byteSize)(&b.Bytes), "max-snapshot-size", "the most bytes of a snapshot read, compressed or not, and of what a compressed one expands to (e.g. 4GiB)")
+}
+
+// byteSize is a flag holding a number of bytes, written as a number with an
+// optional unit (KiB, MiB, GiB, TiB, or KB, MB, GB, TB; K, M, G and T and their
+// "i" forms too).
+type byteSize int64
+
+func (b *byteSize) String() string { return inputfs.Size(int64(*b)) }
+
+func (b *byteSize) Type() string { return "size" }
+
+func (b *byteSize) Set(s string) error {
+	n, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+var byteUnits = []struct {
+	suffix string
+	n      int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"B", 1},
+}
+
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	unit := int64(1)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, unit = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<50)/unit {
+		return 0, fmt.Errorf("%q: want a positive size such as 4GiB, 800MiB or a number of bytes", s)
+	}
+	return n * unit, nil
 }
 
 func (o *liveOptions) addFlags(fs *pflag.FlagSet) {

@@ -55,7 +55,7 @@ stable; it is gzip-compressed when its name ends in .gz. -o - writes to standard
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (.gz: gzip-compressed; -: standard output)")
 	lo.addFlags(cmd.Flags())
-	for _, f := range []string{"max-objects", "max-pending", "max-pending-workloads"} {
+	for _, f := range []string{"max-objects", "max-pending", "max-pending-workloads", "max-snapshot-size"} {
 		_ = cmd.Flags().MarkHidden(f)
 	}
 	return cmd

@@ -26,9 +26,6 @@ const (
 	// MaxManifest bounds a YAML or JSON manifest, values file or chart file, and
 	// a Terraform plan.
 	MaxManifest int64 = 32 << 20
-	// MaxSnapshot bounds a snapshot file, compressed or not, and a snapshot
-	// after decompression: a cluster of 100,000 pods fits well within it.
-	MaxSnapshot int64 = 128 << 20
 	// MaxConfig bounds a Terraform file, variable file or template.
 	MaxConfig int64 = 8 << 20
 )

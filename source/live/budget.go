@@ -29,13 +29,18 @@ type Budget struct {
 	// the pods themselves when they have none) whose pods are kept: each is
 	// judged and reported on its own.
 	Workloads int
+	// Bytes is the most bytes of a snapshot read: of its file, compressed
+	// or not, and of what a compressed one expands to.
+	Bytes int64
 }
 
 // DefaultBudget is sized above the largest clusters EKS runs: a million pods on
 // 100,000 nodes, with their workloads, NodeClaims and events, are within
 // Objects; large clusters show about one pod in a hundred Pending, from a few
 // hundred workloads, well within Pending and Workloads.
-var DefaultBudget = Budget{Objects: 2_500_000, Pending: 25_000, Workloads: 5_000}
+// A snapshot of such a cluster takes about 800 MB (1,000,000 pods with their
+// nodes and workloads, managed fields left out), well within Bytes.
+var DefaultBudget = Budget{Objects: 2_500_000, Pending: 25_000, Workloads: 5_000, Bytes: 2 << 30}
 
 // orDefault fills what b leaves at zero from DefaultBudget.
 func (b Budget) orDefault() Budget {
@@ -48,8 +53,15 @@ func (b Budget) orDefault() Budget {
 	if b.Workloads <= 0 {
 		b.Workloads = DefaultBudget.Workloads
 	}
+	if b.Bytes <= 0 {
+		b.Bytes = DefaultBudget.Bytes
+	}
 	return b
 }
+
+// SnapshotBytes is the most bytes of a snapshot read within b (the default
+// when b leaves it at zero).
+func (b Budget) SnapshotBytes() int64 { return b.orDefault().Bytes }
 
 // spending counts what a read keeps against its budget, and what it leaves
 // out.

@@ -158,30 +158,31 @@ func marshal(v any) ([]byte, error) {
 }
 
 // A compressed snapshot may expand to at most this many times its size, and never
-// beyond inputfs.MaxSnapshot: real snapshots compress about ten to twenty times; a
+// beyond the budget's Bytes: real snapshots compress about ten to twenty times; a
 // few megabytes that expand to gigabytes are an attack on the reader.
 const (
 	maxExpansion   = 50
 	minExpandLimit = 32 << 20
 )
 
-func expandLimit(compressed int) int64 {
-	return min(inputfs.MaxSnapshot, max(minExpandLimit, int64(compressed)*maxExpansion))
+func expandLimit(compressed int, most int64) int64 {
+	return min(most, max(minExpandLimit, int64(compressed)*maxExpansion))
 }
 
 // gunzip decompresses a snapshot within expandLimit.
-func gunzip(data []byte) ([]byte, error) {
+func gunzip(data []byte, most int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
 	// Read in chunks, so that a stream cut off at the limit never held more than
-	// the limit (a growing buffer briefly holds twice what it has).
-	limit := expandLimit(len(data))
+	// the limit (a growing buffer briefly holds twice what it has); the chunks
+	// are joined into one buffer of the size read.
+	limit := expandLimit(len(data), most)
 	var chunks [][]byte
 	var total int64
 	for total <= limit {
-		chunk := make([]byte, 1<<20)
+		chunk := make([]byte, 4<<20)
 		n, err := io.ReadFull(zr, chunk)
 		chunks = append(chunks, chunk[:n])
 		total += int64(n)
@@ -193,9 +194,35 @@ func gunzip(data []byte) ([]byte, error) {
 		}
 	}
 	if total > limit {
-		return nil, fmt.Errorf("it expands beyond %s (%d times its compressed size, at most %s); it is not read", inputfs.Size(limit), maxExpansion, inputfs.Size(inputfs.MaxSnapshot))
+		return nil, fmt.Errorf("it expands beyond %s (%d times its compressed size, at most %s; --max-snapshot-size raises that); it is not read", inputfs.Size(limit), maxExpansion, inputfs.Size(most))
 	}
 	return bytes.Join(chunks, nil), nil
+}
+
+// maxObjectBytes is the most one object of a snapshot takes: the API server
+// stores no object over 1.5 MiB (etcd's default request limit), and written on
+// one line with its statuses it stays well within twice that. A larger one was
+// not read from a cluster.
+const maxObjectBytes = 3 << 20
+
+// Beyond largeSnapshot bytes, a snapshot's objects may take at most
+// maxAveragePerObject each on average: those of a cluster take a few KiB (a
+// pod about 1 to 8 KiB); gigabytes of a few huge objects claim a cluster that
+// does not exist and are there to exhaust the reader.
+const (
+	largeSnapshot       = 128 << 20
+	maxAveragePerObject = 64 << 10
+)
+
+// disproportionate refuses a snapshot of size bytes holding objects objects
+// when it is large and its objects are, on average, far larger than a
+// cluster's.
+func disproportionate(size, objects int) error {
+	if size <= largeSnapshot || size/max(objects, 1) <= maxAveragePerObject {
+		return nil
+	}
+	return fmt.Errorf("its %d objects take %s, %s each on average: out of proportion to the cluster it claims (a cluster's objects take a few KiB each, and the API server stores none over 1.5 MiB); it is not read",
+		objects, inputfs.Size(int64(size)), inputfs.Size(int64(size/max(objects, 1))))
 }
 
 // gzipMagic starts every gzip stream.
@@ -212,7 +239,7 @@ func IsSnapshot(data []byte) bool {
 		if err != nil {
 			return false
 		}
-		r = io.LimitReader(zr, expandLimit(len(data)))
+		r = io.LimitReader(zr, minExpandLimit)
 	}
 	dec := json.NewDecoder(r)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -248,14 +275,14 @@ func ReadSnapshot(file string, data []byte) (*cluster.Model, error) {
 // takes: every object of a cluster carries a random uid (16 bytes of entropy)
 // and a name of its own. A compressed snapshot denser than that was not read
 // from a cluster; it is made to expand.
-const minCompressedPerObject = 12
+const minCompressedPerObject = 8
 
 // ReadSnapshotWithin is ReadSnapshot within budget b (zero fields: the
 // default): the objects beyond it are left out, said in a problem, and cost
 // little — an unscheduled pod beyond the budget is recognised without being
 // decoded.
 func ReadSnapshotWithin(file string, data []byte, b Budget) (*cluster.Model, error) {
-	doc, objects, err := readSnapshotDoc(file, data)
+	doc, objects, err := readSnapshotDoc(file, data, b.SnapshotBytes())
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +306,15 @@ func ReadSnapshotWithin(file string, data []byte, b Budget) (*cluster.Model, err
 // compressed) and splits out its objects, undecoded; a snapshot of another
 // kind or version, or a compressed one denser than a cluster's objects can
 // be, is an error.
-func readSnapshotDoc(file string, data []byte) (snapshotDoc, [][]byte, error) {
+func readSnapshotDoc(file string, data []byte, most int64) (snapshotDoc, [][]byte, error) {
 	compressed := 0
+	if int64(len(data)) > most {
+		return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: %w; --max-snapshot-size raises that", file, &inputfs.TooLargeError{Path: file, Limit: most})
+	}
 	if isGzip(data) {
 		compressed = len(data)
 		var err error
-		if data, err = gunzip(data); err != nil {
+		if data, err = gunzip(data, most); err != nil {
 			return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: %w", file, err)
 		}
 	}
@@ -308,6 +338,9 @@ func readSnapshotDoc(file string, data []byte) (snapshotDoc, [][]byte, error) {
 	}
 	if compressed > 0 && len(objects) > 1000 && compressed < minCompressedPerObject*len(objects) {
 		return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: its %d objects take %d compressed bytes, fewer than %d each: out of proportion to what a cluster's objects hold (each has a random uid and a name of its own); it is not read", file, len(objects), compressed, minCompressedPerObject)
+	}
+	if err := disproportionate(len(data), len(objects)); err != nil {
+		return snapshotDoc{}, nil, fmt.Errorf("read snapshot %s: %w", file, err)
 	}
 	return doc, objects, nil
 }
@@ -340,6 +373,10 @@ func (s *state) decodeObjects(file string, objects [][]byte, spend *spending) []
 				// Past the budget, an unscheduled pod is read only as far
 				// as its owner: kept when the budget keeps its workload's
 				// pods, else left out without being decoded.
+				if len(batch[i]) > maxObjectBytes {
+					errs[i] = fmt.Errorf("it takes %s, more than any object the API server stores (1.5 MiB; at most %s written in a snapshot); it is not read", inputfs.Size(int64(len(batch[i]))), inputfs.Size(maxObjectBytes))
+					continue
+				}
 				if full {
 					if owner[i], left[i] = quickUnscheduled(&d.dec, batch[i]); left[i] {
 						continue

@@ -403,3 +403,67 @@ func FuzzReadSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// A snapshot is bounded by the budget's bytes, which a flag raises: within
+// them, a compressed snapshot expands to at most maxExpansion times its size;
+// one object larger than the API server stores is a problem of its own, and
+// gigabytes of a few huge objects are refused as out of proportion.
+func TestSnapshotSizeBudget(t *testing.T) {
+	small := `{"kind":"EKSDoctorSnapshot","version":1,"context":"c","objects":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}]}`
+	if _, err := ReadSnapshotWithin("s.json", []byte(small), Budget{Bytes: 64}); err == nil || !strings.Contains(err.Error(), "larger than 64 bytes") || !strings.Contains(err.Error(), "--max-snapshot-size") {
+		t.Errorf("a snapshot beyond the budget's bytes: err = %v", err)
+	}
+	if _, err := ReadSnapshotWithin("s.json", []byte(small), Budget{}); err != nil {
+		t.Errorf("within the default: %v", err)
+	}
+
+	// A compressed stream of spaces: 40 MiB from a few KiB, beyond
+	// maxExpansion times its size, is refused; the same bytes with a budget
+	// below what they expand to are refused by the budget.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"kind":"EKSDoctorSnapshot","version":1,"objects":[`))
+	zw.Write(bytes.Repeat([]byte(" "), 40<<20))
+	zw.Write([]byte(`]}`))
+	zw.Close()
+	if _, err := ReadSnapshot("s.json.gz", gz.Bytes()); err == nil || !strings.Contains(err.Error(), "expands beyond 32 MiB") {
+		t.Errorf("a compressed snapshot out of proportion to its size: err = %v", err)
+	}
+	if got := expandLimit(20<<20, DefaultBudget.Bytes); got != 1000<<20 {
+		t.Errorf("20 MiB compressed may expand to %d bytes, want %d", got, 1000<<20)
+	}
+	if got := expandLimit(50<<20, DefaultBudget.Bytes); got != DefaultBudget.Bytes {
+		t.Errorf("50 MiB compressed may expand to %d bytes, want the budget's %d", got, DefaultBudget.Bytes)
+	}
+
+	// One object over the API server's size: a problem naming it; the
+	// others are read.
+	huge := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big","namespace":"x"},"data":{"a":"` + strings.Repeat("a", maxObjectBytes) + `"}}`
+	data := `{"kind":"EKSDoctorSnapshot","version":1,"context":"c","objects":[` + huge + `,{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}]}`
+	m, err := ReadSnapshot("s.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Objects) != 1 || find(m, "Node", "", "n1") == nil {
+		t.Errorf("objects = %v, want the node only", refs(m))
+	}
+	if len(m.Problems) != 1 || m.Problems[0].Origin.Path != "objects.0" || !strings.Contains(m.Problems[0].Message, "more than any object the API server stores") {
+		t.Errorf("problems = %+v", m.Problems)
+	}
+
+	// Out of proportion to the cluster it claims: past 128 MiB, objects
+	// average at most 64 KiB.
+	for _, tc := range []struct {
+		size, objects int
+		refused       bool
+	}{
+		{size: 100 << 20, objects: 10},                 // small: any shape
+		{size: 900 << 20, objects: 1_200_000},          // a million pods
+		{size: 200 << 20, objects: 100, refused: true}, // 2 MiB each
+		{size: 1 << 30, objects: 0, refused: true},
+	} {
+		if err := disproportionate(tc.size, tc.objects); (err != nil) != tc.refused {
+			t.Errorf("%d bytes of %d objects: err = %v, want refused %v", tc.size, tc.objects, err, tc.refused)
+		}
+	}
+}

@@ -8,13 +8,16 @@
 //	eksdoctor-bench static BIN DIR   run `BIN check DIR` and, beside it, `eksdoctor-bench parse DIR`
 //	                                 (the parse-only floor); print wall time, peak RSS and their
 //	                                 ratio, median of five runs each
-//	eksdoctor-bench snapshot FILE [large]
+//	eksdoctor-bench snapshot FILE [large|huge] [thin|unique|thin-unique]
 //	                                 write a running cluster's snapshot: 10,000 pods on 500
-//	                                 nodes and 20 NodePools, or 100,000 / 5,000 / 200
+//	                                 nodes and 20 NodePools, or 100,000 / 5,000 / 200, or
+//	                                 1,000,000 / 100,000 / 1,000; thin spreads the Pending pods
+//	                                 over 300 workloads selecting their NodePool by name,
+//	                                 unique gives every node its own type, zone and usage
 //	eksdoctor-bench live BIN FILE    run `BIN check FILE` and, beside it, Python's json.load of
 //	                                 the same file (the parse-only floor); print wall time,
 //	                                 peak RSS and their ratio, median of five runs each
-//	eksdoctor-bench cluster BIN [large]
+//	eksdoctor-bench cluster BIN [large] [SHAPE]
 //	                                 start a real kube-apiserver and etcd (the test setup's;
 //	                                 KUBEBUILDER_ASSETS is used when set), create in it the
 //	                                 objects of a generated snapshot (10,000 pods, or 100,000),
@@ -41,7 +44,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
 
-const usage = "usage: eksdoctor-bench gen|parse DIR | static BIN DIR | snapshot FILE [large] | live BIN FILE | cluster BIN [large] | hostile BIN [CASE...]"
+const usage = "usage: eksdoctor-bench gen|parse DIR | static BIN DIR | snapshot FILE [large|huge] [SHAPE] | live BIN FILE | cluster BIN [large] [SHAPE] | hostile BIN [CASE...]"
 
 func main() {
 	hostile.Launch()
@@ -85,9 +88,9 @@ func run(cmd string, args []string) error {
 		}
 		fmt.Printf("parsed %d objects in %s\n", n, time.Since(start).Round(time.Millisecond))
 	case "snapshot":
-		o := bench.SnapshotMedium
-		if second("large") {
-			o = bench.SnapshotLarge
+		o, err := snapshotOptions(args[1:])
+		if err != nil {
+			return err
 		}
 		n, err := bench.GenerateSnapshot(dir, o)
 		if err != nil {
@@ -105,9 +108,9 @@ func run(cmd string, args []string) error {
 		}
 		return runStatic(args[0], args[1])
 	case "cluster":
-		o := bench.SnapshotMedium
-		if second("large") {
-			o = bench.SnapshotLarge
+		o, err := snapshotOptions(args[1:])
+		if err != nil {
+			return err
 		}
 		return runCluster(args[0], o)
 	case "hostile":
@@ -116,6 +119,29 @@ func run(cmd string, args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// snapshotOptions reads a snapshot's size (medium, the default, large or huge)
+// and shape (uniform, the default, thin, unique or thin-unique), in either
+// order.
+func snapshotOptions(args []string) (bench.SnapshotOptions, error) {
+	o, shape := bench.SnapshotMedium, ""
+	for _, a := range args {
+		switch a {
+		case "medium":
+			o = bench.SnapshotMedium
+		case "large":
+			o = bench.SnapshotLarge
+		case "huge":
+			o = bench.SnapshotHuge
+		default:
+			if shape != "" {
+				return o, errUsage
+			}
+			shape = a
+		}
+	}
+	return o.Shape(shape)
 }
 
 // runHostile runs the binary on each case, once per output format, and prints the
