@@ -368,7 +368,7 @@ func (s *snapshotWriter) replica(d, r int, w workloadShape, ns, rs string, label
 	}
 	status := obj{"phase": "Running", "conditions": []any{obj{"type": "Ready", "status": "True"}}}
 	pending := o.PendingEvery > 0 && (s.pods%o.PendingEvery == 0 || w.kind == 7)
-	if w.kind == -1 || o.PendingWorkloads > 0 {
+	if o.PendingWorkloads > 0 {
 		pending = w.kind == 7 || w.pending && r%3 == 0
 	}
 	created := snapshotTime(47 * time.Hour)

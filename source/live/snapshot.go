@@ -182,7 +182,7 @@ func gunzip(data []byte, most int64) ([]byte, error) {
 	var chunks [][]byte
 	var total int64
 	for total <= limit {
-		chunk := make([]byte, 4<<20)
+		chunk := make([]byte, 1<<20)
 		n, err := io.ReadFull(zr, chunk)
 		chunks = append(chunks, chunk[:n])
 		total += int64(n)
@@ -370,13 +370,13 @@ func (s *state) decodeObjects(file string, objects [][]byte, spend *spending) []
 		parallel.Each((len(batch)+chunk-1)/chunk, func(c int) {
 			var d objectDecoder
 			for i := c * chunk; i < min(len(batch), (c+1)*chunk); i++ {
-				// Past the budget, an unscheduled pod is read only as far
-				// as its owner: kept when the budget keeps its workload's
-				// pods, else left out without being decoded.
 				if len(batch[i]) > maxObjectBytes {
 					errs[i] = fmt.Errorf("it takes %s, more than any object the API server stores (1.5 MiB; at most %s written in a snapshot); it is not read", inputfs.Size(int64(len(batch[i]))), inputfs.Size(maxObjectBytes))
 					continue
 				}
+				// Past the budget, an unscheduled pod is read only as far
+				// as its owner: kept when the budget keeps its workload's
+				// pods, else left out without being decoded.
 				if full {
 					if owner[i], left[i] = quickUnscheduled(&d.dec, batch[i]); left[i] {
 						continue
