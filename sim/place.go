@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -53,6 +54,7 @@ type Simulator struct {
 	// node and kind of pod; placements shared by pods of one class.
 	nodeOnce   sync.Once
 	nodes      []nodeState
+	nodeOrder  []int
 	nodeKinds  int
 	nodeStatic map[string]*staticTable
 	podClass   memo[string, *Placement]
@@ -375,7 +377,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 	if len(s.m.Nodes) > 0 {
 		nf := nodeFilterOf(pod)
 		statics := s.nodeStatics(pc.sig + "\x04" + nf.fields)
-		for i := range s.m.Nodes {
+		for _, i := range s.nodeOrder {
 			if !yield(s.nodeVerdict(i, pod, pc, nf, statics, need)) {
 				return
 			}
@@ -917,6 +919,7 @@ func (s *Simulator) overheadFor(key string, matches func(*corev1.Pod) bool) core
 type nodeState struct {
 	kind int
 	free vec
+	src  *Source
 }
 
 // nodeStates returns the state of every node of the model, in its order.
@@ -940,9 +943,16 @@ func (s *Simulator) nodeStates() []nodeState {
 				k = len(kinds)
 				kinds[sig] = k
 			}
-			s.nodes[i] = nodeState{kind: k, free: vecOf(n.Allocatable).minus(used[n.Name])}
+			s.nodes[i] = nodeState{kind: k, free: vecOf(n.Allocatable).minus(used[n.Name]), src: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n})}
 		}
 		s.nodeKinds = len(kinds)
+		// The nodes in the order their verdicts are sorted in (by name), so
+		// that a placement's node verdicts need no sorting.
+		s.nodeOrder = make([]int, len(s.m.Nodes))
+		for i := range s.nodeOrder {
+			s.nodeOrder[i] = i
+		}
+		slices.SortStableFunc(s.nodeOrder, func(a, b int) int { return strings.Compare(s.m.Nodes[a].Name, s.m.Nodes[b].Name) })
 	})
 	return s.nodes
 }
@@ -951,19 +961,39 @@ func (s *Simulator) nodeStates() []nodeState {
 // (its node selection, tolerations and the node names it asks for by field),
 // shared by the placements of every pod of that kind.
 func (s *Simulator) nodeStatics(sig string) *staticTable {
+	states := s.nodeStates()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.nodeStatic[sig]
 	if !ok {
-		t = &staticTable{}
+		t = &staticTable{slots: make([]atomic.Pointer[static], s.nodeKinds+len(states))}
 		s.nodeStatic[sig] = t
 	}
 	return t
 }
 
 // staticTable holds static verdicts by the kind of node (or, for a pod that
-// names nodes by field, by node).
-type staticTable = memo[int, *static]
+// names nodes by field, by node: slots past the kinds), read without a lock
+// by every node's verdict; two callers may compute the same slot, one is kept.
+type staticTable struct {
+	slots []atomic.Pointer[static]
+	// aff is the pod's required node affinity, parsed once for every kind.
+	affOnce sync.Once
+	aff     nodeaffinity.RequiredNodeAffinity
+}
+
+func (t *staticTable) affinity(pod *corev1.Pod) nodeaffinity.RequiredNodeAffinity {
+	t.affOnce.Do(func() { t.aff = nodeaffinity.GetRequiredNodeAffinity(pod) })
+	return t.aff
+}
+
+func (t *staticTable) get(k int, compute func() *static) *static {
+	if st := t.slots[k].Load(); st != nil {
+		return st
+	}
+	t.slots[k].CompareAndSwap(nil, compute())
+	return t.slots[k].Load()
+}
 
 // nodeFilter is what kube-scheduler's NodeAffinity PreFilter makes of a pod's
 // required node affinity on node names (matchFields on metadata.name, which
@@ -1023,8 +1053,8 @@ func nodeFilterOf(pod *corev1.Pod) nodeFilter {
 // failing filter is listed; a scheduler summary counts the first.
 func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, nf nodeFilter, statics *staticTable, need vec) Verdict {
 	n := s.m.Nodes[i]
-	ns := s.nodeStates()[i]
-	v := Verdict{Source: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n}), Result: Refuses}
+	ns := &s.nodes[i]
+	v := Verdict{Source: ns.src, Result: Refuses}
 	switch {
 	case nf.conflict:
 		v.Reasons = reasonTermsConflict
@@ -1057,7 +1087,7 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, nf node
 		node := &corev1.Node{}
 		node.Name = n.Name
 		node.Labels = n.Labels
-		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
+		if ok, _ := statics.affinity(pod).Match(node); !ok {
 			st.reasons = append(st.reasons, Reason{Code: CodeAffinity, Message: "node(s) didn't match Pod's node affinity/selector"})
 		}
 		return st

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -254,12 +256,65 @@ func (p *Placement) FitsOnlyKind(k cluster.CapacityKind) bool {
 	return true
 }
 
+// sortVerdicts orders verdicts by kind of source, then by name, keeping the
+// order of equals. Verdicts come in a few runs of one kind each, mostly in
+// name order already (a cluster's nodes are met by name): the runs are moved
+// into kind order in place, and only a run out of name order is sorted.
 func sortVerdicts(vs []Verdict) {
-	sort.SliceStable(vs, func(i, j int) bool {
-		a, b := vs[i].Source, vs[j].Source
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
+	byKind := func(a, b Verdict) int { return cmp.Compare(a.Source.Kind, b.Source.Kind) }
+	byName := func(a, b Verdict) int { return strings.Compare(a.Source.Name, b.Source.Name) }
+	if runs := kindRuns(vs); len(runs) > 16 {
+		slices.SortStableFunc(vs, byKind)
+	} else {
+		// An insertion sort of the runs: each run moves before the runs of
+		// later kinds ahead of it by one rotation.
+		for i := 1; i < len(runs); i++ {
+			j := i
+			for j > 0 && vs[runs[j-1]].Source.Kind > vs[runs[i]].Source.Kind {
+				j--
+			}
+			if j < i {
+				end := len(vs)
+				if i+1 < len(runs) {
+					end = runs[i+1]
+				}
+				n := end - runs[i]
+				rotate(vs[runs[j]:end], end-runs[i])
+				// Run i now starts where run j did; the runs from j on
+				// moved n places right.
+				copy(runs[j+1:i+1], runs[j:i])
+				for k := j + 1; k <= i; k++ {
+					runs[k] += n
+				}
+			}
 		}
-		return a.Name < b.Name
-	})
+	}
+	for start := 0; start < len(vs); {
+		end := start + 1
+		for end < len(vs) && vs[end].Source.Kind == vs[start].Source.Kind {
+			end++
+		}
+		if run := vs[start:end]; !slices.IsSortedFunc(run, byName) {
+			slices.SortStableFunc(run, byName)
+		}
+		start = end
+	}
+}
+
+// kindRuns returns where each run of verdicts of one kind starts.
+func kindRuns(vs []Verdict) []int {
+	var runs []int
+	for i := range vs {
+		if i == 0 || vs[i].Source.Kind != vs[i-1].Source.Kind {
+			runs = append(runs, i)
+		}
+	}
+	return runs
+}
+
+// rotate moves the last n elements of vs to its front, in place.
+func rotate(vs []Verdict, n int) {
+	slices.Reverse(vs)
+	slices.Reverse(vs[:n])
+	slices.Reverse(vs[n:])
 }
