@@ -11,15 +11,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/pager"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
@@ -116,8 +113,13 @@ type reader struct {
 	dyn      dynamic.Interface
 	progress *progress
 
+	raw rest.Interface
+
 	mu      sync.Mutex
 	objects []map[string]any
+	// pods are the typed pods of objects, index for index (nil for the
+	// objects that are not pods).
+	pods    []*cluster.Pod
 	skipped []cluster.Skipped
 }
 
@@ -127,11 +129,13 @@ func (r *reader) skip(resource, reason string) {
 	r.skipped = append(r.skipped, cluster.Skipped{Resource: resource, Reason: reason})
 }
 
-func (r *reader) add(items []unstructured.Unstructured) {
+func (r *reader) add(p decodedPage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := range items {
-		r.objects = append(r.objects, items[i].Object)
+	r.objects = append(r.objects, p.objects...)
+	r.pods = append(r.pods, p.pods...)
+	for len(r.pods) < len(r.objects) {
+		r.pods = append(r.pods, nil)
 	}
 }
 
@@ -139,6 +143,9 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 	r := &reader{opts: opts, progress: newProgress(opts.Progress)}
 	var err error
 	if r.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", cfg.Host, err)
+	}
+	if r.raw, err = rawClient(cfg); err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Host, err)
 	}
 	served, err := r.discover(ctx, cfg)
@@ -175,6 +182,7 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 		Now:       opts.Clock().UTC().Format(time.RFC3339),
 		Skipped:   r.skipped,
 		Objects:   r.objects,
+		pods:      r.pods,
 		budget:    opts.Budget,
 	}, nil
 }
@@ -309,41 +317,12 @@ func (r *reader) list(ctx context.Context, res resource, versions []string, name
 	return nil
 }
 
-func (r *reader) listVersion(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool, selector string) ([]unstructured.Unstructured, error) {
-	var ri dynamic.ResourceInterface = r.dyn.Resource(gvr)
-	if namespaced && r.opts.Namespace != "" {
-		ri = r.dyn.Resource(gvr).Namespace(r.opts.Namespace)
+func (r *reader) listVersion(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool, selector string) (decodedPage, error) {
+	ns := ""
+	if namespaced {
+		ns = r.opts.Namespace
 	}
-	p := pager.New(func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		var page *unstructured.UnstructuredList
-		err := retry(ctx, r.opts.Timeout, func(ctx context.Context) error {
-			var err error
-			page, err = ri.List(ctx, o)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.progress.add(len(page.Items))
-		return page, nil
-	})
-	p.PageSize = r.opts.PageSize
-	obj, _, err := p.List(ctx, metav1.ListOptions{FieldSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	// One page comes back as it was returned; several are joined into a generic
-	// list of the pages' items.
-	var items []unstructured.Unstructured
-	err = meta.EachListItem(obj, func(o runtime.Object) error {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			return fmt.Errorf("list %s: unexpected item %T", gvr, o)
-		}
-		items = append(items, *u)
-		return nil
-	})
-	return items, err
+	return r.listPages(ctx, gvr, ns, selector)
 }
 
 // getAwsAuth fetches kube-system/aws-auth by name: reading it through a list of
@@ -359,7 +338,7 @@ func (r *reader) getAwsAuth(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
-		r.add([]unstructured.Unstructured{*cm})
+		r.add(decodedPage{objects: []map[string]any{cm.Object}})
 		r.progress.add(1)
 		return nil
 	case apierrors.IsNotFound(err):

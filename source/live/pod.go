@@ -49,6 +49,9 @@ type objectDecoder struct {
 	// strs interns the short strings of pods' metadata: member names, kinds,
 	// namespaces, labels and owners repeat across a cluster's pods.
 	strs map[string]string
+	// head is what a list's items leave out and take from the list: its
+	// apiVersion and kind (nil for a snapshot's objects, which carry theirs).
+	head map[string]any
 }
 
 // intern returns the copy of s the decoder holds already, if any.
@@ -71,14 +74,26 @@ func (d *objectDecoder) intern(s string) string {
 // prunes the generic form (the rest is set when the object is made); anything
 // else, or a pod the typed decoder refuses, into generic values only (pod nil).
 func (d *objectDecoder) decode(raw []byte) (map[string]any, *cluster.Pod, error) {
-	if content, pod := d.pod(raw); pod != nil {
-		return content, pod, nil
+	if d.head == nil || d.head["apiVersion"] == podHead["apiVersion"] && d.head["kind"] == podHead["kind"] {
+		if content, pod := d.pod(raw); pod != nil {
+			return content, pod, nil
+		}
 	}
 	obj, err := unmarshalGeneric(raw)
 	if err == nil {
+		d.fillHead(obj)
 		err = checkObject(obj)
 	}
 	return obj, nil, err
+}
+
+// fillHead sets what obj leaves out of its list's head.
+func (d *objectDecoder) fillHead(obj map[string]any) {
+	for k, v := range d.head {
+		if _, ok := obj[k]; !ok && obj != nil {
+			obj[k] = v
+		}
+	}
 }
 
 // unmarshalGeneric decodes an object into generic values as client-go decodes
@@ -186,6 +201,7 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '}' {
 		return nil, nil
 	}
+	d.fillHead(content)
 	if _, err := d.dec.ReadToken(); err != io.EOF || checkObject(content) != nil {
 		return nil, nil
 	}
