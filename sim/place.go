@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,6 @@ type Simulator struct {
 	nodeOnce   sync.Once
 	nodes      []nodeState
 	nodeOrder  []int
-	nodeKinds  int
 	nodeStatic map[string]*staticTable
 	podClass   memo[string, *Placement]
 	// quick holds whether a scheduling class fits some source (quickFits).
@@ -376,7 +376,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 	}
 	if len(s.m.Nodes) > 0 {
 		nf := nodeFilterOf(pod)
-		statics := s.nodeStatics(pc.sig + "\x04" + nf.fields)
+		statics := s.nodeStatics(pc.sig+"\x04"+nf.fields, pod, nf.fields != "")
 		for _, i := range s.nodeOrder {
 			if !yield(s.nodeVerdict(i, pod, pc, nf, statics, need)) {
 				return
@@ -912,14 +912,14 @@ func (s *Simulator) overheadFor(key string, matches func(*corev1.Pod) bool) core
 // ---- live nodes ----
 
 // nodeState is what a node's verdict reads besides the pod, computed once per
-// node: the kind of node it is (labels, taints, cordon: nodes of one kind answer
-// a pod's node selection and tolerations alike) and what its allocatable leaves
-// free after the requests of the pods bound to it, counted as kube-scheduler
-// counts them (CPU in millicores, everything else in units, pod by pod).
+// node: its taints and cordon (as a kind: nodes of one kind are tolerated
+// alike), what its allocatable leaves free after the requests of the pods
+// bound to it, counted as kube-scheduler counts them (CPU in millicores,
+// everything else in units, pod by pod), and its verdicts' source.
 type nodeState struct {
-	kind int
-	free vec
-	src  *Source
+	taints int
+	free   vec
+	src    *Source
 }
 
 // nodeStates returns the state of every node of the model, in its order.
@@ -937,15 +937,14 @@ func (s *Simulator) nodeStates() []nodeState {
 		kinds := map[string]int{}
 		s.nodes = make([]nodeState, len(s.m.Nodes))
 		for i, n := range s.m.Nodes {
-			sig := nodeSig(n)
+			sig := taintSig(n)
 			k, ok := kinds[sig]
 			if !ok {
 				k = len(kinds)
 				kinds[sig] = k
 			}
-			s.nodes[i] = nodeState{kind: k, free: vecOf(n.Allocatable).minus(used[n.Name]), src: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n})}
+			s.nodes[i] = nodeState{taints: k, free: vecOf(n.Allocatable).minus(used[n.Name]), src: s.sourceOf(n, Source{Kind: cluster.KindNode, Name: n.Name, Node: n})}
 		}
-		s.nodeKinds = len(kinds)
 		// The nodes in the order their verdicts are sorted in (by name), so
 		// that a placement's node verdicts need no sorting.
 		s.nodeOrder = make([]int, len(s.m.Nodes))
@@ -960,26 +959,91 @@ func (s *Simulator) nodeStates() []nodeState {
 // nodeStatics returns the table of static node verdicts for one kind of pod
 // (its node selection, tolerations and the node names it asks for by field),
 // shared by the placements of every pod of that kind.
-func (s *Simulator) nodeStatics(sig string) *staticTable {
-	states := s.nodeStates()
+func (s *Simulator) nodeStatics(sig string, pod *corev1.Pod, byNode bool) *staticTable {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t, ok := s.nodeStatic[sig]
 	if !ok {
-		t = &staticTable{slots: make([]atomic.Pointer[static], s.nodeKinds+len(states))}
+		t = &staticTable{}
 		s.nodeStatic[sig] = t
 	}
+	s.mu.Unlock()
+	t.once.Do(func() { t.index(s.m.Nodes, s.nodeStates(), pod, byNode) })
 	return t
 }
 
-// staticTable holds static verdicts by the kind of node (or, for a pod that
-// names nodes by field, by node: slots past the kinds), read without a lock
-// by every node's verdict; two callers may compute the same slot, one is kept.
+// staticTable holds static verdicts by the kind of node for one kind of pod:
+// nodes alike in their taints, cordon and the labels the pod's node selection
+// reads are one kind (a pod that names nodes by field: each node its own).
+// Slots are read without a lock by every node's verdict; two callers may
+// compute the same slot, one is kept.
 type staticTable struct {
-	slots []atomic.Pointer[static]
+	once sync.Once
+	// kindOf is each node's kind (nil: each node is its own).
+	kindOf []int32
+	slots  []atomic.Pointer[static]
 	// aff is the pod's required node affinity, parsed once for every kind.
 	affOnce sync.Once
 	aff     nodeaffinity.RequiredNodeAffinity
+}
+
+// index sorts the nodes into the kinds the pod tells apart: a thousand
+// nodes of one NodePool, each with its own hostname, are one kind to a pod
+// that selects by NodePool, zone or instance type, so their taints and labels
+// are judged once.
+func (t *staticTable) index(nodes []*cluster.Node, states []nodeState, pod *corev1.Pod, byNode bool) {
+	if byNode {
+		t.slots = make([]atomic.Pointer[static], len(nodes))
+		return
+	}
+	keys := selectedKeys(pod)
+	t.kindOf = make([]int32, len(nodes))
+	if len(keys) == 0 {
+		n := 0
+		for i, st := range states {
+			t.kindOf[i] = int32(st.taints)
+			n = max(n, st.taints+1)
+		}
+		t.slots = make([]atomic.Pointer[static], n)
+		return
+	}
+	kinds := map[string]int32{}
+	var b []byte
+	for i, n := range nodes {
+		b = strconv.AppendInt(b[:0], int64(states[i].taints), 10)
+		for _, k := range keys {
+			v, ok := n.Labels[k]
+			b = append(b, 0)
+			if ok {
+				b = append(append(b, 1), v...)
+			}
+		}
+		k, ok := kinds[string(b)]
+		if !ok {
+			k = int32(len(kinds))
+			kinds[string(b)] = k
+		}
+		t.kindOf[i] = k
+	}
+	t.slots = make([]atomic.Pointer[static], len(kinds))
+}
+
+// selectedKeys are the node labels a pod's required node selection reads:
+// its nodeSelector's and its required node affinity's matchExpressions' keys,
+// sorted, once each.
+func selectedKeys(pod *corev1.Pod) []string {
+	var keys []string
+	for k := range pod.Spec.NodeSelector {
+		keys = append(keys, k)
+	}
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, r := range term.MatchExpressions {
+				keys = append(keys, r.Key)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 func (t *staticTable) affinity(pod *corev1.Pod) nodeaffinity.RequiredNodeAffinity {
@@ -1069,9 +1133,9 @@ func (s *Simulator) nodeVerdict(i int, pod *corev1.Pod, pc *constraints, nf node
 	// Taints, unschedulable and node affinity depend on the node's labels and
 	// taints (and its name, for a pod that names nodes), not on the node itself:
 	// answered once per kind of node and kind of pod.
-	k := ns.kind
-	if nf.fields != "" {
-		k = s.nodeKinds + i
+	k := i
+	if statics.kindOf != nil {
+		k = int(statics.kindOf[i])
 	}
 	st := statics.get(k, func() *static {
 		st := &static{}
@@ -1138,17 +1202,13 @@ func (st *static) withShortfall(short []corev1.ResourceName) []Reason {
 	return rs
 }
 
-// nodeSig identifies what a node's verdict reads besides its resources: its
-// labels, taints and whether it is cordoned.
-func nodeSig(n *cluster.Node) string {
+// taintSig identifies what a node's verdict reads of it besides its labels
+// and resources: its taints and whether it is cordoned.
+func taintSig(n *cluster.Node) string {
 	var b strings.Builder
-	b.WriteString("node\x00")
-	for _, k := range sortedKeys(n.Labels) {
-		b.WriteString(k + "=" + n.Labels[k] + "\x00")
-	}
-	b.WriteByte(1)
 	for _, t := range n.Taints {
-		b.WriteString(taintString(t) + "\x00")
+		// With its effect: a PreferNoSchedule taint refuses nothing.
+		b.WriteString(TaintText(t) + "\x00")
 	}
 	if n.Unschedulable {
 		b.WriteString("\x01cordoned")

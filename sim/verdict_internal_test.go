@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
@@ -45,6 +47,62 @@ func TestSortVerdictsIsStableByKindAndName(t *testing.T) {
 		for i := range vs {
 			if vs[i].Source != want[i].Source || vs[i].Result != want[i].Result {
 				t.Fatalf("trial %d: at %d got %v %q (%d), want %v %q (%d)", trial, i, vs[i].Source.Kind, vs[i].Source.Name, vs[i].Result, want[i].Source.Kind, want[i].Source.Name, want[i].Result)
+			}
+		}
+	}
+}
+
+// Nodes judged together give each the verdict it gets judged alone: the kinds
+// nodes are sorted into for a pod (taints with their effects, cordon, the
+// labels the pod's node selection reads) never share an answer between nodes
+// that answer differently. Nodes and pods are drawn from few labels, values,
+// taints and tolerations, so that many nodes are alike in part.
+func TestNodeKindsShareOnlyEqualVerdicts(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	effects := []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
+	for trial := range 200 {
+		var nodes []*cluster.Node
+		for i := range 12 {
+			n := liveNode(fmt.Sprintf("n%02d", i), allocatable("4", "8Gi", 110))
+			for _, k := range []string{"pool", "zone", "team"} {
+				if v := pick("", "a", "b"); v != "" {
+					n.Labels[k] = v
+				}
+			}
+			if r.IntN(3) == 0 {
+				n.Taints = append(n.Taints, corev1.Taint{Key: "dedicated", Value: pick("x", "y"), Effect: effects[r.IntN(len(effects))]})
+			}
+			n.Unschedulable = r.IntN(8) == 0
+			nodes = append(nodes, n)
+		}
+		spec := corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}, NodeSelector: map[string]string{}}
+		if k := pick("", "pool", "zone"); k != "" {
+			spec.NodeSelector[k] = pick("a", "b")
+		}
+		if r.IntN(2) == 0 {
+			op := []corev1.NodeSelectorOperator{corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist}[r.IntN(4)]
+			req := corev1.NodeSelectorRequirement{Key: pick("team", "zone"), Operator: op}
+			if op == corev1.NodeSelectorOpIn || op == corev1.NodeSelectorOpNotIn {
+				req.Values = []string{pick("a", "b")}
+			}
+			spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{req}}}}}}
+		}
+		if r.IntN(2) == 0 {
+			spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: pick("x", "y"), Effect: effects[r.IntN(len(effects))]}}
+		}
+		pod := &cluster.Pod{Object: &cluster.Object{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "p"}, Spec: spec}
+		together := New(&cluster.Model{Nodes: nodes}).PlacePod(pod)
+		for _, v := range together.Verdicts {
+			alone := New(&cluster.Model{Nodes: []*cluster.Node{v.Source.Node}}).PlacePod(pod)
+			if len(alone.Verdicts) != 1 {
+				t.Fatalf("alone: %d verdicts", len(alone.Verdicts))
+			}
+			a := alone.Verdicts[0]
+			if v.Result != a.Result || fmt.Sprint(v.Reasons) != fmt.Sprint(a.Reasons) {
+				t.Fatalf("trial %d: node %s (labels %v, taints %v, cordoned %t) judged with the others: %v %v; alone: %v %v", trial, v.Source.Name, v.Source.Node.Labels, v.Source.Node.Taints, v.Source.Node.Unschedulable, v.Result, v.Reasons, a.Result, a.Reasons)
 			}
 		}
 	}
