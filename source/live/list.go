@@ -142,6 +142,9 @@ func (d *objectDecoder) decodePage(data []byte, p *decodedPage) (string, int, er
 		if err != nil {
 			return "", 0, fmt.Errorf("item %d: %w", i, err)
 		}
+		// What no check reads is let go as the page is read, not once the
+		// whole cluster is.
+		prune(obj)
 		p.objects = append(p.objects, obj)
 		p.pods = append(p.pods, pod)
 	}

@@ -181,7 +181,12 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 		switch name := tok.String(); name {
 		case "apiVersion", "kind", "metadata":
 			var v any
-			if v, err = d.generic(); err == nil {
+			if name == "metadata" {
+				v, err = d.metadata()
+			} else {
+				v, err = d.generic()
+			}
+			if err == nil {
 				if want, ok := podHead[name]; ok && v != any(want) {
 					return nil, nil
 				}
@@ -207,6 +212,37 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 	}
 	prunePodSpecTyped(&body.Spec)
 	return content, body
+}
+
+// metadata decodes an object's metadata as generic does, but for
+// managedFields, which is passed over: prune drops it, and an API server's pod
+// carries kilobytes of it.
+func (d *objectDecoder) metadata() (any, error) {
+	if d.dec.PeekKind() != '{' {
+		return d.generic()
+	}
+	if _, err := d.dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	for d.dec.PeekKind() == '"' {
+		name, err := d.dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		k := d.intern(name.String())
+		if k == "managedFields" {
+			if err := d.dec.SkipValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if m[k], err = d.generic(); err != nil {
+			return nil, err
+		}
+	}
+	_, err := d.dec.ReadToken()
+	return m, err
 }
 
 // generic decodes the next value into JSON-compatible values, numbers as
