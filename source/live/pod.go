@@ -79,12 +79,28 @@ func (d *objectDecoder) decode(raw []byte) (map[string]any, *cluster.Pod, error)
 			return content, pod, nil
 		}
 	}
-	obj, err := unmarshalGeneric(raw)
+	obj, err := d.object(raw)
 	if err == nil {
 		d.fillHead(obj)
 		err = checkObject(obj)
 	}
 	return obj, nil, err
+}
+
+// object decodes raw into generic values as unmarshalGeneric does, the fast
+// way (one pass, strings interned) when raw is plain: an object of valid
+// UTF-8, no member twice, every number one a float64 holds. Anything else
+// takes unmarshalGeneric's way, which decodes or refuses it as client-go does.
+func (d *objectDecoder) object(raw []byte) (map[string]any, error) {
+	d.dec.Reset(bytes.NewBuffer(raw))
+	if d.dec.PeekKind() == '{' {
+		if v, err := d.generic(); err == nil {
+			if _, end := d.dec.ReadToken(); end == io.EOF {
+				return v.(map[string]any), nil
+			}
+		}
+	}
+	return unmarshalGeneric(raw)
 }
 
 // fillHead sets what obj leaves out of its list's head.

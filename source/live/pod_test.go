@@ -295,6 +295,12 @@ func compareGeneric(t *testing.T, raw []byte) {
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 		t.Fatalf("%q: error %v, client-go's %v", raw, gotErr, wantErr)
 	}
+	// The decoder's fast way gives the same, or takes the way above.
+	var d objectDecoder
+	fast, fastErr := d.object(raw)
+	if fmt.Sprint(fastErr) != fmt.Sprint(wantErr) || fmt.Sprintf("%#v", fast) != fmt.Sprintf("%#v", got) {
+		t.Fatalf("%q: the fast way gives %#v (%v), the standard one %#v (%v)", raw, fast, fastErr, got, gotErr)
+	}
 	if wantErr != nil {
 		return
 	}
