@@ -57,7 +57,9 @@ type Simulator struct {
 	nodes      []nodeState
 	nodeOrder  []int
 	nodeStatic map[string]*staticTable
-	podClass   memo[string, *Placement]
+	// kindIndexes sorts nodes into kinds by the label keys pods read.
+	kindIndexes memo[string, *kindIndex]
+	podClass    memo[string, *Placement]
 	// quick holds whether a scheduling class fits some source (quickFits).
 	quick memo[string, bool]
 	// nearest holds the refusing sources of a kind in order, for every
@@ -960,6 +962,7 @@ func (s *Simulator) nodeStates() []nodeState {
 // (its node selection, tolerations and the node names it asks for by field),
 // shared by the placements of every pod of that kind.
 func (s *Simulator) nodeStatics(sig string, pod *corev1.Pod, byNode bool) *staticTable {
+	s.nodeStates() // the nodes' states and order, which the verdicts read
 	s.mu.Lock()
 	t, ok := s.nodeStatic[sig]
 	if !ok {
@@ -967,7 +970,7 @@ func (s *Simulator) nodeStatics(sig string, pod *corev1.Pod, byNode bool) *stati
 		s.nodeStatic[sig] = t
 	}
 	s.mu.Unlock()
-	t.once.Do(func() { t.index(s.m.Nodes, s.nodeStates(), pod, byNode) })
+	t.once.Do(func() { t.index(s, pod, byNode) })
 	return t
 }
 
@@ -989,22 +992,33 @@ type staticTable struct {
 // index sorts the nodes into the kinds the pod tells apart: a thousand
 // nodes of one NodePool, each with its own hostname, are one kind to a pod
 // that selects by NodePool, zone or instance type, so their taints and labels
-// are judged once.
-func (t *staticTable) index(nodes []*cluster.Node, states []nodeState, pod *corev1.Pod, byNode bool) {
+// are judged once. The sorting depends only on the label keys the pod reads,
+// and is shared by every table that reads the same keys.
+func (t *staticTable) index(s *Simulator, pod *corev1.Pod, byNode bool) {
 	if byNode {
-		t.slots = make([]atomic.Pointer[static], len(nodes))
+		t.slots = make([]atomic.Pointer[static], len(s.m.Nodes))
 		return
 	}
 	keys := selectedKeys(pod)
-	t.kindOf = make([]int32, len(nodes))
+	ki := s.kindIndexes.get(strings.Join(keys, "\x00"), func() *kindIndex { return newKindIndex(s.m.Nodes, s.nodeStates(), keys) })
+	t.kindOf = ki.kindOf
+	t.slots = make([]atomic.Pointer[static], ki.kinds)
+}
+
+// kindIndex is each node's kind for pods that read the same label keys.
+type kindIndex struct {
+	kindOf []int32
+	kinds  int
+}
+
+func newKindIndex(nodes []*cluster.Node, states []nodeState, keys []string) *kindIndex {
+	ki := &kindIndex{kindOf: make([]int32, len(nodes))}
 	if len(keys) == 0 {
-		n := 0
 		for i, st := range states {
-			t.kindOf[i] = int32(st.taints)
-			n = max(n, st.taints+1)
+			ki.kindOf[i] = int32(st.taints)
+			ki.kinds = max(ki.kinds, st.taints+1)
 		}
-		t.slots = make([]atomic.Pointer[static], n)
-		return
+		return ki
 	}
 	kinds := map[string]int32{}
 	var b []byte
@@ -1022,9 +1036,10 @@ func (t *staticTable) index(nodes []*cluster.Node, states []nodeState, pod *core
 			k = int32(len(kinds))
 			kinds[string(b)] = k
 		}
-		t.kindOf[i] = k
+		ki.kindOf[i] = k
 	}
-	t.slots = make([]atomic.Pointer[static], len(kinds))
+	ki.kinds = len(kinds)
+	return ki
 }
 
 // selectedKeys are the node labels a pod's required node selection reads:
