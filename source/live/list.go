@@ -108,7 +108,7 @@ func (r *reader) listOnce(ctx context.Context, gvr schema.GroupVersionResource, 
 		}
 		next, n, err := d.decodePage(data, &all)
 		if err != nil {
-			return decodedPage{}, fmt.Errorf("list %s: %w", gvr, err)
+			return decodedPage{}, &pageError{err: err}
 		}
 		r.progress.add(n)
 		if next == "" {
@@ -117,6 +117,13 @@ func (r *reader) listOnce(ctx context.Context, gvr schema.GroupVersionResource, 
 		cont = next
 	}
 }
+
+// pageError is a page of a list that does not decode: that list is skipped,
+// saying why, and the others are still read.
+type pageError struct{ err error }
+
+func (e *pageError) Error() string { return "a page of the list does not decode: " + e.err.Error() }
+func (e *pageError) Unwrap() error { return e.err }
 
 // decodePage decodes one page of a list into p: its items, each as the
 // snapshot reader decodes an object, with the apiVersion and kind the API

@@ -358,7 +358,8 @@ func fatal(ctx context.Context, err error) bool {
 		return true
 	}
 	var we *waitError
-	if errors.As(err, &we) {
+	var pe *pageError
+	if errors.As(err, &we) || errors.As(err, &pe) {
 		return false // this list is given up; the others may still be read
 	}
 	var status apierrors.APIStatus
@@ -368,8 +369,12 @@ func fatal(ctx context.Context, err error) bool {
 // describe renders why a list was skipped, starting with the kind of refusal.
 func describe(err error) string {
 	var we *waitError
-	if errors.As(err, &we) {
+	var pe *pageError
+	switch {
+	case errors.As(err, &we):
 		return we.Error()
+	case errors.As(err, &pe):
+		return pe.Error()
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {

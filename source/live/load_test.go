@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -595,6 +596,33 @@ func TestLoadSkipsAResourceThatKeepsFailing(t *testing.T) {
 		t.Errorf("cronjobs requested %d times, want %d", got, attempts)
 	}
 	if kinds(m)["Job"] == 0 {
+		t.Error("the other resources were not read")
+	}
+}
+
+// A page of a list that does not decode (an item without a name) skips that
+// list, saying why; the others are still read.
+func TestLoadSkipsAListWhosePageDoesNotDecode(t *testing.T) {
+	fixture(t)
+	rec := newRecorder(t)
+	rec.fail = func(req *http.Request) (*http.Response, error) {
+		if req.URL.Path != "/apis/batch/v1/cronjobs" {
+			return nil, nil
+		}
+		resp := statusResponse(req, http.StatusOK)
+		resp.Header.Set("Content-Type", "application/json")
+		resp.Body = io.NopCloser(strings.NewReader(`{"apiVersion":"batch/v1","kind":"CronJobList","metadata":{},"items":[{"metadata":{"namespace":"apps"}}]}`))
+		return resp, nil
+	}
+	m, err := Load(testContext(t), Options{Kubeconfig: kubeconfig(t, env.Config, "admin@test"), Clock: clock, WrapTransport: rec.wrap})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []cluster.Skipped{{Resource: "cronjobs.batch", Reason: "a page of the list does not decode: item 0: no metadata.name"}}
+	if diff := cmp.Diff(want, m.Live.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if kinds(m)["Job"] == 0 || kinds(m)["Pod"] == 0 {
 		t.Error("the other resources were not read")
 	}
 }

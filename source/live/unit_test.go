@@ -70,6 +70,7 @@ func TestFatal(t *testing.T) {
 		{name: "server error", err: apierrors.NewServiceUnavailable("down")},
 		{name: "unauthorized", err: apierrors.NewUnauthorized("expired token"), want: true},
 		{name: "network", err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, want: true},
+		{name: "a page that does not decode", err: &pageError{err: errors.New("item 3: no metadata.name")}},
 	} {
 		if got := fatal(ctx, tc.err); got != tc.want {
 			t.Errorf("%s: fatal = %v, want %v", tc.name, got, tc.want)
