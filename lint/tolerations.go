@@ -94,13 +94,8 @@ func onlyTaints(v sim.Verdict) bool {
 // problem reported on its own).
 func toleratingTakes(s *sim.Simulator, w *cluster.Workload, phase cluster.Phase, v sim.Verdict, taints []corev1.Taint) bool {
 	_, added := withTolerations(w.Template.Spec.Tolerations, taints)
-	for _, u := range s.PlaceTolerating(w, phase, added).Verdicts {
-		if u.Source != v.Source {
-			continue
-		}
-		return u.Result != sim.Refuses || sim.OnlyCode(u.Reasons, sim.CodeController)
-	}
-	return false
+	u, ok := s.VerdictTolerating(w, phase, added, v.Source)
+	return ok && (u.Result != sim.Refuses || sim.OnlyCode(u.Reasons, sim.CodeController))
 }
 
 // taintNeed is a source that refuses a workload only for the taints listed.

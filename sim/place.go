@@ -239,6 +239,21 @@ func (s *Simulator) PlaceTolerating(w *cluster.Workload, phase cluster.Phase, ad
 	return s.placeClass(w, pod, phase)
 }
 
+// VerdictTolerating is the verdict of source src (one of a placement's) on
+// w's pods once they also tolerate add: what PlaceTolerating's verdict on src
+// is, worked out for src alone. ok is false when the placement has no
+// verdict on src.
+func (s *Simulator) VerdictTolerating(w *cluster.Workload, phase cluster.Phase, add []corev1.Toleration, src *Source) (v Verdict, ok bool) {
+	pod := podOf(w)
+	pod.Spec.Tolerations = append(append([]corev1.Toleration(nil), pod.Spec.Tolerations...), add...)
+	for _, u := range s.place(w, pod, phase, s.volumesOf(w, pod), src).Verdicts {
+		if u.Source == src {
+			return u, true
+		}
+	}
+	return Verdict{}, false
+}
+
 // PlacePod answers for a live pod (its own spec, which may differ from its
 // workload's template).
 func (s *Simulator) PlacePod(p *cluster.Pod) *Placement {
@@ -270,7 +285,7 @@ func (s *Simulator) placeClass(w *cluster.Workload, pod *corev1.Pod, phase clust
 	if vols != nil {
 		key += "\x05" + vols.key
 	}
-	shared := s.podClass.get(key, func() *Placement { return s.place(w, pod, phase, vols) })
+	shared := s.podClass.get(key, func() *Placement { return s.place(w, pod, phase, vols, nil) })
 	pl := *shared
 	pl.Workload = w
 	return &pl
@@ -321,7 +336,9 @@ func matchFields(pod *corev1.Pod) string {
 	return b.String()
 }
 
-func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase, vols *podVolumes) *Placement {
+// place places a pod of w against every source, or with only set, against
+// that one source alone (the other sources' verdicts do not change its own).
+func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase, vols *podVolumes, only *Source) *Placement {
 	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod), memo: &summaryMemo{shared: &s.nearest}}
 	daemon := w.IsDaemonSet()
 	pc := constraintsOf(pod)
@@ -339,9 +356,12 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.Fargate = nil
 	}
 	for _, fp := range s.m.FargateProfiles {
+		if only.skips(fp) {
+			continue
+		}
 		pl.Verdicts = append(pl.Verdicts, conditionalVerdict(s.fargateVerdict(fp, pl, pod, daemon)))
 	}
-	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, false, func(v Verdict) bool {
+	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, false, only, func(v Verdict) bool {
 		s.demoteForFargate(&v, pl)
 		pl.Verdicts = append(pl.Verdicts, v)
 		return true
@@ -365,8 +385,11 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 // it returns false. With fitOnly, the caller wants a source that fits, not the
 // refusals: NodePools whose nodes certainly refuse the pod's node selector are
 // passed over without a verdict.
-func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, fitOnly bool, yield func(Verdict) bool) {
+func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, fitOnly bool, only *Source, yield func(Verdict) bool) {
 	for _, ng := range s.m.NodeGroups {
+		if only.skips(ng) {
+			continue
+		}
 		v := s.nodeGroupVerdict(ng, pc, req, need)
 		if phase == cluster.Bootstrap && !w.IsDaemonSet() {
 			// A DaemonSet runs on the nodes there are: none is none to run on.
@@ -380,6 +403,9 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		nf := nodeFilterOf(pod)
 		statics := s.nodeStatics(pc.sig+"\x04"+nf.fields, pod, nf.fields != "")
 		for _, i := range s.nodeOrder {
+			if only.skips(s.m.Nodes[i]) {
+				continue
+			}
 			if !yield(s.nodeVerdict(i, pod, pc, nf, statics, need)) {
 				return
 			}
@@ -392,7 +418,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 	}
 	for i := range s.m.Unseen {
 		u := &s.m.Unseen[i]
-		if phase != cluster.Steady && u.SteadyOnly || u.Karpenter && w.Component == "karpenter" {
+		if phase != cluster.Steady && u.SteadyOnly || u.Karpenter && w.Component == "karpenter" || only.skips(u) {
 			continue
 		}
 		v := s.unseenVerdict(u)
@@ -416,7 +442,7 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		if phase != cluster.Steady && !auto {
 			continue
 		}
-		if fitOnly && labelConflict(np, sel) {
+		if fitOnly && labelConflict(np, sel) || only.skips(np) {
 			continue
 		}
 		if !yield(conditionalVerdict(s.nodePoolVerdict(np, pc, req, need, w, controllerDown && !auto))) {
@@ -453,7 +479,7 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 	fits := s.quick.get(s.podClassKey(w, pod)+fmt.Sprintf("\x05%d", phase), func() bool {
 		req := requests(pod)
 		fits := false
-		s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, true, func(v Verdict) bool {
+		s.ec2Verdicts(w, pod, constraintsOf(pod), req, vecOf(req), phase, true, nil, func(v Verdict) bool {
 			fits = v.Result == Fits
 			return !fits
 		})

@@ -107,6 +107,28 @@ type Source struct {
 	Unseen    *cluster.UnseenCapacity
 }
 
+// skips reports whether a placement asked for source s alone passes over the
+// capacity source c (a node group, Fargate profile, NodePool, node or unseen
+// capacity): never when s is nil.
+func (s *Source) skips(c any) bool {
+	if s == nil {
+		return false
+	}
+	switch c := c.(type) {
+	case *cluster.NodeGroup:
+		return s.NodeGroup != c
+	case *cluster.FargateProfile:
+		return s.Fargate != c
+	case *cluster.NodePool:
+		return s.NodePool != c
+	case *cluster.Node:
+		return s.Node != c
+	case *cluster.UnseenCapacity:
+		return s.Unseen != c
+	}
+	return true
+}
+
 // Describe words the source as explanations name it: `node group "x"`,
 // `nodepool "default"`, `provisioner "default"` for a v1alpha5 Provisioner.
 func (s Source) Describe() string {

@@ -107,3 +107,46 @@ func TestNodeKindsShareOnlyEqualVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// VerdictTolerating gives, for each source, the verdict PlaceTolerating gives
+// it: node groups, Fargate profiles, NodePools (one with the controller that
+// cannot run in the steady phase), nodes and unseen capacity, in both phases,
+// for a workload selected by Fargate and one that is not, tolerating or not
+// the taints added.
+func TestVerdictToleratingIsPlaceTolerating(t *testing.T) {
+	t.Parallel()
+	taint := corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}
+	group := &cluster.NodeGroup{Name: "system", Managed: true, InstanceTypes: []string{"m5.large"}, Taints: []corev1.Taint{controllerTaint}}
+	gpu := &cluster.NodeGroup{Name: "gpu", Managed: true, InstanceTypes: []string{"g5.xlarge"}, Taints: []corev1.Taint{taint}}
+	ctrl := deployment("karpenter", "kube-system", corev1.PodSpec{Containers: []corev1.Container{container("100m", "")}}, nil)
+	ctrl.Component = "karpenter"
+	m := &cluster.Model{
+		NodeGroups:      []*cluster.NodeGroup{group, gpu},
+		FargateProfiles: []*cluster.FargateProfile{{Name: "jobs", Selectors: []cluster.FargateSelector{{Namespace: "jobs"}}}},
+		NodePools:       []*cluster.NodePool{nodePool("default", nil, nil), nodePool("tainted", map[string]string{"team": "a"}, []corev1.Taint{taint})},
+		NodeClasses:     []*cluster.NodeClass{defaultClass},
+		Nodes:           []*cluster.Node{liveNode("n1", allocatable("4", "8Gi", 110), taint), liveNode("n2", allocatable("1", "1Gi", 110))},
+		Unseen:          []cluster.UnseenCapacity{{What: "a node group eksdoctor cannot read"}},
+		Workloads:       []*cluster.Workload{ctrl},
+	}
+	m.Karpenter.Controller = ctrl
+	s := New(m)
+	add := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	for _, ns := range []string{"default", "jobs"} {
+		w := deployment("app", ns, corev1.PodSpec{Containers: []corev1.Container{container("2", "")}}, nil)
+		for _, phase := range []cluster.Phase{cluster.Steady, cluster.Bootstrap} {
+			for _, tol := range [][]corev1.Toleration{nil, add} {
+				full := s.PlaceTolerating(w, phase, tol)
+				if len(full.Verdicts) < 4 {
+					t.Fatalf("%s %v: %d verdicts", ns, phase, len(full.Verdicts))
+				}
+				for _, want := range full.Verdicts {
+					got, ok := s.VerdictTolerating(w, phase, tol, want.Source)
+					if !ok || got.Result != want.Result || fmt.Sprint(got.Reasons) != fmt.Sprint(want.Reasons) || fmt.Sprint(got.InstanceTypes) != fmt.Sprint(want.InstanceTypes) {
+						t.Errorf("%s %v %v: %s alone: %v %v %v (found %t); with the others: %v %v %v", ns, phase, tol, want.Source.Describe(), got.Result, got.Reasons, got.InstanceTypes, ok, want.Result, want.Reasons, want.InstanceTypes)
+					}
+				}
+			}
+		}
+	}
+}
