@@ -60,6 +60,8 @@ type Simulator struct {
 	// kindIndexes sorts nodes into kinds by the label keys pods read.
 	kindIndexes memo[string, *kindIndex]
 	podClass    memo[string, *Placement]
+	// tolerating holds a source's verdict on a class given more tolerations.
+	tolerating memo[toleratingKey, *Verdict]
 	// quick holds whether a scheduling class fits some source (quickFits).
 	quick memo[string, bool]
 	// nearest holds the refusing sources of a kind in order, for every
@@ -246,12 +248,25 @@ func (s *Simulator) PlaceTolerating(w *cluster.Workload, phase cluster.Phase, ad
 func (s *Simulator) VerdictTolerating(w *cluster.Workload, phase cluster.Phase, add []corev1.Toleration, src *Source) (v Verdict, ok bool) {
 	pod := podOf(w)
 	pod.Spec.Tolerations = append(append([]corev1.Toleration(nil), pod.Spec.Tolerations...), add...)
-	for _, u := range s.place(w, pod, phase, s.volumesOf(w, pod), src).Verdicts {
-		if u.Source == src {
-			return u, true
+	vols := s.volumesOf(w, pod)
+	// Shared by the pods of one class, as placements are.
+	r := s.tolerating.get(toleratingKey{s.classKey(w, pod, phase, vols), src}, func() *Verdict {
+		for _, u := range s.place(w, pod, phase, vols, src).Verdicts {
+			if u.Source == src {
+				return &u
+			}
 		}
+		return nil
+	})
+	if r == nil {
+		return Verdict{}, false
 	}
-	return Verdict{}, false
+	return *r, true
+}
+
+type toleratingKey struct {
+	class string
+	src   *Source
 }
 
 // PlacePod answers for a live pod (its own spec, which may differ from its
@@ -281,14 +296,20 @@ func livePod(p *cluster.Pod) (*cluster.Workload, *corev1.Pod) {
 // alike — thousands in a large input — are placed once.
 func (s *Simulator) placeClass(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
 	vols := s.volumesOf(w, pod)
+	shared := s.podClass.get(s.classKey(w, pod, phase, vols), func() *Placement { return s.place(w, pod, phase, vols, nil) })
+	pl := *shared
+	pl.Workload = w
+	return &pl
+}
+
+// classKey is what placeClass shares placements by: the pod's class, whether
+// it is a DaemonSet's, the phase and the pod's volumes.
+func (s *Simulator) classKey(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase, vols *podVolumes) string {
 	key := s.podClassKey(w, pod) + fmt.Sprintf("\x05%t\x05%d", w.IsDaemonSet(), phase)
 	if vols != nil {
 		key += "\x05" + vols.key
 	}
-	shared := s.podClass.get(key, func() *Placement { return s.place(w, pod, phase, vols, nil) })
-	pl := *shared
-	pl.Workload = w
-	return &pl
+	return key
 }
 
 // podClassKey is a pod's scheduling-equivalence class: everything placement
@@ -349,7 +370,11 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.VolumesUnknown = vols.unknown
 	}
 	need := vecOf(pl.Requests)
-	pl.Verdicts = make([]Verdict, 0, len(s.m.FargateProfiles)+len(s.m.NodeGroups)+len(s.m.Nodes)+len(s.m.NodePools))
+	if only != nil {
+		pl.Verdicts = make([]Verdict, 0, 1)
+	} else {
+		pl.Verdicts = make([]Verdict, 0, len(s.m.FargateProfiles)+len(s.m.NodeGroups)+len(s.m.Nodes)+len(s.m.NodePools))
+	}
 
 	pl.Fargate = ProfileFor(s.m.FargateProfiles, pod.Namespace, pod.Labels, pod.Annotations)
 	if daemon {

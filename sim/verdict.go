@@ -283,6 +283,9 @@ func (p *Placement) FitsOnlyKind(k cluster.CapacityKind) bool {
 // name order already (a cluster's nodes are met by name): the runs are moved
 // into kind order in place, and only a run out of name order is sorted.
 func sortVerdicts(vs []Verdict) {
+	if len(vs) < 2 {
+		return
+	}
 	byKind := func(a, b Verdict) int { return cmp.Compare(a.Source.Kind, b.Source.Kind) }
 	byName := func(a, b Verdict) int { return strings.Compare(a.Source.Name, b.Source.Name) }
 	if runs := kindRuns(vs); len(runs) > 16 {
