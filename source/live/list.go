@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -55,15 +56,16 @@ func listPath(gvr schema.GroupVersionResource, ns string) []string {
 	return append(p, gvr.Resource)
 }
 
-// decodedPage is what one page of a list holds, decoded.
+// decodedPage is what one page of a list holds, decoded: its objects, and
+// their typed pods index for index (nil for those that are not pods).
 type decodedPage struct {
 	objects []map[string]any
 	pods    []*cluster.Pod
 }
 
 // listPages reads every object of gvr, page by page: each page is asked for
-// within the retry rules (429 and 5xx answers waited for and asked again),
-// decoded, and handed to keep before the next one is asked for. A continue
+// within the retry rules (429 and 5xx answers waited for and asked again)
+// and decoded before the next one is asked for. A continue
 // token that expired mid-list (410) restarts the list once from its start,
 // the pages read so far dropped.
 func (r *reader) listPages(ctx context.Context, gvr schema.GroupVersionResource, ns, selector string) (decodedPage, error) {
@@ -80,15 +82,11 @@ func (r *reader) listOnce(ctx context.Context, gvr schema.GroupVersionResource, 
 	var all decodedPage
 	var d objectDecoder
 	path := listPath(gvr, ns)
-	pageSize := r.opts.PageSize
-	if pageSize <= 0 {
-		pageSize = DefaultPageSize
-	}
 	cont := ""
 	for {
 		var data []byte
 		err := retry(ctx, r.opts.Timeout, func(ctx context.Context) error {
-			req := r.raw.Get().AbsPath(path...).Param("limit", strconv.FormatInt(pageSize, 10))
+			req := r.raw.Get().AbsPath(path...).Param("limit", strconv.FormatInt(r.opts.PageSize, 10))
 			if cont != "" {
 				req = req.Param("continue", cont)
 			}
@@ -172,6 +170,7 @@ type listHead struct {
 func splitList(data []byte) (listHead, [][]byte, error) {
 	var head listHead
 	var items [][]byte
+	var err error
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	bad := func(err error) (listHead, [][]byte, error) {
 		return listHead{}, nil, fmt.Errorf("the API server's answer is not a list: %w", err)
@@ -180,8 +179,8 @@ func splitList(data []byte) (listHead, [][]byte, error) {
 		return bad(fmt.Errorf("it does not start with an object (%v)", err))
 	}
 	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
+		var tok jsontext.Token
+		if tok, err = dec.ReadToken(); err != nil {
 			return bad(err)
 		}
 		switch name := tok.String(); name {
@@ -207,24 +206,11 @@ func splitList(data []byte) (listHead, [][]byte, error) {
 				return bad(err)
 			}
 		case "items":
-			if dec.PeekKind() == 'n' {
-				if _, err := dec.ReadToken(); err != nil {
-					return bad(err)
-				}
-				continue
-			}
-			if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
-				return bad(fmt.Errorf("items is not an array (%v)", err))
-			}
-			for dec.PeekKind() != ']' {
-				v, err := dec.ReadValue()
-				if err != nil {
-					return bad(err)
-				}
-				end := int(dec.InputOffset())
-				items = append(items, data[end-len(v):end:end])
-			}
-			if _, err := dec.ReadToken(); err != nil {
+			items, err = rawElements(dec, data)
+			switch {
+			case errors.Is(err, errNotArray):
+				return bad(errors.New("items is not an array"))
+			case err != nil:
 				return bad(err)
 			}
 		default:
@@ -240,4 +226,33 @@ func splitList(data []byte) (listHead, [][]byte, error) {
 		return bad(fmt.Errorf("text follows the object"))
 	}
 	return head, items, nil
+}
+
+var errNotArray = errors.New("not an array")
+
+// rawElements reads the array (or null) the decoder is at and returns its
+// elements undecoded, each a slice of data, the bytes dec reads.
+func rawElements(dec *jsontext.Decoder, data []byte) ([][]byte, error) {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		return nil, err
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	if tok.Kind() != '[' {
+		return nil, errNotArray
+	}
+	var elems [][]byte
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		end := int(dec.InputOffset())
+		elems = append(elems, data[end-len(v):end:end])
+	}
+	_, err = dec.ReadToken()
+	return elems, err
 }

@@ -134,9 +134,6 @@ func (r *reader) add(p decodedPage) {
 	defer r.mu.Unlock()
 	r.objects = append(r.objects, p.objects...)
 	r.pods = append(r.pods, p.pods...)
-	for len(r.pods) < len(r.objects) {
-		r.pods = append(r.pods, nil)
-	}
 }
 
 func read(ctx context.Context, cfg *rest.Config, contextName string, opts Options) (*state, error) {
@@ -338,7 +335,7 @@ func (r *reader) getAwsAuth(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
-		r.add(decodedPage{objects: []map[string]any{cm.Object}})
+		r.add(decodedPage{objects: []map[string]any{cm.Object}, pods: []*cluster.Pod{nil}})
 		r.progress.add(1)
 		return nil
 	case apierrors.IsNotFound(err):

@@ -105,8 +105,11 @@ func (d *objectDecoder) object(raw []byte) (map[string]any, error) {
 
 // fillHead sets what obj leaves out of its list's head.
 func (d *objectDecoder) fillHead(obj map[string]any) {
+	if obj == nil {
+		return
+	}
 	for k, v := range d.head {
-		if _, ok := obj[k]; !ok && obj != nil {
+		if _, ok := obj[k]; !ok {
 			obj[k] = v
 		}
 	}
@@ -240,6 +243,13 @@ func (d *objectDecoder) metadata() (any, error) {
 	if _, err := d.dec.ReadToken(); err != nil {
 		return nil, err
 	}
+	return d.members("managedFields")
+}
+
+// members decodes the members of the object whose opening brace was just
+// read, and its closing brace, passing over the member named skip (none when
+// "").
+func (d *objectDecoder) members(skip string) (map[string]any, error) {
 	m := map[string]any{}
 	for d.dec.PeekKind() == '"' {
 		name, err := d.dec.ReadToken()
@@ -247,7 +257,7 @@ func (d *objectDecoder) metadata() (any, error) {
 			return nil, err
 		}
 		k := d.intern(name.String())
-		if k == "managedFields" {
+		if skip != "" && k == skip {
 			if err := d.dec.SkipValue(); err != nil {
 				return nil, err
 			}
@@ -271,19 +281,7 @@ func (d *objectDecoder) generic() (any, error) {
 	}
 	switch tok.Kind() {
 	case '{':
-		m := map[string]any{}
-		for d.dec.PeekKind() == '"' {
-			name, err := d.dec.ReadToken()
-			if err != nil {
-				return nil, err
-			}
-			k := d.intern(name.String())
-			if m[k], err = d.generic(); err != nil {
-				return nil, err
-			}
-		}
-		_, err := d.dec.ReadToken()
-		return m, err
+		return d.members("")
 	case '[':
 		l := []any{}
 		for k := d.dec.PeekKind(); k != ']' && k != 0; k = d.dec.PeekKind() {

@@ -450,24 +450,7 @@ func splitSnapshot(data []byte) (doc snapshotDoc, objects [][]byte, ok bool) {
 			header = append(append(header, ':'), v...)
 			continue
 		}
-		if dec.PeekKind() == 'n' {
-			if _, err := dec.ReadToken(); err != nil {
-				return doc, nil, false
-			}
-			continue
-		}
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
-			return doc, nil, false
-		}
-		for dec.PeekKind() != ']' {
-			v, err := dec.ReadValue()
-			if err != nil {
-				return doc, nil, false
-			}
-			end := int(dec.InputOffset())
-			objects = append(objects, data[end-len(v):end:end])
-		}
-		if _, err := dec.ReadToken(); err != nil {
+		if objects, err = rawElements(dec, data); err != nil {
 			return doc, nil, false
 		}
 	}
