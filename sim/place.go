@@ -236,9 +236,14 @@ func (s *Simulator) Result(w *cluster.Workload, phase cluster.Phase) Result {
 // NodePool that refuses only for a taint may still refuse once it is
 // tolerated.
 func (s *Simulator) PlaceTolerating(w *cluster.Workload, phase cluster.Phase, add []corev1.Toleration) *Placement {
+	return s.placeClass(w, podTolerating(w, add), phase)
+}
+
+// podTolerating is a pod of w that also has the tolerations add.
+func podTolerating(w *cluster.Workload, add []corev1.Toleration) *corev1.Pod {
 	pod := podOf(w)
 	pod.Spec.Tolerations = append(append([]corev1.Toleration(nil), pod.Spec.Tolerations...), add...)
-	return s.placeClass(w, pod, phase)
+	return pod
 }
 
 // VerdictTolerating is the verdict of source src (one of a placement's) on
@@ -246,8 +251,7 @@ func (s *Simulator) PlaceTolerating(w *cluster.Workload, phase cluster.Phase, ad
 // is, worked out for src alone. ok is false when the placement has no
 // verdict on src.
 func (s *Simulator) VerdictTolerating(w *cluster.Workload, phase cluster.Phase, add []corev1.Toleration, src *Source) (v Verdict, ok bool) {
-	pod := podOf(w)
-	pod.Spec.Tolerations = append(append([]corev1.Toleration(nil), pod.Spec.Tolerations...), add...)
+	pod := podTolerating(w, add)
 	vols := s.volumesOf(w, pod)
 	// Shared by the pods of one class, as placements are.
 	r := s.tolerating.get(toleratingKey{s.classKey(w, pod, phase, vols), src}, func() *Verdict {
@@ -1064,13 +1068,6 @@ type kindIndex struct {
 
 func newKindIndex(nodes []*cluster.Node, states []nodeState, keys []string) *kindIndex {
 	ki := &kindIndex{kindOf: make([]int32, len(nodes))}
-	if len(keys) == 0 {
-		for i, st := range states {
-			ki.kindOf[i] = int32(st.taints)
-			ki.kinds = max(ki.kinds, st.taints+1)
-		}
-		return ki
-	}
 	kinds := map[string]int32{}
 	var b []byte
 	for i, n := range nodes {

@@ -304,7 +304,7 @@ func sortVerdicts(vs []Verdict) {
 					end = runs[i+1]
 				}
 				n := end - runs[i]
-				rotate(vs[runs[j]:end], end-runs[i])
+				rotate(vs[runs[j]:end], n)
 				// Run i now starts where run j did; the runs from j on
 				// moved n places right.
 				copy(runs[j+1:i+1], runs[j:i])
