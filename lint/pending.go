@@ -138,7 +138,8 @@ var livePendingFact = &Fact{
 		judged := make([]*pendingJudgment, len(groups))
 		parallel.Each(len(groups), func(i int) {
 			g := groups[i]
-			pl := s.PlacePod(g.pods[0])
+			placed := s.PlacePod(g.pods[0])
+			pl := placed
 			if g.owner.Kind == "DaemonSet" {
 				pl = withoutNodePools(pl)
 			}
@@ -146,6 +147,8 @@ var livePendingFact = &Fact{
 				f.causes = podCauses(g.pods)
 				judged[i] = &pendingJudgment{kind: kind, finding: f}
 			}
+			// The finding is worded: what it was worded from can go.
+			s.Release(placed)
 		})
 		var out []pendingJudgment
 		for _, j := range judged {

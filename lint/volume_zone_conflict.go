@@ -50,7 +50,9 @@ func runVolumeZoneConflict(p *Pass) {
 		return
 	}
 	for _, g := range pendingGroups(p.Model) {
-		if g.owner.Kind == "DaemonSet" {
+		// A pod that claims no volume has no volume to conflict (and is
+		// not placed again for nothing).
+		if g.owner.Kind == "DaemonSet" || !sim.ClaimsVolumes(&g.pods[0].Spec) {
 			continue
 		}
 		pl := p.Sim.PlacePod(g.pods[0])

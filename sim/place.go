@@ -59,7 +59,9 @@ type Simulator struct {
 	nodeStatic map[string]*staticTable
 	// kindIndexes sorts nodes into kinds by the label keys pods read.
 	kindIndexes memo[string, *kindIndex]
-	podClass    memo[string, *Placement]
+	podClass    classMemo
+	// spare holds verdict slices Release handed back.
+	spare sync.Pool
 	// tolerating holds a source's verdict on a class given more tolerations.
 	tolerating memo[toleratingKey, *Verdict]
 	// quick holds whether a scheduling class fits some source (quickFits).
@@ -120,6 +122,54 @@ func (c *memo[K, V]) get(k K, compute func() V) V {
 	c.m[k] = v
 	c.mu.Unlock()
 	return v
+}
+
+// classMemo shares placements between the pods of a class. A placement holds
+// a verdict for every node, so classes times nodes is what keeping them all
+// costs: tens of millions of verdicts in a large cluster scaling up, where
+// most classes are asked for once. Placements are kept while the verdicts
+// kept stay within keptVerdicts; beyond it, a class is kept only once it
+// has been asked for a second time. The answers are the same either way: a
+// placement not kept is worked out again.
+type classMemo struct {
+	mu    sync.Mutex
+	m     map[string]*Placement
+	asked map[string]struct{}
+	kept  int
+}
+
+// keptVerdicts bounds the verdicts classMemo keeps of classes asked for once
+// (about 16 MiB).
+const keptVerdicts = 1 << 18
+
+func (c *classMemo) get(k string, compute func() *Placement) *Placement {
+	c.mu.Lock()
+	p, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = compute()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.m[k]; ok {
+		return q
+	}
+	_, again := c.asked[k]
+	if !again && c.kept+len(p.Verdicts) > keptVerdicts {
+		if c.asked == nil {
+			c.asked = map[string]struct{}{}
+		}
+		c.asked[k] = struct{}{}
+		p.own = true
+		return p
+	}
+	if c.m == nil {
+		c.m = map[string]*Placement{}
+	}
+	c.m[k] = p
+	c.kept += len(p.Verdicts)
+	return p
 }
 
 type placementKey struct {
@@ -204,6 +254,7 @@ func (s *Simulator) Place(w *cluster.Workload, phase cluster.Phase) *Placement {
 	s.mu.Lock()
 	s.results[key] = p.Result()
 	if keepPlacement(w, p) {
+		p.own = false
 		s.placements[key] = p
 	}
 	s.mu.Unlock()
@@ -271,6 +322,32 @@ func (s *Simulator) VerdictTolerating(w *cluster.Workload, phase cluster.Phase, 
 type toleratingKey struct {
 	class string
 	src   *Source
+}
+
+// Release hands the verdicts of a placement its caller is done with to the
+// next placement, when nothing else holds them: a class placed once against
+// thousands of nodes otherwise leaves a slice of thousands of verdicts for the
+// collector, once per class. Neither pl nor anything read from its verdicts
+// may be used afterwards (their reasons and sources may: they are not
+// handed on).
+func (s *Simulator) Release(pl *Placement) {
+	if pl == nil || !pl.own || cap(pl.Verdicts) == 0 {
+		return
+	}
+	vs := pl.Verdicts[:cap(pl.Verdicts)]
+	clear(vs)
+	vs = vs[:0]
+	pl.Verdicts, pl.own = nil, false
+	s.spare.Put(&vs)
+}
+
+// verdicts is an empty slice for at least n verdicts, one handed back by
+// Release when there is one.
+func (s *Simulator) verdicts(n int) []Verdict {
+	if p, ok := s.spare.Get().(*[]Verdict); ok && cap(*p) >= n {
+		return *p
+	}
+	return make([]Verdict, 0, n)
 }
 
 // PlacePod answers for a live pod (its own spec, which may differ from its
@@ -377,7 +454,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 	if only != nil {
 		pl.Verdicts = make([]Verdict, 0, 1)
 	} else {
-		pl.Verdicts = make([]Verdict, 0, len(s.m.FargateProfiles)+len(s.m.NodeGroups)+len(s.m.Nodes)+len(s.m.NodePools))
+		pl.Verdicts = s.verdicts(len(s.m.FargateProfiles) + len(s.m.NodeGroups) + len(s.m.Nodes) + len(s.m.NodePools))
 	}
 
 	pl.Fargate = ProfileFor(s.m.FargateProfiles, pod.Namespace, pod.Labels, pod.Annotations)

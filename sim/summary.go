@@ -216,7 +216,7 @@ func (p *Placement) nearest(k cluster.CapacityKind) nearestKind {
 		if p.memo.shared == nil {
 			return p.nearestOrder(k)
 		}
-		return p.memo.shared.get(k, p.Verdicts, p.nearestOrder)
+		return p.memo.shared.get(k, p.Verdicts, p.own, p.nearestOrder)
 	})
 }
 
@@ -240,7 +240,7 @@ type nearestSeen struct {
 	nk nearestKind
 }
 
-func (n *nearestShared) get(k cluster.CapacityKind, vs []Verdict, compute func(cluster.CapacityKind) nearestKind) nearestKind {
+func (n *nearestShared) get(k cluster.CapacityKind, vs []Verdict, own bool, compute func(cluster.CapacityKind) nearestKind) nearestKind {
 	h := refusalsHash(k, vs)
 	n.mu.Lock()
 	for _, e := range n.m[h] {
@@ -254,6 +254,10 @@ func (n *nearestShared) get(k cluster.CapacityKind, vs []Verdict, compute func(c
 	n.mu.Lock()
 	if n.m == nil {
 		n.m = map[uint64][]nearestSeen{}
+	}
+	if own {
+		// The placement's verdicts may be handed on (Release): keep a copy.
+		vs = slices.Clone(vs)
 	}
 	n.m[h] = append(n.m[h], nearestSeen{k: k, vs: vs, nk: nk})
 	n.mu.Unlock()

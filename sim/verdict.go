@@ -192,6 +192,9 @@ type Placement struct {
 	// a placement among hundreds of NodePools is not cheap to summarize.
 	// Copies that share the verdicts share it.
 	memo *summaryMemo
+	// own: no memo holds the verdicts (the class was not kept), so Release
+	// may hand them to the next placement.
+	own bool
 }
 
 type summaryMemo struct {

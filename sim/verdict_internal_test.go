@@ -150,3 +150,117 @@ func TestVerdictToleratingIsPlaceTolerating(t *testing.T) {
 		}
 	}
 }
+
+// classMemo keeps placements while the verdicts it keeps stay within its
+// bound; past it, a class asked for once is answered and let go, and kept
+// from its second asking on. Whatever it keeps, a class's answer is the same.
+func TestClassMemoKeepsWithinItsBound(t *testing.T) {
+	t.Parallel()
+	var c classMemo
+	computed := map[string]int{}
+	placement := func(k string, n int) func() *Placement {
+		return func() *Placement {
+			computed[k]++
+			return &Placement{Verdicts: make([]Verdict, n)}
+		}
+	}
+	big := keptVerdicts / 2
+	for _, k := range []string{"a", "b"} {
+		c.get(k, placement(k, big))
+	}
+	if c.kept != 2*big {
+		t.Fatalf("kept %d verdicts, want %d", c.kept, 2*big)
+	}
+	// Beyond the bound: computed each time it is asked for once, then kept.
+	first := c.get("c", placement("c", 10))
+	if _, ok := c.m["c"]; ok {
+		t.Fatal("a class asked for once past the bound was kept")
+	}
+	second := c.get("c", placement("c", 10))
+	third := c.get("c", placement("c", 10))
+	if computed["c"] != 2 || second != third || len(first.Verdicts) != len(third.Verdicts) {
+		t.Fatalf("class c computed %d times (want 2), second and third answers shared: %t", computed["c"], second == third)
+	}
+	for _, k := range []string{"a", "b"} {
+		c.get(k, placement(k, big))
+		if computed[k] != 1 {
+			t.Fatalf("kept class %s computed %d times", k, computed[k])
+		}
+	}
+}
+
+// Placements of classes the memo lets go hand their verdicts on once
+// released, and what is placed, summarized and compared afterwards is what a
+// simulator that keeps every class answers: released slices are reused, and
+// the rankings that later placements refused alike share hold their own copy
+// of the verdicts. A class asked for again is kept, and keeps its verdicts.
+func TestReleasedVerdictsAreReusedWithoutChangingAnswers(t *testing.T) {
+	t.Parallel()
+	var nodes []*cluster.Node
+	for i := range 40 {
+		n := liveNode(fmt.Sprintf("n%02d", i), allocatable(fmt.Sprint(1+i%4), "8Gi", 110))
+		n.Labels["team"] = []string{"a", "b", "c"}[i%3]
+		nodes = append(nodes, n)
+	}
+	// Pods of one round differ from the other round's in a request no node
+	// lacks: other classes, refused alike.
+	pods := func(mem string) []*cluster.Pod {
+		var out []*cluster.Pod
+		for _, cpu := range []string{"500m", "1500m", "2500m", "3500m", "6"} {
+			for _, team := range []string{"a", "b", "z"} {
+				spec := corev1.PodSpec{Containers: []corev1.Container{container(cpu, mem)}, NodeSelector: map[string]string{"team": team}}
+				out = append(out, &cluster.Pod{Object: &cluster.Object{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "p-" + cpu + team + mem}, Spec: spec})
+			}
+		}
+		return out
+	}
+	keeping := New(&cluster.Model{Nodes: nodes})
+	releasing := New(&cluster.Model{Nodes: nodes})
+	releasing.podClass.kept = keptVerdicts // every class from here on is past the bound
+	check := func(p *cluster.Pod) *Placement {
+		want := keeping.PlacePod(p)
+		got := releasing.PlacePod(p)
+		if got.Summary() != want.Summary() || got.NodeSummary() != want.NodeSummary() || fmt.Sprint(got.Grouped(5)) != fmt.Sprint(want.Grouped(5)) {
+			t.Fatalf("pod %s: released placements answer\n%s\nwhere a kept one answers\n%s", p.Object.Name, got.Summary(), want.Summary())
+		}
+		for i := range want.Verdicts {
+			g, w := got.Verdicts[i], want.Verdicts[i]
+			if g.Source.Name != w.Source.Name || g.Result != w.Result || fmt.Sprint(g.Reasons) != fmt.Sprint(w.Reasons) {
+				t.Fatalf("pod %s: verdict %d differs", p.Object.Name, i)
+			}
+		}
+		return got
+	}
+	firsts := map[*Verdict]bool{}
+	for _, mem := range []string{"", "1Mi", "2Mi"} {
+		var placed []*Placement
+		for _, p := range pods(mem) {
+			got := check(p)
+			if !got.own {
+				t.Fatalf("pod %s: a class past the bound is not its caller's own", p.Object.Name)
+			}
+			placed = append(placed, got)
+		}
+		// Released together, once all are summarized: most released slices
+		// are not reused by the next round before it ranks its refusals.
+		for _, pl := range placed {
+			firsts[&pl.Verdicts[:1][0]] = true
+			releasing.Release(pl)
+			if pl.Verdicts != nil {
+				t.Fatal("a released placement keeps its verdicts")
+			}
+		}
+	}
+	next := releasing.verdicts(len(nodes))
+	if cap(next) == 0 || !firsts[&next[:1][0]] {
+		t.Fatal("no released slice was handed to a later placement")
+	}
+	again := check(pods("")[0])
+	if again.own {
+		t.Fatal("a class asked for a second time is not kept")
+	}
+	releasing.Release(again)
+	if again.Verdicts == nil {
+		t.Fatal("a kept class's verdicts were handed on")
+	}
+}

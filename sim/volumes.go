@@ -189,12 +189,19 @@ func (pv *podVolumes) none() bool {
 	return pv == nil || pv.key == ""
 }
 
+// ClaimsVolumes reports whether a pod's spec claims persistent volumes (a
+// claim or an ephemeral volume): without them, and outside a StatefulSet,
+// placement has no volume to answer for.
+func ClaimsVolumes(spec *corev1.PodSpec) bool {
+	return slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool {
+		return v.PersistentVolumeClaim != nil || v.Ephemeral != nil
+	})
+}
+
 // volumesOf works out the pod's volumes. The claims a StatefulSet's
 // volumeClaimTemplates make are the owner's (in files, where no pod exists).
 func (s *Simulator) volumesOf(w *cluster.Workload, pod *corev1.Pod) *podVolumes {
-	hasClaims := slices.ContainsFunc(pod.Spec.Volumes, func(v corev1.Volume) bool {
-		return v.PersistentVolumeClaim != nil || v.Ephemeral != nil
-	})
+	hasClaims := ClaimsVolumes(&pod.Spec)
 	templates := w != nil && w.Object != nil && w.Object.Kind == "StatefulSet"
 	if !hasClaims && !templates {
 		return nil
