@@ -308,21 +308,27 @@ func (d *objectDecoder) generic() (any, error) {
 	}
 }
 
-// prunePodSpecTyped is prunePodSpec for a typed spec.
+// prunePodSpecTyped is prunePodSpec for a typed spec. Its containers'
+// resource lists are shared with every equal list (a DaemonSet's pods on
+// every node ask alike).
 func prunePodSpecTyped(ps *corev1.PodSpec) {
 	for i := range ps.Containers {
-		pruneContainerTyped(&ps.Containers[i].Command, &ps.Containers[i].Args, ps.Containers[i].Env)
+		c := &ps.Containers[i]
+		pruneContainerTyped(&c.Command, &c.Args, c.Env, &c.Resources)
 	}
 	for i := range ps.InitContainers {
-		pruneContainerTyped(&ps.InitContainers[i].Command, &ps.InitContainers[i].Args, ps.InitContainers[i].Env)
+		c := &ps.InitContainers[i]
+		pruneContainerTyped(&c.Command, &c.Args, c.Env, &c.Resources)
 	}
 	for i := range ps.EphemeralContainers {
 		c := &ps.EphemeralContainers[i].EphemeralContainerCommon
-		pruneContainerTyped(&c.Command, &c.Args, c.Env)
+		pruneContainerTyped(&c.Command, &c.Args, c.Env, &c.Resources)
 	}
 }
 
-func pruneContainerTyped(command, args *[]string, env []corev1.EnvVar) {
+func pruneContainerTyped(command, args *[]string, env []corev1.EnvVar, res *corev1.ResourceRequirements) {
+	res.Requests = cluster.ShareResourceList(res.Requests)
+	res.Limits = cluster.ShareResourceList(res.Limits)
 	*command = cluster.CheckedFlags(*command)
 	*args = cluster.CheckedFlags(*args)
 	for i := range env {

@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	corev1 "k8s.io/api/core/v1"
@@ -426,41 +424,28 @@ func resourceList(v any) (corev1.ResourceList, error) {
 	if !ok {
 		return nil, fmt.Errorf("expected an object, found %s", describe(v))
 	}
+	decode := func() (corev1.ResourceList, error) {
+		out := make(corev1.ResourceList, len(m))
+		for k, x := range m {
+			if x == nil {
+				// A null quantity is zero, as the API server reads a pod.
+				out[corev1.ResourceName(k)] = resource.Quantity{}
+				continue
+			}
+			q, err := quantity(x)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[corev1.ResourceName(k)] = q
+		}
+		return out, nil
+	}
 	key, shareable := resourceListKey(m)
-	if shareable {
-		if l, ok := resourceLists.Load(key); ok {
-			return l.(corev1.ResourceList), nil
-		}
+	if !shareable {
+		return decode()
 	}
-	out := make(corev1.ResourceList, len(m))
-	for k, x := range m {
-		if x == nil {
-			// A null quantity is zero, as the API server reads a pod.
-			out[corev1.ResourceName(k)] = resource.Quantity{}
-			continue
-		}
-		q, err := quantity(x)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[corev1.ResourceName(k)] = q
-	}
-	if shareable && resourceListsHeld.Add(1) <= maxSharedResourceLists {
-		resourceLists.Store(key, out)
-	}
-	return out, nil
+	return cluster.SharedResourceList(key, decode)
 }
-
-// Resource lists repeat: most containers of a monorepo ask for one of a few
-// dozen combinations (a sidecar's, an init container's, the team's sizes).
-// Decoded lists are shared by their text, read-only like every decoded value,
-// so fifty thousand workloads do not hold a map each. The table is bounded.
-var (
-	resourceLists     sync.Map // resourceListKey -> corev1.ResourceList
-	resourceListsHeld atomic.Int64
-)
-
-const maxSharedResourceLists = 4096
 
 // resourceListKey is the text of a small resource list of string quantities,
 // keys in order ("cpu=100m\x00memory=64Mi"); false for any other list.
