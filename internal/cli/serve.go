@@ -96,6 +96,10 @@ type server struct {
 	lo    *liveOptions
 	start time.Time
 
+	// follower holds the cluster between reads; nil until a read succeeds.
+	// The loop sets it (under mu) and uses it.
+	follower *live.Follower
+
 	mu       sync.Mutex
 	ready    bool
 	latest   *analysisMetrics // nil before the first analysis
@@ -109,27 +113,28 @@ type server struct {
 // (a rollout changes many pods at once) before it analyses again.
 const debounce = 2 * time.Second
 
+// loop reads the cluster, then analyses it again soon after each change its
+// watches apply (reading nothing: the follower holds the cluster as it is)
+// and reads it all again every interval.
 func (sv *server) loop(ctx context.Context, interval time.Duration) {
 	trigger := make(chan struct{}, 1)
-	opts, err := sv.lo.liveOptions(sv.env)
-	if err == nil {
-		go func() {
-			_ = live.Watch(ctx, opts, func() {
-				select {
-				case trigger <- struct{}{}:
-				default:
-				}
-			})
-		}()
+	changed := func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
 	}
+	full := true
 	for {
-		sv.run(ctx)
+		sv.run(ctx, full, changed)
+		full = false
 		timer := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
+			full = true
 		case <-trigger:
 			timer.Stop()
 			select {
@@ -145,10 +150,12 @@ func (sv *server) loop(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// run analyses the cluster once and publishes the result.
-func (sv *server) run(ctx context.Context) {
+// run analyses the cluster once and publishes the result: read whole when
+// full (or when no read has succeeded yet), as the follower holds it
+// otherwise.
+func (sv *server) run(ctx context.Context, full bool, changed func()) {
 	began := time.Now()
-	m, err := sv.lo.load(ctx, sv.env)
+	err := sv.read(ctx, full, changed)
 	if err != nil {
 		sv.mu.Lock()
 		sv.failures++
@@ -156,6 +163,7 @@ func (sv *server) run(ctx context.Context) {
 		fmt.Fprintf(sv.env.Stderr, "%s: %v\n", progName(sv.env.prog), err)
 		return
 	}
+	m := source.Build(sv.follower.Model())
 	cs := []*source.Cluster{{Name: m.Live.Context, Model: m}}
 	r := runChecks(sv.set, cs)
 	findings, suppressed := r.findings, r.suppressed
@@ -170,6 +178,33 @@ func (sv *server) run(ctx context.Context) {
 	sv.latest = &a
 	sv.json, sv.html = js.Bytes(), page.Bytes()
 	sv.ready = true
+}
+
+// read brings the follower up to date: the first read starts it and its
+// watches, a full one reads everything again.
+func (sv *server) read(ctx context.Context, full bool, changed func()) error {
+	if sv.follower != nil {
+		if !full {
+			return nil
+		}
+		if err := sv.follower.Refresh(ctx); err != nil {
+			return fmt.Errorf("read the cluster: %w", err)
+		}
+		return nil
+	}
+	opts, err := sv.lo.liveOptions(sv.env)
+	if err != nil {
+		return err
+	}
+	f, err := live.Follow(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("read the cluster: %w", err)
+	}
+	sv.mu.Lock()
+	sv.follower = f
+	sv.mu.Unlock()
+	go f.Watch(ctx, changed)
+	return nil
 }
 
 func (sv *server) routes() http.Handler {

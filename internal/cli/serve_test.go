@@ -53,6 +53,7 @@ func TestServeFollowsTheCluster(t *testing.T) {
 		`eksdoctor_findings{check="finalizer-stuck",namespace="",severity="error"} 1`,
 		"# TYPE eksdoctor_pending_pods gauge\n",
 		"eksdoctor_runs_total 1\n",
+		"eksdoctor_full_reads_total 1\n",
 		"eksdoctor_last_run_timestamp_seconds ",
 		"eksdoctor_run_duration_seconds ",
 	} {
@@ -97,6 +98,15 @@ func TestServeFollowsTheCluster(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("the new Pending pod showed in the metrics %s after it was created (interval %s)", time.Since(created).Round(100*time.Millisecond), interval)
+	// It came from the watches, not from reading the cluster again.
+	for _, want := range []string{"eksdoctor_full_reads_total 1\n", "eksdoctor_watch_errors_total 0\n"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q:\n%s", want, metrics)
+		}
+	}
+	if strings.Contains(metrics, "eksdoctor_watched_changes_total 0\n") {
+		t.Errorf("no watched change counted:\n%s", metrics)
+	}
 
 	if strings.Contains(metrics, "eksdoctor_read_errors{") {
 		t.Errorf("the chart's RBAC does not let serve read everything:\n%s", metrics)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 // The metrics serve exposes. Their names, labels and help texts are part of
@@ -29,6 +31,12 @@ var (
 		"Analyses completed.", nil, nil)
 	failuresDesc = prometheus.NewDesc("eksdoctor_run_failures_total",
 		"Analyses that could not read the cluster.", nil, nil)
+	fullReadsDesc = prometheus.NewDesc("eksdoctor_full_reads_total",
+		"Reads of the whole cluster (the first included); between them, watches keep pods, nodes, NodePools and NodeClaims current.", nil, nil)
+	changesDesc = prometheus.NewDesc("eksdoctor_watched_changes_total",
+		"Changes to pods, nodes, NodePools and NodeClaims the watches delivered and applied.", nil, nil)
+	watchErrorsDesc = prometheus.NewDesc("eksdoctor_watch_errors_total",
+		"Watches that could not be opened or ended in an error (each opened again after a pause).", nil, nil)
 )
 
 // serverCollector exposes the server's latest analysis (none before the
@@ -36,15 +44,19 @@ var (
 type serverCollector struct{ sv *server }
 
 func (serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{findingsDesc, suppressedDesc, pendingDesc, readErrorsDesc, lastRunDesc, durationDesc, runsDesc, failuresDesc} {
+	for _, d := range []*prometheus.Desc{findingsDesc, suppressedDesc, pendingDesc, readErrorsDesc, lastRunDesc, durationDesc, runsDesc, failuresDesc, fullReadsDesc, changesDesc, watchErrorsDesc} {
 		ch <- d
 	}
 }
 
 func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	c.sv.mu.Lock()
-	latest, runs, failures := c.sv.latest, c.sv.runs, c.sv.failures
+	latest, runs, failures, f := c.sv.latest, c.sv.runs, c.sv.failures, c.sv.follower
 	c.sv.mu.Unlock()
+	var follow live.FollowCounts
+	if f != nil {
+		follow = f.Counts()
+	}
 	metric := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		m, err := prometheus.NewConstMetric(d, t, v, labels...)
 		if err != nil {
@@ -54,6 +66,9 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	metric(runsDesc, prometheus.CounterValue, float64(runs))
 	metric(failuresDesc, prometheus.CounterValue, float64(failures))
+	metric(fullReadsDesc, prometheus.CounterValue, float64(follow.Reads))
+	metric(changesDesc, prometheus.CounterValue, float64(follow.Changes))
+	metric(watchErrorsDesc, prometheus.CounterValue, float64(follow.WatchErrors))
 	if latest == nil {
 		return
 	}

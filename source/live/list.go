@@ -61,6 +61,9 @@ func listPath(gvr schema.GroupVersionResource, ns string) []string {
 type decodedPage struct {
 	objects []map[string]any
 	pods    []*cluster.Pod
+	// rv is the resourceVersion the list was read at (its first page's):
+	// what a watch of it starts from.
+	rv string
 }
 
 // listPages reads every object of gvr, page by page: each page is asked for
@@ -108,6 +111,9 @@ func (r *reader) listOnce(ctx context.Context, gvr schema.GroupVersionResource, 
 		if err != nil {
 			return decodedPage{}, &pageError{err: err}
 		}
+		if cont == "" {
+			all.rv = d.listRV
+		}
 		r.progress.add(n)
 		if next == "" {
 			return all, nil
@@ -153,6 +159,7 @@ func (d *objectDecoder) decodePage(data []byte, p *decodedPage) (string, int, er
 		p.objects = append(p.objects, obj)
 		p.pods = append(p.pods, pod)
 	}
+	d.listRV = head.Metadata.ResourceVersion
 	return head.Metadata.Continue, len(items), nil
 }
 
@@ -161,7 +168,8 @@ type listHead struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
-		Continue string `json:"continue"`
+		Continue        string `json:"continue"`
+		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
 }
 

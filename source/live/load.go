@@ -121,6 +121,10 @@ type reader struct {
 	// objects that are not pods).
 	pods    []*cluster.Pod
 	skipped []cluster.Skipped
+	// lists are the followed resources' lists read (see Follower), by
+	// resource: where their objects are in objects, and the resourceVersion
+	// they were read at.
+	lists map[schema.GroupVersionResource]listed
 }
 
 func (r *reader) skip(resource, reason string) {
@@ -129,9 +133,15 @@ func (r *reader) skip(resource, reason string) {
 	r.skipped = append(r.skipped, cluster.Skipped{Resource: resource, Reason: reason})
 }
 
-func (r *reader) add(p decodedPage) {
+func (r *reader) add(gvr schema.GroupVersionResource, ns string, p decodedPage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if followed(gvr) {
+		if r.lists == nil {
+			r.lists = map[schema.GroupVersionResource]listed{}
+		}
+		r.lists[gvr] = listed{from: len(r.objects), n: len(p.objects), rv: p.rv, namespace: ns}
+	}
 	r.objects = append(r.objects, p.objects...)
 	r.pods = append(r.pods, p.pods...)
 }
@@ -180,6 +190,7 @@ func read(ctx context.Context, cfg *rest.Config, contextName string, opts Option
 		Skipped:   r.skipped,
 		Objects:   r.objects,
 		pods:      r.pods,
+		lists:     r.lists,
 		budget:    opts.Budget,
 	}, nil
 }
@@ -295,9 +306,13 @@ func canList(verbs metav1.Verbs) bool {
 func (r *reader) list(ctx context.Context, res resource, versions []string, namespaced bool) error {
 	for i, v := range versions {
 		gvr := schema.GroupVersionResource{Group: res.group, Version: v, Resource: res.resource}
-		items, err := r.listVersion(ctx, gvr, namespaced, res.selector)
+		ns := ""
+		if namespaced {
+			ns = r.opts.Namespace
+		}
+		items, err := r.listPages(ctx, gvr, ns, res.selector)
 		if err == nil {
-			r.add(items)
+			r.add(gvr, ns, items)
 			return nil
 		}
 		if fatal(ctx, err) {
@@ -314,14 +329,6 @@ func (r *reader) list(ctx context.Context, res resource, versions []string, name
 	return nil
 }
 
-func (r *reader) listVersion(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool, selector string) (decodedPage, error) {
-	ns := ""
-	if namespaced {
-		ns = r.opts.Namespace
-	}
-	return r.listPages(ctx, gvr, ns, selector)
-}
-
 // getAwsAuth fetches kube-system/aws-auth by name: reading it through a list of
 // ConfigMaps would need permission to read every ConfigMap. A cluster without it
 // (access entries only) is not an error.
@@ -335,7 +342,7 @@ func (r *reader) getAwsAuth(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
-		r.add(decodedPage{objects: []map[string]any{cm.Object}, pods: []*cluster.Pod{nil}})
+		r.add(gvr, awsAuthNamespace, decodedPage{objects: []map[string]any{cm.Object}, pods: []*cluster.Pod{nil}})
 		r.progress.add(1)
 		return nil
 	case apierrors.IsNotFound(err):

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/parallel"
@@ -31,6 +32,9 @@ type state struct {
 	// what a snapshot's reader already kept within it.
 	budget Budget
 	spent  *spending
+	// lists says where the followed resources' objects are in Objects
+	// (a live read only; see Follower).
+	lists map[schema.GroupVersionResource]listed
 }
 
 // origin is where every object of a cluster read comes from: the context, with no

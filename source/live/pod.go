@@ -52,6 +52,8 @@ type objectDecoder struct {
 	// head is what a list's items leave out and take from the list: its
 	// apiVersion and kind (nil for a snapshot's objects, which carry theirs).
 	head map[string]any
+	// listRV is the resourceVersion of the last list page decoded.
+	listRV string
 }
 
 // intern returns the copy of s the decoder holds already, if any.

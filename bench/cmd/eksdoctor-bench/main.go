@@ -23,6 +23,13 @@
 //	                                 objects of a generated snapshot (10,000 pods, or 100,000),
 //	                                 then time `BIN cluster` beside `BIN snapshot` (the same
 //	                                 reads, no analysis: the floor), median of five runs each
+//	eksdoctor-bench churn BIN [large] [SHAPE] [DURATION] [N/min]
+//	                                 fill a real API server as cluster does, start `BIN serve` on
+//	                                 it and change its pods N times a minute (1000) for DURATION
+//	                                 (30m): most relabelled, every tenth deleted and created again;
+//	                                 print the time of the analyses that followed changes
+//	                                 (median, 95th percentile, most), serve's memory after five
+//	                                 minutes and at the end, and its read errors
 //	eksdoctor-bench hostile BIN [CASE...]
 //	                                 run the eksdoctor binary BIN on every hostile input (or the
 //	                                 named ones) and on examples/broken, and print wall time and
@@ -44,7 +51,7 @@ import (
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
 
-const usage = "usage: eksdoctor-bench gen|parse DIR | static BIN DIR | snapshot FILE [large|huge] [SHAPE] | live BIN FILE | cluster BIN [large] [SHAPE] | hostile BIN [CASE...]"
+const usage = "usage: eksdoctor-bench gen|parse DIR | static BIN DIR | snapshot FILE [large|huge] [SHAPE] | live BIN FILE | cluster BIN [large] [SHAPE] | churn BIN [large] [SHAPE] [DURATION] [N/min] | hostile BIN [CASE...]"
 
 func main() {
 	hostile.Launch()
@@ -113,6 +120,8 @@ func run(cmd string, args []string) error {
 			return err
 		}
 		return runCluster(args[0], o)
+	case "churn":
+		return runChurn(args[0], args[1:])
 	case "hostile":
 		return runHostile(args[0], args[1:])
 	default:
@@ -200,25 +209,51 @@ func runCluster(bin string, o bench.SnapshotOptions) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "eksdoctor-bench-cluster-")
+	c, err := startCluster(o)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer c.stop()
+	out := filepath.Join(c.dir, "read.json")
+	return pair(bin, []string{"cluster", "--kubeconfig", c.kubeconfig}, "eksdoctor cluster",
+		bin, []string{"snapshot", "--kubeconfig", c.kubeconfig, "-o", out}, "floor: eksdoctor snapshot (reads)")
+}
+
+// benchCluster is a real API server holding a generated cluster.
+type benchCluster struct {
+	env        *testenv.Env
+	dir        string
+	kubeconfig string
+}
+
+func (c *benchCluster) stop() {
+	c.env.Stop()
+	os.RemoveAll(c.dir)
+}
+
+// startCluster starts a real API server and creates in it the objects of a
+// snapshot generated with o.
+func startCluster(o bench.SnapshotOptions) (*benchCluster, error) {
+	dir, err := os.MkdirTemp("", "eksdoctor-bench-cluster-")
+	if err != nil {
+		return nil, err
+	}
 	snap := filepath.Join(dir, "generated.json")
 	if _, err := bench.GenerateSnapshot(snap, o); err != nil {
-		return err
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	env, err := testenv.Start(testenv.Options{})
 	if err != nil {
-		return err
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	defer env.Stop()
-	ctx := context.Background()
+	c := &benchCluster{env: env, dir: dir}
 	began := time.Now()
-	created, refused, firstErr, err := bench.Populate(ctx, env.Config, snap)
+	created, refused, firstErr, err := bench.Populate(context.Background(), env.Config, snap)
 	if err != nil {
-		return err
+		c.stop()
+		return nil, err
 	}
 	fmt.Printf("created %d objects in %s", created, time.Since(began).Round(time.Second))
 	if refused > 0 {
@@ -227,15 +262,15 @@ func runCluster(bin string, o bench.SnapshotOptions) error {
 	fmt.Println()
 	kc, err := testenv.Kubeconfig(env.Config, "bench")
 	if err != nil {
-		return err
+		c.stop()
+		return nil, err
 	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		return err
+	c.kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(c.kubeconfig, kc, 0o600); err != nil {
+		c.stop()
+		return nil, err
 	}
-	out := filepath.Join(dir, "read.json")
-	return pair(bin, []string{"cluster", "--kubeconfig", kubeconfig}, "eksdoctor cluster",
-		bin, []string{"snapshot", "--kubeconfig", kubeconfig, "-o", out}, "floor: eksdoctor snapshot (reads)")
+	return c, nil
 }
 
 // median returns the median wall time and peak RSS of runs.
