@@ -196,6 +196,23 @@ func writeSources(b *strings.Builder, paint bool, ph ExplainPhase, indent string
 
 // Phase renders one placement.
 func Phase(pl *sim.Placement) ExplainPhase {
+	return phase(pl, false)
+}
+
+// MapPhase renders one placement for the capacity map: as Phase, but when
+// collapse is set its nodes are the one "nodes" source the map shows of a
+// cluster of many (see CollapsesNodes), counted straight from the verdicts,
+// so that a cluster of thousands of nodes is not rendered node by node for
+// every workload first.
+func MapPhase(pl *sim.Placement, collapse bool) ExplainPhase {
+	return phase(pl, collapse)
+}
+
+// CollapsesNodes reports whether the capacity map shows the nodes of a
+// cluster as one column when its placements name n nodes in all.
+func CollapsesNodes(n int) bool { return n > maxNodeColumns }
+
+func phase(pl *sim.Placement, collapse bool) ExplainPhase {
 	pj := ExplainPhase{Phase: pl.Phase.String(), Result: pl.Result().String(), Summary: pl.Summary(), Requests: map[string]string{}}
 	pj.Karpenter = pl.KarpenterMessage()
 	if pl.Fargate != nil {
@@ -204,12 +221,20 @@ func Phase(pl *sim.Placement) ExplainPhase {
 	for k, q := range pl.Requests {
 		pj.Requests[string(k)] = q.String()
 	}
+	var nodes nodeCount
 	for _, v := range pl.Verdicts {
+		if collapse && v.Source.Kind == cluster.KindNode {
+			nodes.add(v)
+			continue
+		}
 		sj := ExplainSource{Kind: v.Source.Kind.String(), Name: v.Source.Name, Origin: originPtr(v.Source.Origin()), Result: v.Result.String(), InstanceTypes: v.InstanceTypes}
 		for _, r := range v.Reasons {
 			sj.Reasons = append(sj.Reasons, r.Text())
 		}
 		pj.Sources = append(pj.Sources, sj)
+	}
+	if nodes.total > 0 {
+		pj.Sources = append([]ExplainSource{nodes.source()}, pj.Sources...)
 	}
 	return pj
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/sim"
 )
 
 // The capacity map: workloads × capacity sources, a row per workload and
@@ -127,7 +128,13 @@ func mapRows(workloads []Explanation) (columns []string, rows []*mapRow, nss map
 					columns = append(columns, col)
 				}
 				cells[col] = s
-				fmt.Fprintf(&sig, "\x00%s=%s:%s", col, s.Result, strings.Join(s.Reasons, ";"))
+				sig.WriteString("\x00" + col + "=" + s.Result + ":")
+				for i, r := range s.Reasons {
+					if i > 0 {
+						sig.WriteString(";")
+					}
+					sig.WriteString(r)
+				}
 			}
 			key := sig.String()
 			r, ok := byKey[key]
@@ -217,39 +224,67 @@ func mapRowOf(r *mapRow, columns []string, cname string, anchor map[string]strin
 // collapseNodes makes one "nodes" source of a placement's node verdicts.
 func collapseNodes(sources []ExplainSource) []ExplainSource {
 	var out []ExplainSource
-	total, fit := 0, 0
-	reasons := map[string]int{}
+	var nodes nodeCount
 	for _, s := range sources {
 		if s.Kind != "node" {
 			out = append(out, s)
 			continue
 		}
-		total++
+		nodes.total++
 		switch {
 		case s.Result == "fits":
-			fit++
+			nodes.fit++
 		case len(s.Reasons) > 0:
-			reasons[s.Reasons[0]]++
+			nodes.reason(s.Reasons[0])
 		}
 	}
-	if total == 0 {
+	if nodes.total == 0 {
 		return out
 	}
-	n := ExplainSource{Kind: "nodes", Name: fmt.Sprintf("(%d)", total)}
-	if fit > 0 {
-		n.Result = "fits"
-		n.Reasons = []string{fmt.Sprintf("%d of %d nodes take the pods", fit, total)}
-	} else {
-		n.Result = "refuses"
-		best, bestN := "", 0
-		for r, c := range reasons {
-			if c > bestN || c == bestN && r < best {
-				best, bestN = r, c
-			}
-		}
-		n.Reasons = []string{fmt.Sprintf("0/%d nodes take the pods; %d: %s", total, bestN, best)}
+	return append([]ExplainSource{nodes.source()}, out...)
+}
+
+// nodeCount is what the map's one "nodes" source says of many nodes: how
+// many take the pods, else the reason most give.
+type nodeCount struct {
+	total, fit int
+	reasons    map[string]int
+}
+
+func (n *nodeCount) reason(r string) {
+	if n.reasons == nil {
+		n.reasons = map[string]int{}
 	}
-	return append([]ExplainSource{n}, out...)
+	n.reasons[r]++
+}
+
+// add counts a node's verdict as collapseNodes counts its rendered source.
+func (n *nodeCount) add(v sim.Verdict) {
+	n.total++
+	switch {
+	case v.Result == sim.Fits:
+		n.fit++
+	case len(v.Reasons) > 0:
+		n.reason(v.Reasons[0].Text())
+	}
+}
+
+func (n *nodeCount) source() ExplainSource {
+	s := ExplainSource{Kind: "nodes", Name: fmt.Sprintf("(%d)", n.total)}
+	if n.fit > 0 {
+		s.Result = "fits"
+		s.Reasons = []string{fmt.Sprintf("%d of %d nodes take the pods", n.fit, n.total)}
+		return s
+	}
+	s.Result = "refuses"
+	best, bestN := "", 0
+	for r, c := range n.reasons {
+		if c > bestN || c == bestN && r < best {
+			best, bestN = r, c
+		}
+	}
+	s.Reasons = []string{fmt.Sprintf("0/%d nodes take the pods; %d: %s", n.total, bestN, best)}
+	return s
 }
 
 // resultOf says a result with a symbol and a word, never by colour alone.

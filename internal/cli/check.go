@@ -136,10 +136,11 @@ func htmlClusters(cs []*source.Cluster, sims []*sim.Simulator, withTeardown bool
 			phases = []cluster.Phase{cluster.Steady}
 		}
 		hc := report.HTMLCluster{Name: c.Name, Inputs: inputsOf(m)}
+		collapse := collapsesNodes(s, m.Workloads, phases)
 		for _, w := range m.Workloads {
 			d := report.Explanation{Object: w.Ref().String(), Origin: report.OriginOf(w.Object.Origin)}
 			for _, ph := range phases {
-				d.Phases = append(d.Phases, report.Phase(s.Place(w, ph)))
+				d.Phases = append(d.Phases, report.MapPhase(s.Place(w, ph), collapse))
 			}
 			hc.Workloads = append(hc.Workloads, d)
 		}
@@ -149,6 +150,26 @@ func htmlClusters(cs []*source.Cluster, sims []*sim.Simulator, withTeardown bool
 		out[i] = hc
 	}
 	return out
+}
+
+// collapsesNodes reports whether the capacity map shows the nodes the
+// workloads' placements name as one column: whether they name more than the
+// map shows one by one (it stops counting there).
+func collapsesNodes(s *sim.Simulator, ws []*cluster.Workload, phases []cluster.Phase) bool {
+	nodes := map[string]bool{}
+	for _, w := range ws {
+		for _, ph := range phases {
+			for _, v := range s.Place(w, ph).Verdicts {
+				if v.Source.Kind == cluster.KindNode {
+					nodes[v.Source.Name] = true
+				}
+			}
+			if report.CollapsesNodes(len(nodes)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // inputsOf are the files a model was read from, sorted (a running cluster's

@@ -100,10 +100,15 @@ type server struct {
 	// The loop sets it (under mu) and uses it.
 	follower *live.Follower
 
-	mu       sync.Mutex
-	ready    bool
-	latest   *analysisMetrics // nil before the first analysis
-	html     []byte
+	// analysing is held while an analysis runs and while the HTML report of
+	// the latest one is written: both read the pods the follower holds.
+	analysing sync.Mutex
+
+	mu     sync.Mutex
+	ready  bool
+	latest *analysisMetrics // nil before the first analysis
+	// html writes the latest analysis's HTML report (once).
+	html     func() []byte
 	json     []byte
 	runs     int
 	failures int
@@ -163,20 +168,30 @@ func (sv *server) run(ctx context.Context, full bool, changed func()) {
 		fmt.Fprintf(sv.env.Stderr, "%s: %v\n", progName(sv.env.prog), err)
 		return
 	}
+	sv.analysing.Lock()
+	defer sv.analysing.Unlock()
 	m := source.Build(sv.follower.Model())
 	cs := []*source.Cluster{{Name: m.Live.Context, Model: m}}
 	r := runChecks(sv.set, cs)
 	findings, suppressed := r.findings, r.suppressed
-	took := time.Since(began)
-	var js, page bytes.Buffer
+	var js bytes.Buffer
 	_ = report.JSON(&js, findings, r.set.options(suppressed))
-	_ = report.HTML(&page, htmlClusters(cs, r.sims, false), findings, r.set.options(suppressed))
+	took := time.Since(began)
+	// The HTML report of a large cluster takes longer to write than the
+	// analysis: it is written when first asked for, once per analysis.
+	html := sync.OnceValue(func() []byte {
+		sv.analysing.Lock()
+		defer sv.analysing.Unlock()
+		var page bytes.Buffer
+		_ = report.HTML(&page, htmlClusters(cs, r.sims, false), findings, r.set.options(suppressed))
+		return page.Bytes()
+	})
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.runs++
 	a := measureAnalysis(m, findings, suppressed, time.Now(), took)
 	sv.latest = &a
-	sv.json, sv.html = js.Bytes(), page.Bytes()
+	sv.json, sv.html = js.Bytes(), html
 	sv.ready = true
 }
 
@@ -239,7 +254,15 @@ func (sv *server) routes() http.Handler {
 	// The latest analysis (none before the first), then the counters as
 	// they are now: a failed run since shows at once.
 	mux.HandleFunc("/metrics", readOnly(sv.metricsHandler().ServeHTTP))
-	mux.HandleFunc("/report", serve(latest(func() []byte { return sv.html }), "text/html; charset=utf-8"))
+	mux.HandleFunc("/report", serve(func() ([]byte, bool) {
+		sv.mu.Lock()
+		html, ready := sv.html, sv.ready
+		sv.mu.Unlock()
+		if !ready {
+			return nil, false
+		}
+		return html(), true
+	}, "text/html; charset=utf-8"))
 	mux.HandleFunc("/report.json", serve(latest(func() []byte { return sv.json }), "application/json"))
 	mux.HandleFunc("/healthz", serve(func() ([]byte, bool) { return []byte("ok\n"), true }, "text/plain; charset=utf-8"))
 	mux.HandleFunc("/readyz", serve(latest(func() []byte { return []byte("ok\n") }), "text/plain; charset=utf-8"))
