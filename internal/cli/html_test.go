@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	htmlstd "html"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,12 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/eksdoctor/eksdoctor/bench"
+	"github.com/eksdoctor/eksdoctor/cluster"
+	"github.com/eksdoctor/eksdoctor/report"
+	"github.com/eksdoctor/eksdoctor/source"
+	"github.com/eksdoctor/eksdoctor/source/live"
 )
 
 // chromium finds the headless browser: EKSDOCTOR_CHROMIUM, else chromium on
@@ -338,5 +345,62 @@ func TestMermaidParsesInTheBrowser(t *testing.T) {
 	}
 	if len(results) != 3 || results[0] != "ok" || results[1] != "ok" || !strings.HasPrefix(results[2], "error: Parse error") {
 		t.Errorf("Mermaid's parser says %q; want the teardown and explain graphs ok and the broken one refused", results)
+	}
+}
+
+// The capacity map of a cluster of many nodes counts them straight from the
+// verdicts (report.MapPhase): the page is the one rendering every node's
+// verdict for every workload, then collapsing them, gives.
+func TestCapacityMapOfManyNodesCountsThemFromTheVerdicts(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "snapshot.json")
+	o := bench.SnapshotOptions{Nodes: 40, NodePools: 4, DaemonSets: 2, Pods: 400, Replicas: 10, PendingEvery: 10}
+	if _, err := bench.GenerateSnapshot(file, o); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := live.ReadSnapshot(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := source.Build(read)
+	cs := []*source.Cluster{{Name: "prod", Model: m}}
+	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Getwd: func() (string, error) { return t.TempDir(), nil }, IsTerminal: func(io.Writer) bool { return false }}
+	set, err := (&reportOptions{output: "html"}).resolve(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runChecks(set, cs)
+	s := r.sims[0]
+	if !collapsesNodes(s, m.Workloads, []cluster.Phase{cluster.Steady}) {
+		t.Fatal("40 nodes are not collapsed")
+	}
+	for _, w := range m.Workloads {
+		for _, src := range report.MapPhase(s.Place(w, cluster.Steady), true).Sources {
+			if src.Kind == "node" {
+				t.Fatalf("%s: node %s rendered on its own", w.Ref(), src.Name)
+			}
+		}
+	}
+	var got, want bytes.Buffer
+	if err := report.HTML(&got, htmlClusters(cs, r.sims, false), r.findings, set.options(r.suppressed)); err != nil {
+		t.Fatal(err)
+	}
+	every := []report.HTMLCluster{{Name: "prod", Inputs: inputsOf(m)}}
+	for _, w := range m.Workloads {
+		every[0].Workloads = append(every[0].Workloads, report.Explanation{Object: w.Ref().String(), Origin: report.OriginOf(w.Object.Origin),
+			Phases: []report.ExplainPhase{report.Phase(s.Place(w, cluster.Steady))}})
+	}
+	if err := report.HTML(&want, every, r.findings, set.options(r.suppressed)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got.Bytes(), []byte("nodes take the pods")) {
+		t.Error("the map has no column of the nodes")
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("the map counted from the verdicts differs from the one rendered node by node (%d bytes beside %d)", got.Len(), want.Len())
 	}
 }
