@@ -107,8 +107,8 @@ type server struct {
 	mu     sync.Mutex
 	ready  bool
 	latest *analysisMetrics // nil before the first analysis
-	// html writes the latest analysis's HTML report (once).
-	html     func() []byte
+	// html is the latest analysis's HTML report, written when first asked for.
+	html     *lazyPage
 	json     []byte
 	runs     int
 	failures int
@@ -170,6 +170,13 @@ func (sv *server) run(ctx context.Context, full bool, changed func()) {
 	}
 	sv.analysing.Lock()
 	defer sv.analysing.Unlock()
+	// The previous analysis's model goes before this one is made: its HTML
+	// report, if never asked for, is written from this one.
+	sv.mu.Lock()
+	if sv.html != nil {
+		sv.html.drop()
+	}
+	sv.mu.Unlock()
 	m := source.Build(sv.follower.Model())
 	cs := []*source.Cluster{{Name: m.Live.Context, Model: m}}
 	r := runChecks(sv.set, cs)
@@ -179,13 +186,11 @@ func (sv *server) run(ctx context.Context, full bool, changed func()) {
 	took := time.Since(began)
 	// The HTML report of a large cluster takes longer to write than the
 	// analysis: it is written when first asked for, once per analysis.
-	html := sync.OnceValue(func() []byte {
-		sv.analysing.Lock()
-		defer sv.analysing.Unlock()
+	html := &lazyPage{analysing: &sv.analysing, write: func() []byte {
 		var page bytes.Buffer
 		_ = report.HTML(&page, htmlClusters(cs, r.sims, false), findings, r.set.options(suppressed))
 		return page.Bytes()
-	})
+	}}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.runs++
@@ -193,6 +198,7 @@ func (sv *server) run(ctx context.Context, full bool, changed func()) {
 	sv.latest = &a
 	sv.json, sv.html = js.Bytes(), html
 	sv.ready = true
+	roomToAnalyseAgain()
 }
 
 // read brings the follower up to date: the first read starts it and its
@@ -255,13 +261,19 @@ func (sv *server) routes() http.Handler {
 	// they are now: a failed run since shows at once.
 	mux.HandleFunc("/metrics", readOnly(sv.metricsHandler().ServeHTTP))
 	mux.HandleFunc("/report", serve(func() ([]byte, bool) {
-		sv.mu.Lock()
-		html, ready := sv.html, sv.ready
-		sv.mu.Unlock()
-		if !ready {
-			return nil, false
+		for {
+			sv.mu.Lock()
+			html, ready := sv.html, sv.ready
+			sv.mu.Unlock()
+			if !ready {
+				return nil, false
+			}
+			if page, ok := html.get(); ok {
+				return page, true
+			}
+			// Dropped unwritten by the analysis under way: the next
+			// page is the one to write.
 		}
-		return html(), true
 	}, "text/html; charset=utf-8"))
 	mux.HandleFunc("/report.json", serve(latest(func() []byte { return sv.json }), "application/json"))
 	mux.HandleFunc("/healthz", serve(func() ([]byte, bool) { return []byte("ok\n"), true }, "text/plain; charset=utf-8"))
@@ -275,4 +287,35 @@ func (sv *server) routes() http.Handler {
 		_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>eksdoctor</title></head><body><h1>eksdoctor</h1><ul><li><a href="report">report</a></li><li><a href="report.json">report.json</a></li><li><a href="metrics">metrics</a></li></ul></body></html>`))
 	})
 	return mux
+}
+
+// lazyPage is an analysis's HTML report, written once when first asked for,
+// while no other analysis runs (both read the pods the follower holds). The
+// next analysis drops what it is written from; a page dropped unwritten is
+// not written.
+type lazyPage struct {
+	analysing *sync.Mutex
+	mu        sync.Mutex
+	write     func() []byte // nil once written or dropped
+	page      []byte
+}
+
+// get returns the page, writing it first if need be; false when it was
+// dropped unwritten (after waiting for the analysis that dropped it).
+func (p *lazyPage) get() ([]byte, bool) {
+	p.analysing.Lock()
+	defer p.analysing.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.write != nil {
+		p.page, p.write = p.write(), nil
+	}
+	return p.page, p.page != nil
+}
+
+// drop lets go of what the page is written from.
+func (p *lazyPage) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.write = nil
 }

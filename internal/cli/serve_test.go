@@ -223,3 +223,29 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// An analysis's HTML page is written once, when first asked for; the next
+// analysis drops what an unwritten page is written from, and a written page
+// stays.
+func TestLazyPage(t *testing.T) {
+	var analysing sync.Mutex
+	writes := 0
+	page := func() *lazyPage {
+		return &lazyPage{analysing: &analysing, write: func() []byte { writes++; return []byte("page") }}
+	}
+	p := page()
+	for range 2 {
+		if b, ok := p.get(); !ok || string(b) != "page" {
+			t.Fatalf("get = %q, %v", b, ok)
+		}
+	}
+	p.drop()
+	if b, ok := p.get(); !ok || string(b) != "page" || writes != 1 {
+		t.Errorf("a written page after drop: %q, %v, %d writes", b, ok, writes)
+	}
+	q := page()
+	q.drop()
+	if b, ok := q.get(); ok || b != nil || writes != 1 {
+		t.Errorf("a page dropped unwritten: %q, %v, %d writes", b, ok, writes)
+	}
+}
