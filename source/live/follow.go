@@ -221,6 +221,12 @@ const (
 // listed), opening it again when it ends.
 func (f *Follower) follow(ctx context.Context, w schema.GroupVersionResource, changed func()) {
 	pause := firstWatchPause
+	// failed counts a failure and waits, each time twice as long.
+	failed := func() {
+		f.watchFailed()
+		sleep(ctx, pause)
+		pause = min(2*pause, maxWatchPause)
+	}
 	for ctx.Err() == nil {
 		f.mu.Lock()
 		gen, refreshed := f.gen, f.refreshed
@@ -258,21 +264,17 @@ func (f *Follower) follow(ctx context.Context, w schema.GroupVersionResource, ch
 			f.mu.Unlock()
 			if stale {
 				if err := f.Refresh(ctx); err != nil {
-					f.watchFailed()
-					sleep(ctx, pause)
-					pause = min(2*pause, maxWatchPause)
+					failed()
 					continue
 				}
 				changed()
 			}
 			pause = firstWatchPause
 		case err != nil:
-			f.watchFailed()
 			if applied > 0 {
 				pause = firstWatchPause
 			}
-			sleep(ctx, pause)
-			pause = min(2*pause, maxWatchPause)
+			failed()
 		default:
 			pause = firstWatchPause
 		}

@@ -150,7 +150,7 @@ func TestFollowerReadsAgainWhenItsWatchExpires(t *testing.T) {
 	rec.fail = func(req *http.Request) (*http.Response, error) {
 		if strings.Contains(req.URL.RawQuery, "watch=true") && strings.HasSuffix(req.URL.Path, "/pods") && expired.CompareAndSwap(false, true) {
 			body := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n"
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+			return watchAnswer(req, strings.NewReader(body)), nil
 		}
 		return nil, nil
 	}
@@ -185,7 +185,7 @@ func TestFollowerRefusesAnEventLargerThanAnyObject(t *testing.T) {
 		if strings.Contains(req.URL.RawQuery, "watch=true") && strings.HasSuffix(req.URL.Path, "/nodes") && served.Add(1) == 1 {
 			head := strings.NewReader(`{"type":"ADDED","object":{"apiVersion":"v1","kind":"Node","metadata":{"name":"`)
 			body := io.MultiReader(head, big)
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(body), Request: req}, nil
+			return watchAnswer(req, body), nil
 		}
 		return nil, nil
 	}
@@ -204,6 +204,11 @@ func TestFollowerRefusesAnEventLargerThanAnyObject(t *testing.T) {
 	if c := f.Counts(); c.Changes != 0 || c.Reads != 1 {
 		t.Errorf("counts %+v: want no change applied and no read again", c)
 	}
+}
+
+// watchAnswer is the answer of a watch whose events are body.
+func watchAnswer(req *http.Request, body io.Reader) *http.Response {
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(body), Request: req}
 }
 
 // endless is a name that never ends.
