@@ -108,7 +108,7 @@ func TestServeMetricsExposition(t *testing.T) {
 		b, _ := io.ReadAll(w.Body)
 		return string(b)
 	}
-	counters := `# HELP eksdoctor_full_reads_total Reads of the whole cluster (the first included); between them, watches keep pods, nodes, NodePools and NodeClaims current.
+	counters := `# HELP eksdoctor_full_reads_total Reads of the whole cluster (the first included); between them, watches keep every list read current.
 # TYPE eksdoctor_full_reads_total counter
 eksdoctor_full_reads_total 0
 # HELP eksdoctor_run_failures_total Analyses that could not read the cluster.
@@ -120,7 +120,7 @@ eksdoctor_runs_total 0
 # HELP eksdoctor_watch_errors_total Watches that could not be opened or ended in an error (each opened again after a pause).
 # TYPE eksdoctor_watch_errors_total counter
 eksdoctor_watch_errors_total 0
-# HELP eksdoctor_watched_changes_total Changes to pods, nodes, NodePools and NodeClaims the watches delivered and applied.
+# HELP eksdoctor_watched_changes_total Changes to the objects read (pods, nodes, events, workloads, volumes, Karpenter's objects...) the watches delivered and applied.
 # TYPE eksdoctor_watched_changes_total counter
 eksdoctor_watched_changes_total 0
 `
@@ -142,7 +142,7 @@ eksdoctor_findings{check="pod-pending",namespace="web",severity="error"} 1
 # HELP eksdoctor_findings_suppressed Findings of the latest analysis that ignore annotations silenced.
 # TYPE eksdoctor_findings_suppressed gauge
 eksdoctor_findings_suppressed 1
-# HELP eksdoctor_full_reads_total Reads of the whole cluster (the first included); between them, watches keep pods, nodes, NodePools and NodeClaims current.
+# HELP eksdoctor_full_reads_total Reads of the whole cluster (the first included); between them, watches keep every list read current.
 # TYPE eksdoctor_full_reads_total counter
 eksdoctor_full_reads_total 0
 # HELP eksdoctor_last_run_timestamp_seconds When the latest analysis ended, in seconds since 1970.
@@ -168,7 +168,7 @@ eksdoctor_runs_total 2
 # HELP eksdoctor_watch_errors_total Watches that could not be opened or ended in an error (each opened again after a pause).
 # TYPE eksdoctor_watch_errors_total counter
 eksdoctor_watch_errors_total 0
-# HELP eksdoctor_watched_changes_total Changes to pods, nodes, NodePools and NodeClaims the watches delivered and applied.
+# HELP eksdoctor_watched_changes_total Changes to the objects read (pods, nodes, events, workloads, volumes, Karpenter's objects...) the watches delivered and applied.
 # TYPE eksdoctor_watched_changes_total counter
 eksdoctor_watched_changes_total 0
 `

@@ -205,7 +205,9 @@ func (sv *server) run(ctx context.Context, full bool, changed func()) {
 // watches, a full one reads everything again.
 func (sv *server) read(ctx context.Context, full bool, changed func()) error {
 	if sv.follower != nil {
-		if !full {
+		// Between full reads the follower's watches keep the model current,
+		// unless some list may not be watched: then it is read again.
+		if !full && len(sv.follower.Unfollowed()) == 0 {
 			return nil
 		}
 		if err := sv.follower.Refresh(ctx); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
@@ -140,6 +141,81 @@ func TestServeFollowsTheCluster(t *testing.T) {
 		t.Errorf("audit log of %s: %v; want lists and watches", user, verbs)
 	}
 	t.Logf("audit log of %s: %v", user, verbs)
+}
+
+// A list serve may read but not watch (here the volume attachments) would
+// stay as the last full read found it: serve says so in its metrics and,
+// while it lasts, answers a change by reading the whole cluster again.
+func TestServeReadsAgainWhatItMayNotWatch(t *testing.T) {
+	liveFixture(t)
+	const user = "eksdoctor-serve-no-va-watch"
+	userCfg, err := apiServer.AddUser(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbac, err := testenv.ChartRBAC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	va := schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattachments"}
+	if err := apiServer.Grant(ctx, user, rbac, va); err != nil {
+		t.Fatal(err)
+	}
+	listOnly := `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: list-volumeattachments}
+rules:
+- apiGroups: [storage.k8s.io]
+  resources: [volumeattachments]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: list-volumeattachments}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: list-volumeattachments}
+subjects: []
+`
+	if err := apiServer.Grant(ctx, user, []byte(listOnly)); err != nil {
+		t.Fatal(err)
+	}
+	const interval = 5 * time.Minute
+	_, get, stop := startServe(t, kubeconfigFor(t, userCfg), interval, fixtureNow, nil)
+	defer stop()
+	unwatched := `eksdoctor_unwatched_lists{list="volumeattachments.storage.k8s.io"} 1` + "\n"
+	var metrics string
+	for began := time.Now(); !strings.Contains(metrics, unwatched); time.Sleep(100 * time.Millisecond) {
+		if time.Since(began) > 30*time.Second {
+			t.Fatalf("metrics never named the list serve may not watch:\n%s", metrics)
+		}
+		_, metrics = get("/metrics")
+	}
+	if n := strings.Count(metrics, "eksdoctor_unwatched_lists{"); n != 1 {
+		t.Errorf("%d lists named as not watched, want the volume attachments only:\n%s", n, metrics)
+	}
+	before := pendingCount(metrics)
+	cs, err := kubernetes.NewForConfig(apiServer.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "serve-pending-unwatched", Namespace: "apps"},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"nowhere": "true"}, Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
+	if _, err := cs.CoreV1().Pods("apps").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		zero := int64(0)
+		_ = cs.CoreV1().Pods("apps").Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	for began := time.Now(); pendingCount(metrics) != before+1; time.Sleep(200 * time.Millisecond) {
+		if time.Since(began) > 30*time.Second {
+			t.Fatalf("the new Pending pod is not in the metrics 30 s after it was created:\n%s", metrics)
+		}
+		_, metrics = get("/metrics")
+	}
+	if strings.Contains(metrics, "eksdoctor_full_reads_total 1\n") || !strings.Contains(metrics, "eksdoctor_watch_errors_total 0\n") {
+		t.Errorf("the change was not answered by a full read, without a watch error:\n%s", metrics)
+	}
 }
 
 // startServe runs serve against kubeconfig with the clock at now, and returns

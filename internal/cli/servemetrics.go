@@ -32,11 +32,14 @@ var (
 	failuresDesc = prometheus.NewDesc("eksdoctor_run_failures_total",
 		"Analyses that could not read the cluster.", nil, nil)
 	fullReadsDesc = prometheus.NewDesc("eksdoctor_full_reads_total",
-		"Reads of the whole cluster (the first included); between them, watches keep pods, nodes, NodePools and NodeClaims current.", nil, nil)
+		"Reads of the whole cluster (the first included); between them, watches keep every list read current.", nil, nil)
 	changesDesc = prometheus.NewDesc("eksdoctor_watched_changes_total",
-		"Changes to pods, nodes, NodePools and NodeClaims the watches delivered and applied.", nil, nil)
+		"Changes to the objects read (pods, nodes, events, workloads, volumes, Karpenter's objects...) the watches delivered and applied.", nil, nil)
 	watchErrorsDesc = prometheus.NewDesc("eksdoctor_watch_errors_total",
 		"Watches that could not be opened or ended in an error (each opened again after a pause).", nil, nil)
+	unwatchedDesc = prometheus.NewDesc("eksdoctor_unwatched_lists",
+		"Lists the credentials may not watch (1 each): while there are any, a change makes serve read the whole cluster again.",
+		[]string{"list"}, nil)
 )
 
 // serverCollector exposes the server's latest analysis (none before the
@@ -44,7 +47,7 @@ var (
 type serverCollector struct{ sv *server }
 
 func (serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{findingsDesc, suppressedDesc, pendingDesc, readErrorsDesc, lastRunDesc, durationDesc, runsDesc, failuresDesc, fullReadsDesc, changesDesc, watchErrorsDesc} {
+	for _, d := range []*prometheus.Desc{findingsDesc, suppressedDesc, pendingDesc, readErrorsDesc, lastRunDesc, durationDesc, runsDesc, failuresDesc, fullReadsDesc, changesDesc, watchErrorsDesc, unwatchedDesc} {
 		ch <- d
 	}
 }
@@ -54,8 +57,10 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	latest, runs, failures, f := c.sv.latest, c.sv.runs, c.sv.failures, c.sv.follower
 	c.sv.mu.Unlock()
 	var follow live.FollowCounts
+	var unwatched []string
 	if f != nil {
 		follow = f.Counts()
+		unwatched = f.Unfollowed()
 	}
 	metric := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		m, err := prometheus.NewConstMetric(d, t, v, labels...)
@@ -69,6 +74,9 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	metric(fullReadsDesc, prometheus.CounterValue, float64(follow.Reads))
 	metric(changesDesc, prometheus.CounterValue, float64(follow.Changes))
 	metric(watchErrorsDesc, prometheus.CounterValue, float64(follow.WatchErrors))
+	for _, l := range unwatched {
+		metric(unwatchedDesc, prometheus.GaugeValue, 1, l)
+	}
 	if latest == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -19,29 +20,52 @@ import (
 	"github.com/eksdoctor/eksdoctor/cluster"
 )
 
-// Watched are the resources a Follower keeps current between reads: what a
-// Pending pod, a node coming or going, or Karpenter's own objects change.
-// Following them needs only the watch verb beside get and list.
-var Watched = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "pods"},
-	{Version: "v1", Resource: "nodes"},
-	{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"},
-	{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"},
-}
-
-// followed reports whether a Follower follows gvr, at whichever version the
-// read found served.
-func followed(gvr schema.GroupVersionResource) bool {
-	for _, w := range Watched {
-		if w.Group == gvr.Group && w.Resource == gvr.Resource {
-			return true
+// Watched are the resources a Follower keeps current between reads: every
+// resource a read lists (at whichever of its versions the server serves), so
+// that the model it builds after a change holds no object older than the
+// change. Following them needs only the watch verb beside get and list;
+// kube-system/aws-auth, read by name, is as the last full read found it.
+var Watched = func() []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	seen := map[schema.GroupResource]bool{}
+	for _, res := range resources {
+		gr := schema.GroupResource{Group: res.group, Resource: res.resource}
+		if !seen[gr] {
+			seen[gr] = true
+			out = append(out, gr.WithVersion(res.versions[0]))
 		}
 	}
-	return false
+	return out
+}()
+
+// listKey names one list a read makes: a resource, at whichever version the
+// server serves, and the field selector it is listed with.
+type listKey struct {
+	gr       schema.GroupResource
+	selector string
+}
+
+func (k listKey) String() string {
+	return resource{group: k.gr.Group, resource: k.gr.Resource, selector: k.selector}.label()
+}
+
+// followedLists are the lists a Follower watches, one per list a read makes.
+func followedLists() []listKey {
+	var out []listKey
+	seen := map[listKey]bool{}
+	for _, res := range resources {
+		k := listKey{gr: schema.GroupResource{Group: res.group, Resource: res.resource}, selector: res.selector}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // listed is where one followed resource's list is in a read's objects.
 type listed struct {
+	gvr       schema.GroupVersionResource
 	from, n   int
 	rv        string
 	namespace string
@@ -72,9 +96,12 @@ type Follower struct {
 	gen int
 	// refreshed is closed when the next full read is in.
 	refreshed chan struct{}
-	base      *state // the last full read, without the followed resources' objects
-	lists     map[schema.GroupVersionResource]*followedList
-	counts    FollowCounts
+	base      *state // the last full read, without the followed lists' objects
+	lists     map[listKey]*followedList
+	// unfollowed are the lists whose watch the credentials do not allow,
+	// until one of their watches opens.
+	unfollowed map[listKey]bool
+	counts     FollowCounts
 }
 
 // FollowCounts are what a Follower has done since it began.
@@ -88,10 +115,11 @@ type FollowCounts struct {
 	WatchErrors int
 }
 
-// followedList is one followed resource's objects, by namespace and name.
+// followedList is one followed list's objects, by namespace and name.
 type followedList struct {
 	gvr       schema.GroupVersionResource
 	namespace string
+	selector  string
 	rv        string
 	objects   map[string]followedObject
 }
@@ -129,15 +157,15 @@ func (f *Follower) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lists := map[schema.GroupVersionResource]*followedList{}
+	lists := map[listKey]*followedList{}
 	inList := make([]bool, len(s.Objects))
-	for gvr, l := range s.lists {
-		fl := &followedList{gvr: gvr, namespace: l.namespace, rv: l.rv, objects: make(map[string]followedObject, l.n)}
+	for k, l := range s.lists {
+		fl := &followedList{gvr: l.gvr, namespace: l.namespace, selector: k.selector, rv: l.rv, objects: make(map[string]followedObject, l.n)}
 		for i := l.from; i < l.from+l.n; i++ {
 			inList[i] = true
 			fl.objects[objectKey(s.Objects[i])] = followedObject{content: s.Objects[i], pod: s.pods[i]}
 		}
-		lists[gvr] = fl
+		lists[k] = fl
 	}
 	var objects []map[string]any
 	var pods []*cluster.Pod
@@ -156,6 +184,20 @@ func (f *Follower) Refresh(ctx context.Context) error {
 	close(f.refreshed)
 	f.refreshed = make(chan struct{})
 	return nil
+}
+
+// Unfollowed names the lists the Follower cannot keep current because the
+// credentials (or the server) refuse their watches, until one opens: a model
+// built between full reads would hold them as the last read found them.
+func (f *Follower) Unfollowed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for k := range f.unfollowed {
+		out = append(out, k.String())
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Counts returns what the Follower has done so far.
@@ -196,16 +238,16 @@ func objectKey(content map[string]any) string {
 	return ns + "/" + name
 }
 
-// Watch follows the changes of the Watched resources the last read listed
-// until ctx ends, calling changed after each change it applies (and after a
-// read it had to make again).
+// Watch follows the changes of every list the last read made until ctx ends,
+// calling changed after each change it applies (and after a read it had to
+// make again).
 func (f *Follower) Watch(ctx context.Context, changed func()) {
 	var wg sync.WaitGroup
-	for _, w := range Watched {
+	for _, k := range followedLists() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.follow(ctx, w, changed)
+			f.follow(ctx, k, changed)
 		}()
 	}
 	wg.Wait()
@@ -217,9 +259,10 @@ const (
 	maxWatchPause   = time.Minute
 )
 
-// follow keeps one resource's watch open (its kind, at the version the read
-// listed), opening it again when it ends.
-func (f *Follower) follow(ctx context.Context, w schema.GroupVersionResource, changed func()) {
+// follow keeps one list's watch open (its resource at the version the read
+// listed, with its selector), opening it again when it ends. A watch the
+// credentials do not allow is tried again after the next full read.
+func (f *Follower) follow(ctx context.Context, k listKey, changed func()) {
 	pause := firstWatchPause
 	// failed counts a failure and waits, each time twice as long.
 	failed := func() {
@@ -230,12 +273,7 @@ func (f *Follower) follow(ctx context.Context, w schema.GroupVersionResource, ch
 	for ctx.Err() == nil {
 		f.mu.Lock()
 		gen, refreshed := f.gen, f.refreshed
-		var l *followedList
-		for gvr, fl := range f.lists {
-			if gvr.Group == w.Group && gvr.Resource == w.Resource {
-				l = fl
-			}
-		}
+		l := f.lists[k]
 		var gvr schema.GroupVersionResource
 		var rv, ns string
 		if l != nil {
@@ -252,10 +290,23 @@ func (f *Follower) follow(ctx context.Context, w schema.GroupVersionResource, ch
 			}
 			continue
 		}
-		applied, err := f.watch(ctx, gen, gvr, ns, rv, changed)
+		applied, err := f.watch(ctx, gen, k, gvr, ns, rv, changed)
+		var denied *watchDenied
 		switch {
 		case ctx.Err() != nil:
 			return
+		case errors.As(err, &denied):
+			f.mu.Lock()
+			if f.unfollowed == nil {
+				f.unfollowed = map[listKey]bool{}
+			}
+			f.unfollowed[k] = true
+			f.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-refreshed:
+			}
 		case errors.Is(err, errExpired):
 			// What the watch would resume from is gone: read everything
 			// again (unless another watch just did).
@@ -299,6 +350,12 @@ func sleep(ctx context.Context, d time.Duration) {
 // errExpired is a watch whose resourceVersion the server no longer has.
 var errExpired = errors.New("the resourceVersion to watch from is too old")
 
+// watchDenied is a watch the API server refuses to open for these
+// credentials (Forbidden), or for this resource (MethodNotAllowed).
+type watchDenied struct{ why string }
+
+func (e *watchDenied) Error() string { return e.why }
+
 // maxEventBytes is the most one watch event may take: an object and the
 // event around it.
 const maxEventBytes = maxObjectBytes + 4096
@@ -309,21 +366,30 @@ type watchEvent struct {
 	Object jsontext.Value `json:"object"`
 }
 
-// watch opens one watch of gvr from rv and applies its events while the
-// Follower's read is still gen. It returns how many it applied, and nil when
-// the server ended the watch or a new read replaced gen.
-func (f *Follower) watch(ctx context.Context, gen int, gvr schema.GroupVersionResource, ns, rv string, changed func()) (int, error) {
+// watch opens one watch of list k (gvr in ns) from rv and applies its events
+// while the Follower's read is still gen. It returns how many it applied, and
+// nil when the server ended the watch or a new read replaced gen.
+func (f *Follower) watch(ctx context.Context, gen int, k listKey, gvr schema.GroupVersionResource, ns, rv string, changed func()) (int, error) {
 	req := f.raw.Get().AbsPath(listPath(gvr, ns)...).
 		Param("watch", "true").
 		Param("allowWatchBookmarks", "true").
 		Param("resourceVersion", rv)
+	if k.selector != "" {
+		req = req.Param("fieldSelector", k.selector)
+	}
 	body, err := req.Stream(ctx)
 	if err != nil {
-		if statusCode(err) == http.StatusGone {
+		switch statusCode(err) {
+		case http.StatusGone:
 			return 0, errExpired
+		case http.StatusForbidden, http.StatusMethodNotAllowed:
+			return 0, &watchDenied{why: describe(err)}
 		}
 		return 0, err
 	}
+	f.mu.Lock()
+	delete(f.unfollowed, k)
+	f.mu.Unlock()
 	defer body.Close()
 	bound := &boundedReader{r: body, left: maxEventBytes}
 	dec := jsontext.NewDecoder(bound)
@@ -359,7 +425,7 @@ func (f *Follower) watch(ctx context.Context, gen int, gvr schema.GroupVersionRe
 			if err := jsonv2.Unmarshal(ev.Object, &b); err != nil {
 				return applied, fmt.Errorf("a watch bookmark does not decode: %w", err)
 			}
-			if !f.apply(gen, gvr, ev.Type, "", b.Metadata.ResourceVersion, followedObject{}) {
+			if !f.apply(gen, k, ev.Type, "", b.Metadata.ResourceVersion, followedObject{}) {
 				return applied, nil
 			}
 			continue
@@ -374,7 +440,7 @@ func (f *Follower) watch(ctx context.Context, gen int, gvr schema.GroupVersionRe
 		next, _ := metadata(content)["resourceVersion"].(string)
 		key := objectKey(content)
 		prune(content)
-		if !f.apply(gen, gvr, ev.Type, key, next, followedObject{content: content, pod: pod}) {
+		if !f.apply(gen, k, ev.Type, key, next, followedObject{content: content, pod: pod}) {
 			return applied, nil
 		}
 		applied++
@@ -382,11 +448,11 @@ func (f *Follower) watch(ctx context.Context, gen int, gvr schema.GroupVersionRe
 	}
 }
 
-// apply applies one event to gvr's objects, if the read is still gen.
-func (f *Follower) apply(gen int, gvr schema.GroupVersionResource, typ, key, rv string, o followedObject) bool {
+// apply applies one event to list k's objects, if the read is still gen.
+func (f *Follower) apply(gen int, k listKey, typ, key, rv string, o followedObject) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	l := f.lists[gvr]
+	l := f.lists[k]
 	if f.gen != gen || l == nil {
 		return false
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,8 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -54,13 +59,22 @@ func followSetup(t *testing.T) *kubernetes.Clientset {
 			_ = cs.CoreV1().Pods("follow").Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		}
 		_ = cs.CoreV1().Nodes().Delete(ctx, "ip-10-0-9-90.ec2.internal", metav1.DeleteOptions{})
+		for _, name := range []string{"added.failedscheduling", "added.pulled"} {
+			_ = cs.CoreV1().Events("follow").Delete(ctx, name, metav1.DeleteOptions{})
+		}
+		// No controller removes the claim's protection finalizer here.
+		unprotect := []byte(`{"metadata":{"finalizers":null}}`)
+		_, _ = cs.CoreV1().PersistentVolumeClaims("follow").Patch(ctx, "data", types.MergePatchType, unprotect, metav1.PatchOptions{})
+		_ = cs.CoreV1().PersistentVolumeClaims("follow").Delete(ctx, "data", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		_ = cs.StorageV1().VolumeAttachments().Delete(ctx, "csi-follow", metav1.DeleteOptions{})
 	})
 	return cs
 }
 
 // The follower's model is the model a read of the cluster gives, at first and
-// after pods and nodes were added, changed and deleted, which it learns from
-// its watches, with no list asked for after the first read.
+// after pods and nodes were added, changed and deleted, and events (of a list
+// with a field selector, and of none), a claim and a volume attachment added,
+// which it learns from its watches, with no list asked for after the first read.
 func TestFollowerKeepsTheReadCurrent(t *testing.T) {
 	cs := followSetup(t)
 	ctx := testContext(t)
@@ -100,7 +114,13 @@ func TestFollowerKeepsTheReadCurrent(t *testing.T) {
 	}()
 	// The watches are open once the server has answered each (the test
 	// server runs no controller: nothing else changes).
-	waitFor(t, "the watches to open", func() bool { return len(rec.matching("watch=true")) >= 4 })
+	f.mu.Lock()
+	read := len(f.lists)
+	f.mu.Unlock()
+	if read < 15 {
+		t.Fatalf("the follower holds %d lists, want every list the read made", read)
+	}
+	waitFor(t, "the watches to open", func() bool { return len(rec.matching("watch=true")) >= read })
 
 	zero := int64(0)
 	if _, err := cs.CoreV1().Pods("follow").Create(ctx, followPod("added"), metav1.CreateOptions{}); err != nil {
@@ -121,12 +141,36 @@ func TestFollowerKeepsTheReadCurrent(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Events: one the read lists (by its reason), one it does not.
+	for _, reason := range []string{"FailedScheduling", "Pulled"} {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "added." + strings.ToLower(reason), Namespace: "follow"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "follow", Name: "added"},
+			Reason:         reason, Message: "0/3 nodes are available", Type: corev1.EventTypeWarning, Source: corev1.EventSource{Component: "default-scheduler"}}
+		if _, err := cs.CoreV1().Events("follow").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "follow"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: ptr(""), VolumeName: "follow-data",
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: apiresource.MustParse("1Gi")}}}}
+	if _, err := cs.CoreV1().PersistentVolumeClaims("follow").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "csi-follow"},
+		Spec: storagev1.VolumeAttachmentSpec{Attacher: "ebs.csi.aws.com", NodeName: "ip-10-0-9-90.ec2.internal", Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr("follow-data")}}}
+	if _, err := cs.StorageV1().VolumeAttachments().Create(ctx, va, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// Added, changed, deleted (a deletion with no grace period is one
-	// event), and the node.
-	waitFor(t, "the changes to arrive", func() bool { return f.Counts().Changes >= 4 })
+	// event), the node, the event the read lists, the claim and the
+	// attachment.
+	waitFor(t, "the changes to arrive", func() bool { return f.Counts().Changes >= 7 })
 	sameAsRead("after the changes")
 	if c := f.Counts(); c.Reads != 1 || c.WatchErrors != 0 || int64(c.Changes) != changes.Load() {
 		t.Errorf("counts %+v, %d changes reported: want one read, no watch error, every change reported", c, changes.Load())
+	}
+	if u := f.Unfollowed(); len(u) != 0 {
+		t.Errorf("lists not followed with watch allowed: %v", u)
 	}
 	if n := len(rec.matching("GET /api")) - len(rec.matching("watch=true")); n != lists {
 		t.Errorf("%d requests that are not watches after the first read's %d: %v", n-lists, lists, rec.matching("GET /api"))
@@ -231,5 +275,49 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Since(began) > 30*time.Second {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// A user who may list but not watch (deploy/rbac.yaml grants no watch): every
+// list the follower read is named as not followed, which is not counted as a
+// watch error, and no watch is asked for again before the next read.
+func TestFollowerNamesTheListsItMayNotWatch(t *testing.T) {
+	followSetup(t)
+	ctx := testContext(t)
+	cfg, err := env.AddUser("list-no-watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Grant(ctx, "list-no-watch", readRBAC(t)); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(t)
+	f, err := Follow(ctx, Options{Kubeconfig: kubeconfig(t, cfg, "limited"), Namespace: "follow", Clock: clock, WrapTransport: rec.wrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	f.mu.Lock()
+	for k := range f.lists {
+		want = append(want, k.String())
+	}
+	f.mu.Unlock()
+	sort.Strings(want)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go f.Watch(wctx, func() { t.Error("a change reported with no watch allowed") })
+	waitFor(t, "every watch refused", func() bool { return len(f.Unfollowed()) == len(want) })
+	if diff := cmp.Diff(want, f.Unfollowed()); diff != "" {
+		t.Errorf("not followed (-lists read +named):\n%s", diff)
+	}
+	if !slices.Contains(want, "events (reason=FailedScheduling)") || !slices.Contains(want, "pods") {
+		t.Errorf("lists read: %v", want)
+	}
+	time.Sleep(2 * firstWatchPause)
+	if n := len(rec.matching("watch=true")); n != len(want) {
+		t.Errorf("%d watches asked for, want one per list (%d) until the next read", n, len(want))
+	}
+	if c := f.Counts(); c.WatchErrors != 0 || c.Reads != 1 {
+		t.Errorf("counts %+v: a refused watch is not an error", c)
 	}
 }

@@ -121,10 +121,9 @@ type reader struct {
 	// objects that are not pods).
 	pods    []*cluster.Pod
 	skipped []cluster.Skipped
-	// lists are the followed resources' lists read (see Follower), by
-	// resource: where their objects are in objects, and the resourceVersion
-	// they were read at.
-	lists map[schema.GroupVersionResource]listed
+	// lists are the lists read (see Follower): where their objects are in
+	// objects, and the resourceVersion they were read at.
+	lists map[listKey]listed
 }
 
 func (r *reader) skip(resource, reason string) {
@@ -133,15 +132,20 @@ func (r *reader) skip(resource, reason string) {
 	r.skipped = append(r.skipped, cluster.Skipped{Resource: resource, Reason: reason})
 }
 
-func (r *reader) add(gvr schema.GroupVersionResource, ns string, p decodedPage) {
+// add adds the objects of one list, of res at gvr in ns.
+func (r *reader) add(res resource, gvr schema.GroupVersionResource, ns string, p decodedPage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if followed(gvr) {
-		if r.lists == nil {
-			r.lists = map[schema.GroupVersionResource]listed{}
-		}
-		r.lists[gvr] = listed{from: len(r.objects), n: len(p.objects), rv: p.rv, namespace: ns}
+	if r.lists == nil {
+		r.lists = map[listKey]listed{}
 	}
+	k := listKey{gr: gvr.GroupResource(), selector: res.selector}
+	r.lists[k] = listed{gvr: gvr, from: len(r.objects), n: len(p.objects), rv: p.rv, namespace: ns}
+	r.addObjects(p)
+}
+
+// addObjects adds objects read by other means than a list.
+func (r *reader) addObjects(p decodedPage) {
 	r.objects = append(r.objects, p.objects...)
 	r.pods = append(r.pods, p.pods...)
 }
@@ -312,7 +316,7 @@ func (r *reader) list(ctx context.Context, res resource, versions []string, name
 		}
 		items, err := r.listPages(ctx, gvr, ns, res.selector)
 		if err == nil {
-			r.add(gvr, ns, items)
+			r.add(res, gvr, ns, items)
 			return nil
 		}
 		if fatal(ctx, err) {
@@ -342,7 +346,9 @@ func (r *reader) getAwsAuth(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
-		r.add(gvr, awsAuthNamespace, decodedPage{objects: []map[string]any{cm.Object}, pods: []*cluster.Pod{nil}})
+		r.mu.Lock()
+		r.addObjects(decodedPage{objects: []map[string]any{cm.Object}, pods: []*cluster.Pod{nil}})
+		r.mu.Unlock()
 		r.progress.add(1)
 		return nil
 	case apierrors.IsNotFound(err):

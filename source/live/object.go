@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/eksdoctor/eksdoctor/cluster"
 	"github.com/eksdoctor/eksdoctor/internal/parallel"
@@ -34,7 +33,7 @@ type state struct {
 	spent  *spending
 	// lists says where the followed resources' objects are in Objects
 	// (a live read only; see Follower).
-	lists map[schema.GroupVersionResource]listed
+	lists map[listKey]listed
 }
 
 // origin is where every object of a cluster read comes from: the context, with no
