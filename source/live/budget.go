@@ -242,7 +242,7 @@ func quickUnscheduled(dec *jsontext.Decoder, raw []byte) (owner cluster.ObjectRe
 	if !pod || !v1 || bound {
 		return owner, false
 	}
-	if meta.ownerKind != "" {
+	if meta.owned {
 		return cluster.ObjectRef{Kind: meta.ownerKind, Namespace: meta.namespace, Name: meta.ownerName}, true
 	}
 	return cluster.ObjectRef{Kind: "Pod", Namespace: meta.namespace, Name: meta.name}, true
@@ -265,7 +265,12 @@ func stringValue(dec *jsontext.Decoder) (string, bool) {
 }
 
 // podMeta is what quickUnscheduled reads of a pod's metadata.
-type podMeta struct{ namespace, name, ownerKind, ownerName string }
+type podMeta struct {
+	namespace, name, ownerKind, ownerName string
+	// owned: an ownerReference is marked controller (its kind and name may
+	// be absent: the model then groups the pod under an empty reference).
+	owned bool
+}
 
 func (p *podMeta) read(dec *jsontext.Decoder) bool {
 	if !open(dec, '{') {
@@ -336,13 +341,20 @@ func (p *podMeta) readOwners(dec *jsontext.Decoder) bool {
 		if _, err := dec.ReadToken(); err != nil {
 			return false
 		}
-		if controller && p.ownerKind == "" && kind != nil && name != nil {
-			k, err1 := jsontext.AppendUnquote(nil, kind)
-			n, err2 := jsontext.AppendUnquote(nil, name)
+		if controller && !p.owned {
+			// The first controller, as ownerOf and the model take it.
+			var k, n []byte
+			var err1, err2 error
+			if kind != nil {
+				k, err1 = jsontext.AppendUnquote(nil, kind)
+			}
+			if name != nil {
+				n, err2 = jsontext.AppendUnquote(nil, name)
+			}
 			if err1 != nil || err2 != nil {
 				return false
 			}
-			p.ownerKind, p.ownerName = string(k), string(n)
+			p.ownerKind, p.ownerName, p.owned = string(k), string(n), true
 		}
 	}
 	_, err := dec.ReadToken()
