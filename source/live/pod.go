@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"strconv"
@@ -54,6 +55,9 @@ type objectDecoder struct {
 	head map[string]any
 	// listRV is the resourceVersion of the last list page decoded.
 	listRV string
+	// typed are the options a pod's spec and status are decoded with:
+	// their short strings interned too (see podStrings).
+	typed jsonv2.Options
 }
 
 // intern returns the copy of s the decoder holds already, if any.
@@ -64,11 +68,96 @@ func (d *objectDecoder) intern(s string) string {
 	if v, ok := d.strs[s]; ok {
 		return v
 	}
+	d.keep(s)
+	return s
+}
+
+// internBytes is intern for a string still in the decoder's buffer: it is
+// copied only when the decoder holds no copy yet.
+func (d *objectDecoder) internBytes(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	if v, ok := d.strs[string(b)]; ok {
+		return v
+	}
+	s := string(b)
+	d.keep(s)
+	return s
+}
+
+func (d *objectDecoder) keep(s string) {
 	if d.strs == nil || len(d.strs) >= 1<<16 {
 		d.strs = make(map[string]string, 1024)
 	}
 	d.strs[s] = s
-	return s
+}
+
+// typedOptions returns the options of the typed decoder, made once per
+// decoder: the functions intern into its strings.
+func (d *objectDecoder) typedOptions() jsonv2.Options {
+	if d.typed == nil {
+		d.typed = jsonv2.WithUnmarshalers(podStrings(d))
+	}
+	return d.typed
+}
+
+// podStrings interns the strings of a pod's spec and status as they are
+// decoded: what an API server fills in (the termination message path and
+// policy, the pull policy, the DNS policy, the scheduler's name, the
+// tolerations of not-ready and unreachable nodes, the service account
+// token's projected volume...) and what a workload's pods share (images,
+// names, selectors) repeat across every pod. A string is interned only when
+// it is a JSON string in its plain form; anything else is decoded as
+// without these functions, errors included.
+func podStrings(d *objectDecoder) *jsonv2.Unmarshalers {
+	return jsonv2.JoinUnmarshalers(
+		internAs[string](d),
+		internAs[corev1.RestartPolicy](d),
+		internAs[corev1.DNSPolicy](d),
+		internAs[corev1.PullPolicy](d),
+		internAs[corev1.TerminationMessagePolicy](d),
+		internAs[corev1.Protocol](d),
+		internAs[corev1.TolerationOperator](d),
+		internAs[corev1.TaintEffect](d),
+		internAs[corev1.NodeSelectorOperator](d),
+		internAs[corev1.PodPhase](d),
+		internAs[corev1.PodConditionType](d),
+		internAs[corev1.ConditionStatus](d),
+		internAs[corev1.PodQOSClass](d),
+		internAs[corev1.URIScheme](d),
+		internAs[corev1.PreemptionPolicy](d),
+		internAs[corev1.ResourceResizeRestartPolicy](d),
+		internAs[corev1.ContainerRestartPolicy](d),
+		internAs[corev1.SeccompProfileType](d),
+		internAs[corev1.UnsatisfiableConstraintAction](d),
+		internAs[corev1.NodeInclusionPolicy](d),
+		internAs[corev1.PersistentVolumeAccessMode](d),
+	)
+}
+
+// internAs decodes a JSON string into a T, interned, when it has no escape
+// sequence; anything else is left to the default decoding.
+func internAs[T ~string](d *objectDecoder) *jsonv2.Unmarshalers {
+	return jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *T) error {
+		if dec.PeekKind() != '"' {
+			return errors.ErrUnsupported
+		}
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			u, err := jsontext.AppendUnquote(nil, raw)
+			if err != nil {
+				return err
+			}
+			*v = T(u)
+			return nil
+		}
+		*v = T(d.internBytes(raw[1 : len(raw)-1]))
+		return nil
+	})
 }
 
 // decode decodes one object: a v1 Pod into its generic head (apiVersion, kind,
@@ -214,9 +303,9 @@ func (d *objectDecoder) pod(raw []byte) (map[string]any, *cluster.Pod) {
 				content[name] = v
 			}
 		case "spec":
-			err = jsonv2.UnmarshalDecode(&d.dec, &body.Spec)
+			err = jsonv2.UnmarshalDecode(&d.dec, &body.Spec, d.typedOptions())
 		case "status":
-			err = jsonv2.UnmarshalDecode(&d.dec, &body.Status)
+			err = jsonv2.UnmarshalDecode(&d.dec, &body.Status, d.typedOptions())
 		default:
 			err = d.dec.SkipValue()
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -307,5 +308,54 @@ func compareGeneric(t *testing.T, raw []byte) {
 	// %#v shows the types: an int64 is not a float64.
 	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
 		t.Errorf("%q:\n got %#v\nwant %#v", raw, got, want)
+	}
+}
+
+// One decoder's pods share the strings their specs and statuses repeat (the
+// defaults an API server fills in, a workload's image), and a string with an
+// escape sequence is still decoded whole.
+func TestTypedPodsShareTheirStrings(t *testing.T) {
+	pod := func(name, image string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `","namespace":"apps"},` +
+			`"spec":{"dnsPolicy":"ClusterFirst","containers":[{"name":"app","image":"` + image + `","terminationMessagePath":"/dev/termination-log","imagePullPolicy":"IfNotPresent"}],` +
+			`"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]},` +
+			`"status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable"}]}}`)
+	}
+	var d objectDecoder
+	_, a, err := d.decode(pod("a", "registry.example/app:1"))
+	if err != nil || a == nil {
+		t.Fatalf("pod a: %v %v", a, err)
+	}
+	_, b, err := d.decode(pod("b", `registry.example/app:1`))
+	if err != nil || b == nil {
+		t.Fatalf("pod b: %v %v", b, err)
+	}
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are not one string", what, x, y)
+		}
+	}
+	ca, cb := a.Spec.Containers[0], b.Spec.Containers[0]
+	same("image", ca.Image, cb.Image)
+	same("terminationMessagePath", ca.TerminationMessagePath, cb.TerminationMessagePath)
+	same("imagePullPolicy", string(ca.ImagePullPolicy), string(cb.ImagePullPolicy))
+	same("dnsPolicy", string(a.Spec.DNSPolicy), string(b.Spec.DNSPolicy))
+	same("toleration key", a.Spec.Tolerations[0].Key, b.Spec.Tolerations[0].Key)
+	same("toleration effect", string(a.Spec.Tolerations[0].Effect), string(b.Spec.Tolerations[0].Effect))
+	same("phase", string(a.Status.Phase), string(b.Status.Phase))
+	same("condition reason", a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason)
+	if ca.ImagePullPolicy != corev1.PullIfNotPresent || *a.Spec.Tolerations[0].TolerationSeconds != 300 {
+		t.Errorf("decoded %+v", a.Spec)
+	}
+	_, c, err := d.decode(pod("c", `registry.example/app\u003a2\"`))
+	if err != nil || c == nil {
+		t.Fatalf("pod c: %v %v", c, err)
+	}
+	if got := c.Spec.Containers[0].Image; got != `registry.example/app:2"` {
+		t.Errorf("an escaped image decodes as %q", got)
+	}
+	if !comparePod(t, pod("d", `registry.example/app\u003a2\"`)) {
+		t.Error("the typed decoder refuses a pod with an escaped image")
 	}
 }
