@@ -122,6 +122,14 @@ const debounce = 2 * time.Second
 // watches apply (reading nothing: the follower holds the cluster as it is)
 // and reads it all again every interval.
 func (sv *server) loop(ctx context.Context, interval time.Duration) {
+	schedule(ctx, interval, debounce, func(full bool, changed func()) { sv.run(ctx, full, changed) })
+}
+
+// schedule calls run with full set first, then interval after the start of
+// each call with full set (however many changes came between), and settle
+// after a change that changed reported (the changes that follow it within
+// settle fold into it), until ctx ends.
+func schedule(ctx context.Context, interval, settle time.Duration, run func(full bool, changed func())) {
 	trigger := make(chan struct{}, 1)
 	changed := func() {
 		select {
@@ -130,10 +138,14 @@ func (sv *server) loop(ctx context.Context, interval time.Duration) {
 		}
 	}
 	full := true
+	var nextFull time.Time
 	for {
-		sv.run(ctx, full, changed)
+		if full {
+			nextFull = time.Now().Add(interval)
+		}
+		run(full, changed)
 		full = false
-		timer := time.NewTimer(interval)
+		timer := time.NewTimer(time.Until(nextFull))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -145,12 +157,13 @@ func (sv *server) loop(ctx context.Context, interval time.Duration) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(debounce):
+			case <-time.After(settle):
 			}
 			select {
 			case <-trigger:
 			default:
 			}
+			full = !time.Now().Before(nextFull)
 		}
 	}
 }

@@ -325,3 +325,36 @@ func TestLazyPage(t *testing.T) {
 		t.Errorf("a page dropped unwritten: %q, %v, %d writes", b, ok, writes)
 	}
 }
+
+// Under changes that never stop, serve still reads the whole cluster every
+// interval (counted from the last full read, not from the last change), and
+// analyses after changes in between.
+func TestScheduleReadsFullyEveryIntervalUnderChurn(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var fulls, changes int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		schedule(ctx, 300*time.Millisecond, 10*time.Millisecond, func(full bool, changed func()) {
+			mu.Lock()
+			if full {
+				fulls++
+			} else {
+				changes++
+			}
+			mu.Unlock()
+			go changed() // a change always follows
+		})
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	// About five full reads in 1.5 s; at least three however slow the machine.
+	if fulls < 3 || changes == 0 {
+		t.Errorf("%d full reads and %d analyses after changes in 1.5 s (interval 300 ms, changes always pending): want a full read every interval", fulls, changes)
+	}
+}
