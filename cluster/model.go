@@ -122,10 +122,31 @@ type Workload struct {
 	Release *HelmRelease
 	// Addon is the EKS add-on that installs the workload, if any.
 	Addon *Addon
+
+	// claimTemplates is a StatefulSet's spec.volumeClaimTemplates, as
+	// KeepClaimTemplates found it.
+	claimTemplates     any
+	claimTemplatesKept bool
 }
 
 // Ref is the reference of the object that owns the pod template.
 func (w *Workload) Ref() ObjectRef { return w.Object.Ref() }
+
+// KeepClaimTemplates keeps the object's spec.volumeClaimTemplates with the
+// workload, so that reading them does not read the whole object again once
+// its content is released.
+func (w *Workload) KeepClaimTemplates() {
+	w.claimTemplates, w.claimTemplatesKept = w.Object.Get("spec.volumeClaimTemplates"), true
+}
+
+// ClaimTemplates is the object's spec.volumeClaimTemplates (nil when it has
+// none): a StatefulSet's claims, one per pod.
+func (w *Workload) ClaimTemplates() any {
+	if w.claimTemplatesKept {
+		return w.claimTemplates
+	}
+	return w.Object.Get("spec.volumeClaimTemplates")
+}
 
 // IsDaemonSet reports whether the workload runs one pod per node.
 func (w *Workload) IsDaemonSet() bool { return w.Object.Kind == "DaemonSet" }

@@ -312,7 +312,7 @@ func poolRequirementsPath(np *cluster.NodePool) string {
 // mountsClaims reports whether a workload's pods mount persistent volume
 // claims (a StatefulSet's templates included).
 func mountsClaims(w *cluster.Workload) bool {
-	if w.Object.Kind == "StatefulSet" && w.Object.Get("spec.volumeClaimTemplates") != nil {
+	if w.Object.Kind == "StatefulSet" && w.ClaimTemplates() != nil {
 		return true
 	}
 	return slices.ContainsFunc(w.Template.Spec.Volumes, func(v corev1.Volume) bool {

@@ -367,7 +367,7 @@ func (s *Simulator) DrainNodePool(np *cluster.NodePool) *Drain {
 			continue
 		}
 		pod := podOf(w)
-		pd := PodDrain{Workload: w, Daemon: w.IsDaemonSet(), Critical: IsCritical(pod.Spec.PriorityClassName), Claims: s.claims(w.Template.Namespace, &pod.Spec, w.Object)}
+		pd := PodDrain{Workload: w, Daemon: w.IsDaemonSet(), Critical: IsCritical(pod.Spec.PriorityClassName), Claims: s.claims(w.Template.Namespace, &pod.Spec, w)}
 		pd.Group, pd.Stays = GroupOf(&pod.Spec, pd.Daemon, false, d.Disruption)
 		d.add(pd)
 	}
@@ -505,7 +505,7 @@ var inTreeDrivers = map[string]string{
 // Claims lists the persistent volume claims a workload's pods mount, each
 // with the CSI driver that serves it when the inputs say.
 func (s *Simulator) Claims(w *cluster.Workload) []Claim {
-	return s.claims(w.Template.Namespace, &w.Template.Spec, w.Object)
+	return s.claims(w.Template.Namespace, &w.Template.Spec, w)
 }
 
 // NormalizeDriver is the CSI driver that serves a provisioner: the in-tree
@@ -514,7 +514,7 @@ func NormalizeDriver(provisioner string) string { return normalizeDriver(provisi
 
 // claims lists the persistent volume claims a pod mounts: PVC volumes, generic
 // ephemeral volumes, and a StatefulSet's volumeClaimTemplates.
-func (s *Simulator) claims(ns string, spec *corev1.PodSpec, owner *cluster.Object) []Claim {
+func (s *Simulator) claims(ns string, spec *corev1.PodSpec, owner *cluster.Workload) []Claim {
 	var out []Claim
 	for _, v := range spec.Volumes {
 		switch {
@@ -528,8 +528,8 @@ func (s *Simulator) claims(ns string, spec *corev1.PodSpec, owner *cluster.Objec
 			out = append(out, c)
 		}
 	}
-	if owner != nil && owner.Kind == "StatefulSet" {
-		tmpls, _ := owner.Get("spec.volumeClaimTemplates").([]any)
+	if owner != nil && owner.Object.Kind == "StatefulSet" {
+		tmpls, _ := owner.ClaimTemplates().([]any)
 		for i, t := range tmpls {
 			name, _ := cluster.Lookup(t, "metadata.name").(string)
 			if name == "" {

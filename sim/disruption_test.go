@@ -295,7 +295,7 @@ func TestClaims(t *testing.T) {
 		{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &gp2}}}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}}
-	got := New(m).claims("default", &spec, sts)
+	got := New(m).claims("default", &spec, &cluster.Workload{Object: sts})
 	want := []Claim{
 		{Name: "data", Driver: "ebs.csi.aws.com", From: "StorageClass gp3"},
 		{Name: "bound", Driver: "efs.csi.aws.com", From: "PersistentVolumeClaim bound"},

@@ -370,7 +370,7 @@ func (s *Simulator) volumesOf(w *cluster.Workload, pod *corev1.Pod) *podVolumes 
 		use(pvc, name)
 	}
 	if templates {
-		tmpls, _ := w.Object.Get("spec.volumeClaimTemplates").([]any)
+		tmpls, _ := w.ClaimTemplates().([]any)
 		for i, t := range tmpls {
 			m, _ := t.(map[string]any)
 			pvc := &corev1.PersistentVolumeClaim{}

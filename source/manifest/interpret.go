@@ -235,6 +235,9 @@ func ownedByController(o *cluster.Object) bool {
 
 func decodeWorkload(o *cluster.Object, tp string) (*cluster.Workload, error) {
 	w := &cluster.Workload{Object: o, TemplatePath: tp, Replicas: 1}
+	if o.Kind == "StatefulSet" {
+		w.KeepClaimTemplates()
+	}
 	if tp == "" {
 		// A bare Pod: its metadata and spec are the template.
 		spec, ok := schedulingSpec(o.Content["spec"]).(map[string]any)
