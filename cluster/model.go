@@ -123,10 +123,11 @@ type Workload struct {
 	// Addon is the EKS add-on that installs the workload, if any.
 	Addon *Addon
 
-	// claimTemplates is a StatefulSet's spec.volumeClaimTemplates, as
-	// KeepClaimTemplates found it.
-	claimTemplates     any
-	claimTemplatesKept bool
+	// KeptClaimTemplates is a StatefulSet's spec.volumeClaimTemplates, as
+	// KeepClaimTemplates found it (ClaimTemplatesKept); read them with
+	// ClaimTemplates.
+	KeptClaimTemplates any
+	ClaimTemplatesKept bool
 }
 
 // Ref is the reference of the object that owns the pod template.
@@ -136,14 +137,14 @@ func (w *Workload) Ref() ObjectRef { return w.Object.Ref() }
 // workload, so that reading them does not read the whole object again once
 // its content is released.
 func (w *Workload) KeepClaimTemplates() {
-	w.claimTemplates, w.claimTemplatesKept = w.Object.Get("spec.volumeClaimTemplates"), true
+	w.KeptClaimTemplates, w.ClaimTemplatesKept = w.Object.Get("spec.volumeClaimTemplates"), true
 }
 
 // ClaimTemplates is the object's spec.volumeClaimTemplates (nil when it has
 // none): a StatefulSet's claims, one per pod.
 func (w *Workload) ClaimTemplates() any {
-	if w.claimTemplatesKept {
-		return w.claimTemplates
+	if w.ClaimTemplatesKept {
+		return w.KeptClaimTemplates
 	}
 	return w.Object.Get("spec.volumeClaimTemplates")
 }
