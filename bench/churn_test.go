@@ -63,8 +63,11 @@ func TestChurnChangesPodsAndKeepsTheirNumber(t *testing.T) {
 	if st.Failed > 0 {
 		t.Fatalf("%d changes refused; first: %v", st.Failed, st.FirstErr)
 	}
-	if st.Relabelled < 50 || st.Replaced < 5 {
-		t.Errorf("in 2 s at 100 a second: %+v", st)
+	// The rate is a most (a busy machine makes fewer changes); one change
+	// in replaceEvery is a replacement.
+	total := st.Relabelled + st.Replaced
+	if total < 20 || total > 201 || st.Replaced != total/replaceEvery {
+		t.Errorf("in 2 s at 100 a second: %+v; want 20 to 200 changes, one in %d a replacement", st, replaceEvery)
 	}
 	after, relabelled, replaced := count()
 	if after != before {
