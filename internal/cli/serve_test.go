@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/eksdoctor/eksdoctor/internal/testenv"
 )
@@ -29,17 +30,7 @@ import (
 func TestServeFollowsTheCluster(t *testing.T) {
 	liveFixture(t)
 	const user = "eksdoctor-serve"
-	userCfg, err := apiServer.AddUser(user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbac, err := testenv.ChartRBAC()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := apiServer.Grant(testContext(t), user, rbac); err != nil {
-		t.Fatal(err)
-	}
+	userCfg := chartUser(t, user)
 	log := &requestLog{t: t}
 	const interval = 20 * time.Second
 	base, get, stop := startServe(t, kubeconfigFor(t, userCfg), interval, fixtureNow, log)
@@ -149,19 +140,8 @@ func TestServeFollowsTheCluster(t *testing.T) {
 func TestServeReadsAgainWhatItMayNotWatch(t *testing.T) {
 	liveFixture(t)
 	const user = "eksdoctor-serve-no-va-watch"
-	userCfg, err := apiServer.AddUser(user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbac, err := testenv.ChartRBAC()
-	if err != nil {
-		t.Fatal(err)
-	}
+	userCfg := chartUser(t, user, schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattachments"})
 	ctx := testContext(t)
-	va := schema.GroupResource{Group: "storage.k8s.io", Resource: "volumeattachments"}
-	if err := apiServer.Grant(ctx, user, rbac, va); err != nil {
-		t.Fatal(err)
-	}
 	listOnly := `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: list-volumeattachments}
@@ -216,6 +196,24 @@ subjects: []
 	if strings.Contains(metrics, "eksdoctor_full_reads_total 1\n") || !strings.Contains(metrics, "eksdoctor_watch_errors_total 0\n") {
 		t.Errorf("the change was not answered by a full read, without a watch error:\n%s", metrics)
 	}
+}
+
+// chartUser adds a user to the test API server bound to the Helm chart's
+// RBAC, without the resources named.
+func chartUser(t *testing.T, user string, without ...schema.GroupResource) *rest.Config {
+	t.Helper()
+	cfg, err := apiServer.AddUser(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbac, err := testenv.ChartRBAC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apiServer.Grant(testContext(t), user, rbac, without...); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // startServe runs serve against kubeconfig with the clock at now, and returns

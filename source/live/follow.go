@@ -45,6 +45,11 @@ type listKey struct {
 	selector string
 }
 
+// key is the list a read makes of res.
+func (r resource) key() listKey {
+	return listKey{gr: schema.GroupResource{Group: r.group, Resource: r.resource}, selector: r.selector}
+}
+
 func (k listKey) String() string {
 	return resource{group: k.gr.Group, resource: k.gr.Resource, selector: k.selector}.label()
 }
@@ -54,7 +59,7 @@ func followedLists() []listKey {
 	var out []listKey
 	seen := map[listKey]bool{}
 	for _, res := range resources {
-		k := listKey{gr: schema.GroupResource{Group: res.group, Resource: res.resource}, selector: res.selector}
+		k := res.key()
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, k)
@@ -119,7 +124,6 @@ type FollowCounts struct {
 type followedList struct {
 	gvr       schema.GroupVersionResource
 	namespace string
-	selector  string
 	rv        string
 	objects   map[string]followedObject
 }
@@ -160,7 +164,7 @@ func (f *Follower) Refresh(ctx context.Context) error {
 	lists := map[listKey]*followedList{}
 	inList := make([]bool, len(s.Objects))
 	for k, l := range s.lists {
-		fl := &followedList{gvr: l.gvr, namespace: l.namespace, selector: k.selector, rv: l.rv, objects: make(map[string]followedObject, l.n)}
+		fl := &followedList{gvr: l.gvr, namespace: l.namespace, rv: l.rv, objects: make(map[string]followedObject, l.n)}
 		for i := l.from; i < l.from+l.n; i++ {
 			inList[i] = true
 			fl.objects[objectKey(s.Objects[i])] = followedObject{content: s.Objects[i], pod: s.pods[i]}
@@ -280,14 +284,17 @@ func (f *Follower) follow(ctx context.Context, k listKey, changed func()) {
 			gvr, rv, ns = l.gvr, l.rv, l.namespace
 		}
 		f.mu.Unlock()
+		// untilRead waits for the next full read (or the end).
+		untilRead := func() {
+			select {
+			case <-ctx.Done():
+			case <-refreshed:
+			}
+		}
 		if l == nil {
 			// Not read (not served, or not allowed): nothing to follow
 			// until a read lists it.
-			select {
-			case <-ctx.Done():
-				return
-			case <-refreshed:
-			}
+			untilRead()
 			continue
 		}
 		applied, err := f.watch(ctx, gen, k, gvr, ns, rv, changed)
@@ -302,11 +309,7 @@ func (f *Follower) follow(ctx context.Context, k listKey, changed func()) {
 			}
 			f.unfollowed[k] = true
 			f.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return
-			case <-refreshed:
-			}
+			untilRead()
 		case errors.Is(err, errExpired):
 			// What the watch would resume from is gone: read everything
 			// again (unless another watch just did).

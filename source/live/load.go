@@ -139,8 +139,7 @@ func (r *reader) add(res resource, gvr schema.GroupVersionResource, ns string, p
 	if r.lists == nil {
 		r.lists = map[listKey]listed{}
 	}
-	k := listKey{gr: gvr.GroupResource(), selector: res.selector}
-	r.lists[k] = listed{gvr: gvr, from: len(r.objects), n: len(p.objects), rv: p.rv, namespace: ns}
+	r.lists[res.key()] = listed{gvr: gvr, from: len(r.objects), n: len(p.objects), rv: p.rv, namespace: ns}
 	r.addObjects(p)
 }
 
