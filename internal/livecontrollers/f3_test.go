@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ import (
 // node.tolerateAllTaints false before chart 2.36.0: it tolerates NoExecute
 // taints only, so not karpenter.sh/disrupted:NoSchedule.
 const csiDriver = "ebs.csi.aws.com"
+
+// volumeInUse is the scenario's volume as a node reports it in use.
+const volumeInUse = "kubernetes.io/csi/" + csiDriver + "^vol-0f3a1b2c3d4e5f601"
 
 const ebsNode = `apiVersion: storage.k8s.io/v1
 kind: CSIDriver
@@ -77,12 +81,13 @@ spec:
 // attach/detach controller creates is marked attached) and the kubelet's volume
 // manager (a node reports a volume in use, status.volumesInUse, from the moment
 // a pod using it runs there until the volume is unmounted; unmounting needs the
-// driver's node plugin on the node). The unmount here waits a minute after the
-// pod is gone, longer than Karpenter takes to evict a drained node's DaemonSet
-// pods however loaded the machine: the plugin that does not tolerate the
-// disruption taint is always gone first, the race the scenario is about, won
-// the same way every run. kube-controller-manager's attach/detach controller does not detach a
-// volume a node reports in use, and Karpenter waits for the node's
+// driver's node plugin on the node). The unmount here waits three minutes after
+// the pod is gone, far longer than Karpenter takes to evict a drained node's
+// DaemonSet pods however loaded the machine (seconds alone, about a second
+// after the workload's pod): the plugin that does not tolerate the disruption
+// taint is always gone first, the race the scenario is about, won the same way
+// every run. kube-controller-manager's attach/detach controller does not
+// detach a volume a node reports in use, and Karpenter waits for the node's
 // VolumeAttachments to go before it terminates the instance.
 type volumeStandIns struct {
 	cs     kubernetes.Interface
@@ -99,7 +104,7 @@ type volumeStandIns struct {
 }
 
 func startVolumeStandIns(t *testing.T, c *testenv.Cluster) *volumeStandIns {
-	v := &volumeStandIns{cs: c.Client, driver: csiDriver, pluginApp: "ebs-csi-node", unmountDelay: time.Minute,
+	v := &volumeStandIns{cs: c.Client, driver: csiDriver, pluginApp: "ebs-csi-node", unmountDelay: 3 * time.Minute,
 		inUse: map[string]map[string]bool{}, lastUse: map[string]time.Time{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -234,6 +239,32 @@ spec:
     driver: ebs.csi.aws.com
     volumeHandle: vol-0f3a1b2c3d4e5f601
     fsType: ext4`,
+		// The claim the StatefulSet adopts, made beforehand and bound before
+		// its pod is: the pod's first scheduling attempt then meets a bound
+		// claim, and no requeue after the binding is needed (a pod the
+		// scheduler set aside for an unbound claim may wait minutes on a
+		// loaded machine).
+		`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-db-0
+  namespace: f3
+  labels: {app: db}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: f3-data-db-0
+  resources:
+    requests: {storage: 10Gi}`,
+	)
+	waitFor(t, c, "the claim f3/data-db-0 is bound to its volume", time.Minute, func(ctx context.Context) (bool, string) {
+		pvc, err := c.Client.CoreV1().PersistentVolumeClaims("f3").Get(ctx, "data-db-0", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return pvc.Status.Phase == corev1.ClaimBound, "phase " + string(pvc.Status.Phase)
+	})
+	apply(t, c,
 		`apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -277,12 +308,24 @@ spec:
 		if err != nil {
 			return false, err.Error()
 		}
+		attached := false
 		for _, va := range vas.Items {
-			if va.Spec.NodeName == oldNode && va.Status.Attached {
-				return true, ""
-			}
+			attached = attached || va.Spec.NodeName == oldNode && va.Status.Attached
 		}
-		return false, "no attached VolumeAttachment on " + oldNode
+		if !attached {
+			return false, "no attached VolumeAttachment on " + oldNode
+		}
+		// The node reports the volume in use (the kubelet's part, played
+		// above) before the drift: the attach/detach controller then never
+		// detaches it while the pod is gone and the volume not unmounted.
+		node, err := c.Client.CoreV1().Nodes().Get(ctx, oldNode, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if !slices.Contains(node.Status.VolumesInUse, corev1.UniqueVolumeName(volumeInUse)) {
+			return false, oldNode + " does not report " + volumeInUse + " in use"
+		}
+		return true, ""
 	})
 	// Drift: a new template label changes the NodePool's hash.
 	patch := []byte(`{"spec":{"template":{"metadata":{"labels":{"rev":"2"}}}}}`)
