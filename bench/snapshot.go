@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/eksdoctor/eksdoctor/source/live"
@@ -34,24 +35,39 @@ type SnapshotOptions struct {
 	UniqueNodes bool
 }
 
-// Shape returns o in one of the snapshot shapes beside the sizes: thin
-// spreads Pending pods over a few hundred workloads (at 100,000 pods), unique
-// makes every node differ.
+// Shape returns o in a snapshot shape beside its size: words joined by "-",
+// each changing one thing. thin spreads Pending pods over a few hundred
+// workloads (at 100,000 pods); unique makes every node differ; pools gives
+// five times as many NodePools (1,000 at 100,000 pods, five nodes each);
+// sparse twice as many nodes and half the DaemonSets (10,000 nodes at
+// 100,000 pods, half the pods on each). "uniform" (or nothing) is none of them.
 func (o SnapshotOptions) Shape(shape string) (SnapshotOptions, error) {
+	if shape == "" || shape == "uniform" {
+		return o, nil
+	}
 	// Spread thinly, as many pods are Pending as in the uniform shape, a
 	// third of the replicas of each workload with Pending pods: about 300
 	// workloads at 100,000 pods.
 	thin := max(1, o.Pods/max(o.PendingEvery, 1)/7)
-	switch shape {
-	case "thin":
-		o.PendingWorkloads = thin
-	case "unique":
-		o.UniqueNodes = true
-	case "thin-unique":
-		o.PendingWorkloads, o.UniqueNodes = thin, true
-	case "", "uniform":
-	default:
-		return o, fmt.Errorf("unknown snapshot shape %q (uniform, thin, unique, thin-unique)", shape)
+	seen := map[string]bool{}
+	for _, word := range strings.Split(shape, "-") {
+		if seen[word] {
+			return o, fmt.Errorf("snapshot shape %q names %s twice", shape, word)
+		}
+		seen[word] = true
+		switch word {
+		case "thin":
+			o.PendingWorkloads = thin
+		case "unique":
+			o.UniqueNodes = true
+		case "pools":
+			o.NodePools *= 5
+		case "sparse":
+			// The same DaemonSet pods on twice the nodes.
+			o.Nodes, o.DaemonSets = o.Nodes*2, max(1, o.DaemonSets/2)
+		default:
+			return o, fmt.Errorf("unknown snapshot shape %q (uniform, or thin, unique, pools, sparse joined by -)", shape)
+		}
 	}
 	return o, nil
 }

@@ -71,3 +71,52 @@ func BenchmarkSnapshotCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestSnapshotShapesCompose checks that shape words combine, each changing
+// its own part of the snapshot, and that the generated snapshot of every
+// word reads with the nodes, NodePools and Pending pods the shape says.
+func TestSnapshotShapesCompose(t *testing.T) {
+	small := SnapshotOptions{Nodes: 40, NodePools: 4, DaemonSets: 4, Pods: 1_000, Replicas: 10, PendingEvery: 50}
+	for _, tc := range []struct {
+		shape string
+		want  SnapshotOptions
+	}{
+		{"", small},
+		{"uniform", small},
+		{"thin", SnapshotOptions{Nodes: 40, NodePools: 4, DaemonSets: 4, Pods: 1_000, Replicas: 10, PendingEvery: 50, PendingWorkloads: 2}},
+		{"unique-pools", SnapshotOptions{Nodes: 40, NodePools: 20, DaemonSets: 4, Pods: 1_000, Replicas: 10, PendingEvery: 50, UniqueNodes: true}},
+		{"thin-unique-sparse", SnapshotOptions{Nodes: 80, NodePools: 4, DaemonSets: 2, Pods: 1_000, Replicas: 10, PendingEvery: 50, PendingWorkloads: 2, UniqueNodes: true}},
+	} {
+		got, err := small.Shape(tc.shape)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.shape, err)
+		}
+		if got != tc.want {
+			t.Errorf("%q: %+v, want %+v", tc.shape, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"thin-thin", "wide", "thin-", "-unique"} {
+		if _, err := small.Shape(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	for _, shape := range []string{"pools", "sparse"} {
+		o, _ := small.Shape(shape)
+		file := filepath.Join(t.TempDir(), shape+".json")
+		if _, err := GenerateSnapshot(file, o); err != nil {
+			t.Fatal(err)
+		}
+		m := loadOne(t, file)
+		pods, pending := 0, 0
+		for _, p := range m.Pods {
+			pods++
+			if p.Status.Phase == "Pending" {
+				pending++
+			}
+		}
+		if len(m.Nodes) != o.Nodes || len(m.NodePools) != o.NodePools || pods != o.Pods || pending == 0 {
+			t.Errorf("%s: %d nodes, %d NodePools, %d pods (%d Pending); want %d, %d, %d and some Pending",
+				shape, len(m.Nodes), len(m.NodePools), pods, pending, o.Nodes, o.NodePools, o.Pods)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,6 +139,9 @@ var livePendingFact = &Fact{
 		judged := make([]*pendingJudgment, len(groups))
 		parallel.Each(len(groups), func(i int) {
 			g := groups[i]
+			if !judgeWholePlacements.Load() && fitsQuietly(m, g, s, ctrl, claims) {
+				return
+			}
 			placed := s.PlacePod(g.pods[0])
 			pl := placed
 			if g.owner.Kind == "DaemonSet" {
@@ -158,6 +162,30 @@ var livePendingFact = &Fact{
 		}
 		return out
 	},
+}
+
+// judgeWholePlacements, when set, judges every group of Pending pods on its
+// whole placement (tests compare it with fitsQuietly's judgment).
+var judgeWholePlacements atomic.Bool
+
+// fitsQuietly reports whether a group of Pending pods fits some capacity and
+// is no problem, as the sources that fit say it: the sources that refuse
+// are not worked out (most Pending pods of a large cluster scaling up fit
+// one NodePool of hundreds). A placement of only the fitting sources gives
+// the same evidence as the whole one when some source fits, so the judgment
+// is the same; any other group is judged on the whole placement.
+func fitsQuietly(m *cluster.Model, g pendingGroup, s *sim.Simulator, ctrl sim.Controller, claims map[string]bool) bool {
+	placed := s.PlacePodFitting(g.pods[0])
+	defer s.Release(placed)
+	pl := placed
+	if g.owner.Kind == "DaemonSet" {
+		pl = withoutNodePools(pl)
+	}
+	if pl.Result() != sim.Fits {
+		return false
+	}
+	_, _, ok := judgePending(m, g, pl, ctrl, claims)
+	return !ok
 }
 
 // reportPendingPods reports the Pending pods of a live cluster judged to be of

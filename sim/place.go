@@ -59,7 +59,12 @@ type Simulator struct {
 	nodeStatic map[string]*staticTable
 	// kindIndexes sorts nodes into kinds by the label keys pods read.
 	kindIndexes memo[string, *kindIndex]
-	podClass    classMemo
+	// labelIndexes hold the nodes by their value of a label (nodesWithout).
+	labelIndexes memo[string, *labelIndex]
+	podClass     classMemo
+	// podClassFit shares the placements of PlacePodFitting as podClass
+	// shares PlacePod's.
+	podClassFit classMemo
 	// spare holds verdict slices Release handed back.
 	spare sync.Pool
 	// tolerating holds a source's verdict on a class given more tolerations.
@@ -306,7 +311,7 @@ func (s *Simulator) VerdictTolerating(w *cluster.Workload, phase cluster.Phase, 
 	vols := s.volumesOf(w, pod)
 	// Shared by the pods of one class, as placements are.
 	r := s.tolerating.get(toleratingKey{s.classKey(w, pod, phase, vols), src}, func() *Verdict {
-		for _, u := range s.place(w, pod, phase, vols, src).Verdicts {
+		for _, u := range s.place(w, pod, phase, vols, src, false).Verdicts {
 			if u.Source == src {
 				return &u
 			}
@@ -377,7 +382,25 @@ func livePod(p *cluster.Pod) (*cluster.Workload, *corev1.Pod) {
 // alike — thousands in a large input — are placed once.
 func (s *Simulator) placeClass(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase) *Placement {
 	vols := s.volumesOf(w, pod)
-	shared := s.podClass.get(s.classKey(w, pod, phase, vols), func() *Placement { return s.place(w, pod, phase, vols, nil) })
+	shared := s.podClass.get(s.classKey(w, pod, phase, vols), func() *Placement { return s.place(w, pod, phase, vols, nil, false) })
+	pl := *shared
+	pl.Workload = w
+	return &pl
+}
+
+// PlacePodFitting is PlacePod for a caller that needs only the sources that
+// would take the pod: the NodePools and nodes whose labels certainly refuse
+// its node selector (a selected label set to another known value) are passed
+// over without a verdict. Every source that fits, in the same order, the
+// Fargate profile, and so Result when it is Fits, are PlacePod's; a refusal
+// is not explained (PlacePod explains it). Pending pods of a large cluster
+// each select a few NodePools of hundreds, and most fit one.
+func (s *Simulator) PlacePodFitting(p *cluster.Pod) *Placement {
+	w, pod := livePod(p)
+	vols := s.volumesOf(w, pod)
+	shared := s.podClassFit.get(s.classKey(w, pod, cluster.Steady, vols), func() *Placement {
+		return s.place(w, pod, cluster.Steady, vols, nil, true)
+	})
 	pl := *shared
 	pl.Workload = w
 	return &pl
@@ -440,7 +463,7 @@ func matchFields(pod *corev1.Pod) string {
 
 // place places a pod of w against every source, or with only set, against
 // that one source alone (the other sources' verdicts do not change its own).
-func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase, vols *podVolumes, only *Source) *Placement {
+func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Phase, vols *podVolumes, only *Source, fitOnly bool) *Placement {
 	pl := &Placement{Workload: w, Phase: phase, Requests: requests(pod), memo: &summaryMemo{shared: &s.nearest}}
 	daemon := w.IsDaemonSet()
 	pc := constraintsOf(pod)
@@ -451,9 +474,12 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		pl.VolumesUnknown = vols.unknown
 	}
 	need := vecOf(pl.Requests)
-	if only != nil {
+	switch {
+	case only != nil:
 		pl.Verdicts = make([]Verdict, 0, 1)
-	} else {
+	case fitOnly:
+		// Few sources are left: the slice grows as they come.
+	default:
 		pl.Verdicts = s.verdicts(len(s.m.FargateProfiles) + len(s.m.NodeGroups) + len(s.m.Nodes) + len(s.m.NodePools))
 	}
 
@@ -467,7 +493,7 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 		}
 		pl.Verdicts = append(pl.Verdicts, conditionalVerdict(s.fargateVerdict(fp, pl, pod, daemon)))
 	}
-	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, false, only, func(v Verdict) bool {
+	s.ec2Verdicts(w, pod, pc, pl.Requests, need, phase, fitOnly, only, func(v Verdict) bool {
 		s.demoteForFargate(&v, pl)
 		pl.Verdicts = append(pl.Verdicts, v)
 		return true
@@ -489,8 +515,8 @@ func (s *Simulator) place(w *cluster.Workload, pod *corev1.Pod, phase cluster.Ph
 // ec2Verdicts computes the verdicts of the EC2 capacity — node groups, nodes,
 // and in the steady phase NodePools — in that order, handing each to yield until
 // it returns false. With fitOnly, the caller wants a source that fits, not the
-// refusals: NodePools whose nodes certainly refuse the pod's node selector are
-// passed over without a verdict.
+// refusals: nodes and NodePools that certainly refuse the pod's node selector
+// are passed over without a verdict.
 func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constraints, req corev1.ResourceList, need vec, phase cluster.Phase, fitOnly bool, only *Source, yield func(Verdict) bool) {
 	for _, ng := range s.m.NodeGroups {
 		if only.skips(ng) {
@@ -505,11 +531,19 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 			return
 		}
 	}
+	var sel []selected
+	if fitOnly {
+		sel = selectedLabels(pod.Spec.NodeSelector)
+	}
 	if len(s.m.Nodes) > 0 {
 		nf := nodeFilterOf(pod)
 		statics := s.nodeStatics(pc.sig+"\x04"+nf.fields, pod, nf.fields != "")
-		for _, i := range s.nodeOrder {
-			if only.skips(s.m.Nodes[i]) {
+		order := s.nodeOrder
+		if fitOnly && len(sel) > 0 {
+			order = s.nodesWithout(sel[0])
+		}
+		for _, i := range order {
+			if only.skips(s.m.Nodes[i]) || fitOnly && labelsConflict(s.m.Nodes[i].Labels, sel) {
 				continue
 			}
 			if !yield(s.nodeVerdict(i, pod, pc, nf, statics, need)) {
@@ -535,10 +569,6 @@ func (s *Simulator) ec2Verdicts(w *cluster.Workload, pod *corev1.Pod, pc *constr
 		if !yield(v) {
 			return
 		}
-	}
-	var sel []selected
-	if fitOnly {
-		sel = selectedLabels(pod.Spec.NodeSelector)
 	}
 	for _, np := range s.m.NodePools {
 		// EKS Auto Mode's NodePools launch nodes from the moment the cluster
@@ -600,21 +630,83 @@ func (s *Simulator) quickFits(w *cluster.Workload, phase cluster.Phase) bool {
 }
 
 // labelConflict reports whether a NodePool's nodes certainly fail a node
-// selector: its template sets a selected label to another value (a known one:
+// selector: it selects another NodePool by name, or its template sets a
+// selected label to another value (a known one:
 // an unknown label may be anything). Most large configurations target their
 // NodePools this way, and a pod then fits at most a few of hundreds.
 // sel is selectedLabels of the pod's node selector, found once for every
 // NodePool.
 func labelConflict(np *cluster.NodePool, sel []selected) bool {
-	if slices.Contains(np.Unknown, "labels") {
-		return false
+	// Its nodes carry its name (nodePoolRequirements).
+	if key := poolNameLabelKey(np); !cluster.IsUnknown(np.Name) {
+		for _, l := range sel {
+			if l.key == key && l.value != np.Name {
+				return true
+			}
+		}
 	}
+	return !slices.Contains(np.Unknown, "labels") && labelsConflict(np.Labels, sel)
+}
+
+// labelsConflict reports whether labels set a selected label to another
+// known value: whatever has them fails the node selector.
+func labelsConflict(labels map[string]string, sel []selected) bool {
 	for _, l := range sel {
-		if have, ok := np.Labels[l.key]; ok && have != l.value && !cluster.IsUnknown(have) {
+		if have, ok := labels[l.key]; ok && have != l.value && !cluster.IsUnknown(have) {
 			return true
 		}
 	}
 	return false
+}
+
+// nodesWithout returns the nodes, in their order, that do not set l's label
+// to another known value: those with the value, without the label, or with
+// a value not known.
+func (s *Simulator) nodesWithout(l selected) []int {
+	s.nodeStates() // the order
+	ix := s.labelIndexes.get(l.key, func() *labelIndex {
+		ix := &labelIndex{byValue: map[string][]int{}}
+		for _, i := range s.nodeOrder {
+			v, ok := s.m.Nodes[i].Labels[l.key]
+			if !ok || cluster.IsUnknown(v) {
+				ix.any = append(ix.any, i)
+				continue
+			}
+			ix.byValue[v] = append(ix.byValue[v], i)
+		}
+		ix.pos = make(map[int]int, len(s.nodeOrder))
+		for at, i := range s.nodeOrder {
+			ix.pos[i] = at
+		}
+		return ix
+	})
+	with := ix.byValue[l.value]
+	if len(ix.any) == 0 {
+		return with
+	}
+	if len(with) == 0 {
+		return ix.any
+	}
+	// Both, merged back into the nodes' order.
+	out := make([]int, 0, len(with)+len(ix.any))
+	a, b := with, ix.any
+	for len(a) > 0 && len(b) > 0 {
+		if ix.pos[a[0]] < ix.pos[b[0]] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// labelIndex is the nodes by their value of one label, each list in the
+// nodes' order; any are the nodes without it (or with a value not known),
+// and pos each node's place in that order.
+type labelIndex struct {
+	byValue map[string][]int
+	any     []int
+	pos     map[int]int
 }
 
 // selected is a label a node selector asks for.

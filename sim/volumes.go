@@ -716,14 +716,14 @@ type volumeState struct {
 // PlaceWithoutVolumes is Place as if the workload's pods mounted no
 // persistent volume: where they would run but for their volumes.
 func (s *Simulator) PlaceWithoutVolumes(w *cluster.Workload, phase cluster.Phase) *Placement {
-	return s.place(w, podOf(w), phase, nil, nil)
+	return s.place(w, podOf(w), phase, nil, nil, false)
 }
 
 // PlacePodWithoutVolumes is PlacePod as if the pod mounted no persistent
 // volume.
 func (s *Simulator) PlacePodWithoutVolumes(p *cluster.Pod) *Placement {
 	w, pod := livePod(p)
-	return s.place(w, pod, cluster.Steady, nil, nil)
+	return s.place(w, pod, cluster.Steady, nil, nil, false)
 }
 
 // VolumeRefusal reports whether a verdict refuses for the pod's volumes

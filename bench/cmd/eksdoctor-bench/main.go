@@ -8,12 +8,14 @@
 //	eksdoctor-bench static BIN DIR   run `BIN check DIR` and, beside it, `eksdoctor-bench parse DIR`
 //	                                 (the parse-only floor); print wall time, peak RSS and their
 //	                                 ratio, median of five runs each
-//	eksdoctor-bench snapshot FILE [large|huge] [thin|unique|thin-unique]
+//	eksdoctor-bench snapshot FILE [large|huge] [SHAPE]
 //	                                 write a running cluster's snapshot: 10,000 pods on 500
 //	                                 nodes and 20 NodePools, or 100,000 / 5,000 / 200, or
-//	                                 1,000,000 / 100,000 / 1,000; thin spreads the Pending pods
-//	                                 over 300 workloads selecting their NodePool by name,
-//	                                 unique gives every node its own type, zone and usage
+//	                                 1,000,000 / 100,000 / 1,000; SHAPE is uniform or words
+//	                                 joined by "-": thin spreads the Pending pods over 300
+//	                                 workloads selecting their NodePool by name, unique gives
+//	                                 every node its own type, zone and usage, pools five times
+//	                                 the NodePools, sparse twice the nodes and half the DaemonSets
 //	eksdoctor-bench live BIN FILE    run `BIN check FILE` and, beside it, Python's json.load of
 //	                                 the same file (the parse-only floor); print wall time,
 //	                                 peak RSS and their ratio, median of five runs each
@@ -131,8 +133,8 @@ func run(cmd string, args []string) error {
 }
 
 // snapshotOptions reads a snapshot's size (medium, the default, large or huge)
-// and shape (uniform, the default, thin, unique or thin-unique), in either
-// order.
+// and shape (uniform, the default, or shape words joined by "-", as
+// SnapshotOptions.Shape reads them), in either order.
 func snapshotOptions(args []string) (bench.SnapshotOptions, error) {
 	o, shape := bench.SnapshotMedium, ""
 	for _, a := range args {
