@@ -228,20 +228,63 @@ func (s *Simulator) newPool(np *cluster.NodePool) *poolInfo {
 		// zone sets) leave no offering of any type.
 		return p
 	}
-	for _, st := range p.view.types {
-		if instanceTypeFits(p.view, st.it, p.reqs, p.os) {
-			if nc != nil {
-				st = withNodeClassDisk(st, nc)
+	// NodePools that differ only in what instance types do not read (their
+	// names, custom labels, limits) share the types they admit.
+	p.types = s.poolTypes.get(typesKey(np, p, nc), func() []sizedType {
+		var types []sizedType
+		for _, st := range p.view.types {
+			if instanceTypeFits(p.view, st.it, p.reqs, p.os) {
+				if nc != nil {
+					st = withNodeClassDisk(st, nc)
+				}
+				types = append(types, st)
 			}
-			p.types = append(p.types, st)
-			over := st.exceedsLimits(p.remaining)
-			p.overLimit = append(p.overLimit, over)
-			if !over {
-				p.withinLimits++
-			}
+		}
+		return slices.Clip(types)
+	})
+	for _, st := range p.types {
+		over := st.exceedsLimits(p.remaining)
+		p.overLimit = append(p.overLimit, over)
+		if !over {
+			p.withinLimits++
 		}
 	}
 	return p
+}
+
+// typesKey is what decides the instance types a NodePool admits: its
+// catalog view, the operating system and disk of its node class, and, in the
+// order nodePoolRequirements adds them, the requirements and labels of the
+// keys instance types define (with their operators and values as written:
+// two NodePools of one key are the same requirements).
+func typesKey(np *cluster.NodePool, p *poolInfo, nc *cluster.NodeClass) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%p\x00%s\x00%p", p.view, p.os, nc)
+	add := func(kind byte, key, op string, values ...string) {
+		if !p.view.isInstanceKey(key) {
+			return
+		}
+		b.WriteByte(1)
+		b.WriteByte(kind)
+		b.WriteString(key)
+		b.WriteByte(0)
+		b.WriteString(op)
+		for _, v := range values {
+			b.WriteByte(0)
+			b.WriteString(v)
+		}
+	}
+	for _, req := range np.Requirements {
+		add('r', req.Key, string(req.Operator), req.Values...)
+	}
+	for _, k := range sortedKeys(np.Labels) {
+		add('l', k, "", np.Labels[k])
+	}
+	add('l', poolNameLabelKey(np), "", np.Name)
+	add('l', nodeClassLabelKey(np.NodeClassRef), "", np.NodeClassRef.Name)
+	add('l', karpv1.NodeRegisteredLabelKey, "", "true")
+	add('l', karpv1.NodeInitializedLabelKey, "", "true")
+	return b.String()
 }
 
 // withNodeClassDisk sizes an instance type's ephemeral storage as Karpenter does

@@ -61,7 +61,9 @@ type Simulator struct {
 	kindIndexes memo[string, *kindIndex]
 	// labelIndexes hold the nodes by their value of a label (nodesWithout).
 	labelIndexes memo[string, *labelIndex]
-	podClass     classMemo
+	// poolTypes holds the instance types NodePools admit, by typesKey.
+	poolTypes memo[string, []sizedType]
+	podClass  classMemo
 	// podClassFit shares the placements of PlacePodFitting as podClass
 	// shares PlacePod's.
 	podClassFit classMemo
