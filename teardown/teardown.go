@@ -413,10 +413,12 @@ func servedBy(o *cluster.Object, k cluster.Karpenter) bool {
 }
 
 type builder struct {
-	s    *sim.Simulator
-	m    *cluster.Model
-	g    *cluster.Graph
-	plan *Plan
+	s *sim.Simulator
+	m *cluster.Model
+	// claimsOf are the live NodeClaims by NodePool (liveNodeClaims).
+	claimsOf map[string][]*cluster.NodeClaim
+	g        *cluster.Graph
+	plan     *Plan
 	// items by stage, keyed to avoid duplicates
 	items map[Stage]map[string]*Item
 	// release is the Karpenter release's graph address ("" when not in Terraform).
@@ -598,11 +600,16 @@ func nodeClassName(o *cluster.Object) string {
 
 // liveNodeClaims lists a live NodePool's NodeClaims.
 func (b *builder) liveNodeClaims(pool string) []string {
-	var out []string
-	for _, nc := range b.m.NodeClaims {
-		if nc.NodePool != pool {
-			continue
+	if b.claimsOf == nil {
+		// By NodePool, once: a large cluster has a thousand NodePools and a
+		// hundred thousand NodeClaims.
+		b.claimsOf = map[string][]*cluster.NodeClaim{}
+		for _, nc := range b.m.NodeClaims {
+			b.claimsOf[nc.NodePool] = append(b.claimsOf[nc.NodePool], nc)
 		}
+	}
+	var out []string
+	for _, nc := range b.claimsOf[pool] {
 		s := "NodeClaim " + nc.Name
 		var notes []string
 		if nc.Deleting {
